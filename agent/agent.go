@@ -1,0 +1,265 @@
+// Package agent is Talaria's public facade: create sessions and run turns on
+// them. It owns what surrounds a turn — the session's turn lease (admission,
+// refresher, watchdog), panic containment and cleanup on every exit — and
+// leaves the turn itself to package turn.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// Config configures an Agent. Only Store and Turn.Routes are required.
+type Config struct {
+	Store store.Store
+	// Turn holds the engine's settings (routes, limits, guards, approver,
+	// compression). Its Store and Tools fields are filled in by New.
+	Turn turn.Config
+	// Tools offered to the model, in this order.
+	Tools []tool.Tool
+	// Workspace is the directory the agent works in (default: the current
+	// directory). It is named in the system prompt and stored with sessions.
+	Workspace string
+	// SystemPrompt replaces the default system prompt; SystemPromptExtra is
+	// appended to whichever is used. Either is fixed into a session when it
+	// is created, so its bytes never change between turns.
+	SystemPrompt      string
+	SystemPromptExtra string
+	// Holder names this process in turn leases (default host:pid:random).
+	Holder string
+	// LeaseTTL is how long a lease lives without a refresh (default 300s);
+	// LeaseRefresh how often the refresher renews it (default 60s).
+	LeaseTTL     time.Duration
+	LeaseRefresh time.Duration
+	// AdmitWait is how long a turn waits for another holder of the
+	// session's lease before it gives up with ExitBusy (default 30 min; the
+	// CLI uses a few seconds).
+	AdmitWait time.Duration
+	Logger    *slog.Logger
+}
+
+// Agent runs turns. It is safe for concurrent use; turns of one session
+// are serialized by the session's lease, across processes too.
+type Agent struct {
+	cfg    Config
+	engine *turn.Engine
+	tools  *tool.Registry
+	log    *slog.Logger
+}
+
+// New builds an Agent.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("agent: Config.Store is required")
+	}
+	reg, err := tool.NewRegistry(cfg.Tools...)
+	if err != nil {
+		return nil, fmt.Errorf("agent: tools: %w", err)
+	}
+	if cfg.Workspace == "" {
+		if cfg.Workspace, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("agent: workspace: %w", err)
+		}
+	}
+	if cfg.Workspace, err = filepath.Abs(cfg.Workspace); err != nil {
+		return nil, fmt.Errorf("agent: workspace: %w", err)
+	}
+	if cfg.Holder == "" {
+		host, _ := os.Hostname()
+		cfg.Holder = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomHex(3))
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 300 * time.Second
+	}
+	if cfg.LeaseRefresh <= 0 {
+		cfg.LeaseRefresh = 60 * time.Second
+	}
+	if cfg.LeaseRefresh >= cfg.LeaseTTL {
+		cfg.LeaseRefresh = cfg.LeaseTTL / 3
+	}
+	if cfg.AdmitWait <= 0 {
+		cfg.AdmitWait = 30 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	tc := cfg.Turn
+	tc.Store = cfg.Store
+	tc.Tools = reg
+	if tc.Catalogue == nil {
+		tc.Catalogue = compact.NewCatalogue(nil)
+	}
+	cfg.Turn = tc
+	if tc.Logger == nil {
+		tc.Logger = cfg.Logger
+	}
+	eng, err := turn.New(tc)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return &Agent{cfg: cfg, engine: eng, tools: reg, log: cfg.Logger}, nil
+}
+
+// Store returns the agent's store.
+func (a *Agent) Store() store.Store { return a.cfg.Store }
+
+// Tools returns the agent's tool registry.
+func (a *Agent) Tools() *tool.Registry { return a.tools }
+
+// Workspace returns the absolute workspace directory.
+func (a *Agent) Workspace() string { return a.cfg.Workspace }
+
+// SessionOptions describe a new session.
+type SessionOptions struct {
+	Title string
+}
+
+// NewSession creates a session and fixes its system prompt.
+func (a *Agent) NewSession(ctx context.Context, opt SessionOptions) (*store.Session, error) {
+	now := a.now()
+	primary := a.cfg.Turn.Routes[0]
+	s := &store.Session{
+		ID:        store.NewID(now),
+		Title:     opt.Title,
+		Provider:  primary.Provider.Name(),
+		Model:     primary.Model,
+		Cwd:       a.cfg.Workspace,
+		StartedAt: now,
+		UpdatedAt: now,
+	}
+	s.SystemPrompt = a.systemPrompt(now)
+	if err := a.cfg.Store.CreateSession(ctx, s); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	return s, nil
+}
+
+// Input is the user's side of one turn.
+type Input struct {
+	Text   string
+	Images []llm.Part // image parts to send with the text
+	Hooks  turn.Hooks
+	// Unattended turns (gateway, run --yes) let the tool-loop guard stop
+	// them; attended ones only get the guard's notices.
+	Unattended bool
+}
+
+// RunTurn runs one turn on a session and returns its result. A session that
+// was continued after compression is followed to its live tip. The error is
+// non-nil only when no turn could be started at all (unknown session,
+// unreadable store); the result then still says why.
+func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res turn.Result, err error) {
+	turnID := newTurnID(a.now())
+	res = turn.Result{SessionID: sessionID, TurnID: turnID}
+	sess, err := store.ResolveTip(ctx, a.cfg.Store, sessionID)
+	if err != nil {
+		res.Exit = turn.ExitFailed
+		res.Failure = &turn.Failure{Reason: "session", Message: sessionError(sessionID, err), Detail: err.Error()}
+		res.Explanation = res.Failure.Message
+		return res, err
+	}
+	if sess.ID != sessionID {
+		a.log.Info("session continues in its compression child", "from", sessionID, "to", sess.ID)
+		if in.Hooks.Status != nil {
+			in.Hooks.Status(fmt.Sprintf("session %s was continued as %s; using that", sessionID, sess.ID))
+		}
+	}
+	msg := userMessage(in)
+	if sess.Title == "" {
+		if t := titleFrom(in.Text); t != "" {
+			if err := a.cfg.Store.SetTitle(ctx, sess.ID, t); err == nil {
+				sess.Title = t
+			}
+		}
+	}
+
+	lease, early := a.admit(ctx, sess, msg, turnID)
+	if early != nil {
+		return *early, nil
+	}
+	return a.runAdmitted(ctx, sess, lease, turnID, msg, in), nil
+}
+
+// runAdmitted runs the turn under its lease. Whatever happens inside — a
+// normal end, an interrupt, a lost lease, a panic — the deferred cleanup
+// stops the refresher, waits for it, and releases the lease.
+func (a *Agent) runAdmitted(ctx context.Context, sess *store.Session, lease store.Lease, turnID string, msg llm.Message, in Input) (res turn.Result) {
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	stopped := make(chan struct{})
+	refresherDone := make(chan struct{})
+	go func() {
+		defer close(refresherDone)
+		a.refresh(turnCtx, cancel, lease, stopped)
+	}()
+	defer func() {
+		close(stopped)
+		<-refresherDone
+		cancel(nil)
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if err := a.cfg.Store.ReleaseLease(rctx, lease); err != nil {
+			a.log.Warn("could not release the turn lease; it expires by itself", "session", sess.ID, "error", err)
+		}
+		rcancel()
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Error("turn facade panicked", "session", sess.ID, "panic", p)
+			res = turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitPanic,
+				Failure: &turn.Failure{Reason: "panic", Message: fmt.Sprintf("internal error: %v", p)}}
+		}
+	}()
+	return a.engine.Run(turnCtx, turn.Input{
+		Session:    sess,
+		Fence:      lease.Fence(),
+		TurnID:     turnID,
+		Message:    msg,
+		Hooks:      in.Hooks,
+		Unattended: in.Unattended,
+	})
+}
+
+func (a *Agent) now() time.Time {
+	if a.cfg.Turn.Now != nil {
+		return a.cfg.Turn.Now()
+	}
+	return time.Now()
+}
+
+func userMessage(in Input) llm.Message {
+	m := llm.NewText(llm.RoleUser, in.Text)
+	m.Content = append(m.Content, in.Images...)
+	return m
+}
+
+func sessionError(id string, err error) string {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Sprintf("There is no session %q; list them with `talaria sessions list`.", id)
+	case errors.Is(err, store.ErrEnded):
+		return fmt.Sprintf("Session %q has ended and has no live continuation; start a new session.", id)
+	}
+	return fmt.Sprintf("Could not open session %q: %v", id, err)
+}
+
+func newTurnID(now time.Time) string {
+	return "t" + now.UTC().Format("150405") + randomHex(3)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

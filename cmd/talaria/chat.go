@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+const chatHelp = `Commands:
+  /help       this help
+  /usage      tokens and cost of this session
+  /compact    compress this session's context now
+  /session    show the session id
+  /new        start a new session
+  /exit       quit (also Ctrl+D, or Ctrl+C twice)
+Ctrl+C while a turn runs stops that turn; everything shown so far is kept.
+`
+
+func (c *cli) chatCmd(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	var rf routeFlags
+	rf.register(fs)
+	sessionID := fs.String("session", "", "continue the session with this id")
+	var cont bool
+	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
+	fs.BoolVar(&cont, "c", false, "short for --continue")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	lines := readLines(c.stdin)
+	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}
+
+	a, err := c.setup(ctx, &rf, ap, 5*time.Second)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	defer a.Close()
+	sid, err := c.pickSession(ctx, a, *sessionID, cont)
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+
+	fmt.Fprintf(c.stdout, "talaria chat — session %s (%s). /help for commands.\n", sid, a.routes[0].Name())
+	var lastSig time.Time
+	for {
+		fmt.Fprint(c.stdout, "\n> ")
+		var line string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(c.stdout)
+				return exitOK
+			}
+			line = strings.TrimSpace(l)
+		case <-sig:
+			if time.Since(lastSig) < 3*time.Second {
+				fmt.Fprintln(c.stdout)
+				return exitOK
+			}
+			lastSig = time.Now()
+			fmt.Fprint(c.stdout, "\n(Ctrl+C again to quit, or /exit)")
+			continue
+		}
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "/") {
+			quit, next := c.slash(ctx, a, sid, line)
+			if quit {
+				return exitOK
+			}
+			sid = next
+			continue
+		}
+		if code, quit := c.chatTurn(ctx, a, sid, line, sig); quit {
+			return code
+		}
+	}
+}
+
+// chatTurn runs one turn, streaming it. The first Ctrl+C stops the turn;
+// a second one while it winds down quits.
+func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan os.Signal) (int, bool) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	prog := newProgress(c.stderr, c.stdout)
+	done := make(chan turn.Result, 1)
+	go func() {
+		res, _ := a.agent.RunTurn(tctx, sid, agent.Input{Text: text, Hooks: prog.hooks()})
+		done <- res
+	}()
+	stopping := false
+	for {
+		select {
+		case res := <-done:
+			prog.mu.Lock()
+			prog.endLine()
+			prog.mu.Unlock()
+			if !res.OK() && res.Explanation != "" {
+				fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
+			}
+			fmt.Fprintln(c.stderr, summaryLine(&res))
+			return exitOK, false
+		case <-sig:
+			if stopping {
+				fmt.Fprintln(c.stderr, "\n· quitting")
+				return exitInterrupted, true
+			}
+			stopping = true
+			fmt.Fprintln(c.stderr, "\n· stopping the turn (Ctrl+C again to quit)")
+			cancel()
+		}
+	}
+}
+
+// slash runs a chat command; it returns whether to quit and the session to
+// continue in.
+func (c *cli) slash(ctx context.Context, a *app, sid, line string) (bool, string) {
+	cmd, _, _ := strings.Cut(line, " ")
+	switch cmd {
+	case "/exit", "/quit":
+		return true, sid
+	case "/help":
+		fmt.Fprint(c.stdout, chatHelp)
+	case "/session":
+		fmt.Fprintln(c.stdout, sid)
+	case "/new":
+		s, err := a.agent.NewSession(ctx, agent.SessionOptions{})
+		if err != nil {
+			fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+			return false, sid
+		}
+		fmt.Fprintf(c.stdout, "new session %s\n", s.ID)
+		return false, s.ID
+	case "/usage":
+		s, err := a.store.GetSession(ctx, sid)
+		if err != nil {
+			fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+			return false, sid
+		}
+		fmt.Fprintln(c.stdout, usageText(s, a))
+	case "/compact":
+		out, err := a.agent.Compact(ctx, sid)
+		if err != nil {
+			fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+			return false, sid
+		}
+		fmt.Fprintf(c.stdout, "compressed: ~%d → ~%d tokens (%d messages summarized, %d tool outputs pruned)\n",
+			out.Before, out.After, out.Summarized, out.Pruned)
+	default:
+		fmt.Fprintf(c.stdout, "unknown command %s\n%s", cmd, chatHelp)
+	}
+	return false, sid
+}
+
+// readLines feeds stdin's lines to a channel, closed at EOF. Both the
+// prompt and the approver read from it, never at the same time.
+func readLines(r io.Reader) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
+// askApprover asks in the terminal before a tool that changes things runs:
+// yes, no, or always (for this tool, this chat).
+type askApprover struct {
+	mu     sync.Mutex
+	lines  <-chan string
+	out    io.Writer
+	always map[string]bool
+}
+
+func (p *askApprover) Approve(ctx context.Context, call llm.ToolCall, _ tool.Info) (bool, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.always[call.Name] {
+		return true, ""
+	}
+	fmt.Fprintf(p.out, "\nAllow %s %s? [y]es / [n]o / [a]lways for %s in this session: ", call.Name, clip(compactArgs(call.Arguments), 200), call.Name)
+	select {
+	case <-ctx.Done():
+		return false, "The turn was interrupted before the user answered."
+	case l, ok := <-p.lines:
+		if !ok {
+			return false, "The user did not approve (input closed)."
+		}
+		switch strings.ToLower(strings.TrimSpace(l)) {
+		case "y", "yes":
+			return true, ""
+		case "a", "always":
+			p.always[call.Name] = true
+			return true, ""
+		}
+	}
+	return false, "The user declined this call of " + call.Name + ". Do not retry it unchanged; ask the user or take another approach."
+}

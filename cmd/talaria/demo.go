@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/openai"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/sqlite"
+	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+const demoUsage = `Usage: talaria demo [flags]
+
+Starts the built-in scripted model server on 127.0.0.1, creates a small
+workspace in a temporary directory, and runs one real turn against it: the
+real wire format, real tools, a real SQLite database. No API key needed.
+
+Flags:
+`
+
+// demoFiles is the workspace the demo works in.
+var demoFiles = map[string]string{
+	"README.md":     "# Shop inventory\n\nStock levels live in inventory.csv (item,quantity).\n",
+	"inventory.csv": "item,quantity\nbolts,120\nnuts,3\nwashers,48\nhinges,2\nscrews,0\nbrackets,17\n",
+	"notes.txt":     "TODO: list the items with fewer than 5 in stock in low_stock.md, so we can reorder them.\n",
+}
+
+func (c *cli) demoCmd(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { fmt.Fprint(c.stderr, demoUsage); fs.PrintDefaults() }
+	api := fs.String("api", "openai", "wire format the scripted server speaks: openai or anthropic")
+	keep := fs.Bool("keep", false, "keep the temporary workspace and database")
+	jsonOut := fs.Bool("json", false, "print the turn result as JSON at the end")
+	latency := fs.Duration("latency", 150*time.Millisecond, "simulated model latency per reply")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if *api != "openai" && *api != "anthropic" {
+		return c.fail(exitUsage, "--api %q: use openai or anthropic", *api)
+	}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "talaria-demo-")
+	if err != nil {
+		return c.fail(exitOther, "create a temporary directory: %v", err)
+	}
+	if !*keep {
+		defer os.RemoveAll(dir)
+	}
+	ws := filepath.Join(dir, "workspace")
+	if err := writeDemoWorkspace(ws); err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+
+	srv := fakellm.New(fakellm.WithLatency(*latency))
+	defer srv.Close()
+	srv.Script(demoScript()...)
+
+	var prov llm.Provider
+	if *api == "anthropic" {
+		prov = anthropic.New(anthropic.Config{Name: "fakellm", BaseURL: srv.AnthropicBaseURL(), APIKey: "demo"})
+	} else {
+		prov = openai.New(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo"})
+	}
+	dbPath := filepath.Join(dir, "state.db")
+	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{})
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	defer st.Close()
+	tools, err := builtin.New(builtin.Options{Root: ws})
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	ag, err := agent.New(agent.Config{
+		Store:     st,
+		Tools:     tools,
+		Workspace: ws,
+		Turn:      turn.Config{Routes: []turn.Route{{Provider: prov, Model: "demo-model", API: *api, BaseURL: srv.URL()}}},
+	})
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	sess, err := ag.NewSession(ctx, agent.SessionOptions{Title: "demo"})
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+
+	fmt.Fprintf(c.stdout, "Talaria demo — scripted model server at %s (%s wire format)\n", srv.URL(), *api)
+	fmt.Fprintf(c.stdout, "workspace: %s\ndatabase:  %s\n\n", ws, dbPath)
+	prompt := "Read notes.txt and do what it asks."
+	fmt.Fprintf(c.stdout, "> %s\n\n", prompt)
+	prog := newProgress(c.stdout, c.stdout)
+	res, err := ag.RunTurn(ctx, sess.ID, agent.Input{Text: prompt, Hooks: prog.hooks()})
+	prog.mu.Lock()
+	prog.endLine()
+	prog.mu.Unlock()
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	fmt.Fprintln(c.stdout)
+	if b, err := os.ReadFile(filepath.Join(ws, "low_stock.md")); err == nil {
+		fmt.Fprintf(c.stdout, "low_stock.md, written by the agent's tool call:\n%s\n", indent(string(b)))
+	}
+	rows, err := st.Messages(ctx, sess.ID, store.MessageQuery{})
+	if err == nil {
+		fmt.Fprintf(c.stdout, "The database holds %d messages for this session:", len(rows))
+		for _, r := range rows {
+			fmt.Fprintf(c.stdout, " %s", r.Role)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	fmt.Fprintf(c.stdout, "The model server received %d requests; strict validation problems: %d\n", len(srv.Requests()), len(srv.Violations()))
+	for _, v := range srv.Violations() {
+		fmt.Fprintln(c.stdout, "  "+v)
+	}
+	if !res.OK() && res.Explanation != "" {
+		fmt.Fprintln(c.stdout, "talaria: "+res.Explanation)
+	}
+	fmt.Fprintln(c.stdout, summaryLine(&res))
+	if *keep {
+		fmt.Fprintf(c.stdout, "kept: %s (TALARIA_DB=%s talaria sessions show %s)\n", dir, dbPath, sess.ID)
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(res)
+	}
+	if len(srv.Violations()) > 0 {
+		return exitOther
+	}
+	return exitCode(&res)
+}
+
+func writeDemoWorkspace(ws string) error {
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	for name, body := range demoFiles {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoScript is what the scripted model says. The later steps read the
+// real tool results out of the request, so what the demo prints is what
+// the tools really did.
+func demoScript() []fakellm.Step {
+	return []fakellm.Step{
+		fakellm.TextCalls("I'll start by looking at the workspace.",
+			fakellm.ToolCall("list_dir", `{}`)),
+		fakellm.TextCalls("Let me read the notes and the inventory.",
+			fakellm.ToolCall("read_file", `{"path":"notes.txt"}`),
+			fakellm.ToolCall("read_file", `{"path":"inventory.csv"}`)),
+		fakellm.Calls(fakellm.ToolCall("shell", `{"command":"awk -F, 'NR>1 && $2<5 {print $1\": \"$2}' inventory.csv"}`)),
+		{Respond: func(req fakellm.Request) fakellm.Step {
+			low := lastToolText(req)
+			var b strings.Builder
+			b.WriteString("# Low stock (fewer than 5)\n\n")
+			for _, l := range strings.Split(strings.TrimSpace(stripExit(low)), "\n") {
+				if l = strings.TrimSpace(l); l != "" {
+					b.WriteString("- " + l + "\n")
+				}
+			}
+			args, _ := json.Marshal(map[string]string{"path": "low_stock.md", "content": b.String()})
+			return fakellm.TextCalls("Writing the list to low_stock.md.", fakellm.ToolCall("write_file", string(args)))
+		}},
+		{Respond: func(req fakellm.Request) fakellm.Step {
+			n := 0
+			for _, m := range req.Messages {
+				if m.Role == "tool" {
+					n++
+				}
+			}
+			return fakellm.Text(fmt.Sprintf("Done. I read notes.txt, found the items with fewer than 5 in stock with a shell command, "+
+				"and wrote them to low_stock.md (%d tool results informed this answer).", n))
+		}},
+	}
+}
+
+// lastToolText is the newest tool result in a recorded request.
+func lastToolText(req fakellm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "tool" {
+			return req.Messages[i].Text
+		}
+	}
+	return ""
+}
+
+// stripExit drops a shell result's status line, keeping the output.
+func stripExit(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "exit code") || strings.HasPrefix(l, "[") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}

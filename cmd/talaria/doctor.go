@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// doctorCmd checks the setup and says what to fix, line by line.
+func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
+	ok := true
+	say := func(good bool, format string, a ...any) {
+		mark := "ok  "
+		if !good {
+			mark = "FAIL"
+			ok = false
+		}
+		fmt.Fprintf(c.stdout, "%s %s\n", mark, fmt.Sprintf(format, a...))
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		say(false, "configuration: %v", err)
+		return exitUsage
+	}
+	if cfg.File != "" {
+		say(true, "configuration: %s", cfg.File)
+	} else {
+		say(true, "configuration: no file at %s/config.yaml; using defaults and the environment", cfg.Home)
+	}
+	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	if err != nil {
+		say(false, "database: %v", err)
+	} else {
+		list, lerr := st.ListSessions(ctx, store.ListOptions{Limit: 1000})
+		say(lerr == nil, "database: %s (%d sessions, synchronous=%s)", cfg.Database.Path, len(list), cfg.Database.Synchronous)
+		_ = st.Close()
+	}
+	if cfg.Provider == "" {
+		say(false, "provider: none chosen; set OPENAI_API_KEY or ANTHROPIC_API_KEY, or `provider:` in the config")
+	}
+	cat := compact.NewCatalogue(nil)
+	for _, name := range cfg.ProviderNames() {
+		p := cfg.Providers[name]
+		keys := p.KeyList(c.getenv)
+		marker := ""
+		if name == cfg.Provider {
+			marker = " (default)"
+		}
+		info := cat.Lookup(p.Model)
+		window := fmt.Sprintf("%d-token window", info.Window)
+		if !info.Known {
+			window = fmt.Sprintf("not in the catalogue, assuming a %d-token window", info.Window)
+		}
+		switch {
+		case len(keys) > 0:
+			say(true, "provider %s%s: %s API at %s, model %s (%s), %d key(s)", name, marker, p.API, p.BaseURL, p.Model, window, len(keys))
+		case name == cfg.Provider:
+			say(false, "provider %s%s: no key; set %s", name, marker, p.KeyEnv)
+		default:
+			fmt.Fprintf(c.stdout, "--   provider %s: no key (%s unset); not usable until set\n", name, p.KeyEnv)
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		say(true, "workspace: %s", wd)
+	}
+	if !ok {
+		return exitUsage
+	}
+	return exitOK
+}

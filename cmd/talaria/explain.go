@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/llm"
+)
+
+const explainUsage = `Usage: talaria explain-error --provider P [flags] [--body S | --body-file F | < body]
+
+Classifies a provider error the way a running turn would, and says what
+happened, whether retrying can help, and what Talaria would do about it.
+Paste the HTTP status and body you got; --message is the error text a client
+library showed when there was no body; --transport names a connection-level
+failure (timeout, connect, reset, eof, tls, tls-cert).
+
+Flags:
+`
+
+type headerFlags []string
+
+func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
+func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
+
+func (c *cli) explainCmd(_ context.Context, args []string) int {
+	fs := flag.NewFlagSet("explain-error", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { fmt.Fprint(c.stderr, explainUsage); fs.PrintDefaults() }
+	var in failover.Input
+	var headers headerFlags
+	var body, bodyFile, transport string
+	fs.StringVar(&in.Provider, "provider", "", "provider that failed: openai, anthropic, openrouter, azure, gemini, vllm, llama.cpp, ollama, ... (required)")
+	fs.StringVar(&in.Model, "model", "", "model that was called")
+	fs.StringVar(&in.API, "api", "", "wire format: openai or anthropic (guessed from --provider when empty)")
+	fs.StringVar(&in.BaseURL, "base-url", "", "base URL that was called (helps recognise aggregators and local servers)")
+	fs.IntVar(&in.Status, "status", 0, "HTTP status code")
+	fs.Var(&headers, "header", `response header "Name: value" (repeatable), e.g. "Retry-After: 20"`)
+	fs.StringVar(&body, "body", "", "response body")
+	fs.StringVar(&bodyFile, "body-file", "", "file holding the response body")
+	fs.StringVar(&in.Message, "message", "", "error text shown by a client library, when there is no body")
+	fs.StringVar(&transport, "transport", "", "connection-level failure: timeout, connect, reset, eof, tls, tls-cert")
+	fs.BoolVar(&in.MidStream, "mid-stream", false, "the failure came after the answer had started streaming")
+	fs.IntVar(&in.ContextTokens, "context-tokens", 0, "size of the conversation sent, in tokens (overflow heuristics)")
+	fs.IntVar(&in.ContextWindow, "context-window", 0, "the model's context window, in tokens")
+	fs.IntVar(&in.Messages, "messages", 0, "number of messages in the conversation sent")
+	jsonOut := fs.Bool("json", false, "print the classification as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if in.Provider == "" {
+		return c.fail(exitUsage, "--provider is required (e.g. --provider openai)")
+	}
+	switch {
+	case body != "" && bodyFile != "":
+		return c.fail(exitUsage, "use --body or --body-file, not both")
+	case body != "":
+		in.Body = []byte(body)
+	case bodyFile != "":
+		b, err := os.ReadFile(bodyFile)
+		if err != nil {
+			return c.fail(exitUsage, "--body-file: %v", err)
+		}
+		in.Body = b
+	case in.Message == "" && transport == "" && !isTerminal(c.stdin):
+		b, err := io.ReadAll(io.LimitReader(c.stdin, 1<<20))
+		if err != nil {
+			return c.fail(exitUsage, "reading the body from stdin: %v", err)
+		}
+		in.Body = b
+	}
+	in.Header = http.Header{}
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok {
+			return c.fail(exitUsage, `--header %q: use "Name: value"`, h)
+		}
+		in.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if transport != "" {
+		switch llm.TransportKind(transport) {
+		case llm.TransportTimeout, llm.TransportConnect, llm.TransportReset, llm.TransportEOF, llm.TransportTLS, llm.TransportTLSCert, llm.TransportCanceled:
+			in.Transport = llm.TransportKind(transport)
+		default:
+			return c.fail(exitUsage, "--transport %q: use timeout, connect, reset, eof, tls or tls-cert", transport)
+		}
+	}
+	if in.Status == 0 && len(in.Body) == 0 && in.Message == "" && in.Transport == "" {
+		return c.fail(exitUsage, "nothing to explain: give --status and --body, --message, or --transport")
+	}
+	if in.API == "" {
+		in.API = guessAPI(in.Provider)
+	}
+	cl := failover.Classify(in)
+	if *jsonOut {
+		return c.printJSON(cl)
+	}
+	fmt.Fprintln(c.stdout, strings.TrimRight(failover.Explain(cl), "\n"))
+	return exitOK
+}
+
+func guessAPI(provider string) string {
+	if strings.Contains(strings.ToLower(provider), "anthropic") || strings.Contains(strings.ToLower(provider), "claude") {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// isTerminal reports whether r is an interactive terminal (then it is not
+// read as a body).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

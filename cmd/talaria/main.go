@@ -1,0 +1,99 @@
+// Command talaria runs tool-using LLM agents whose turns are durable,
+// bounded and explainable.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// Exit codes. Each family of outcome has its own so scripts can branch.
+const (
+	exitOK          = 0   // the turn completed
+	exitOther       = 1   // another failure (storage, internal error, empty answers)
+	exitUsage       = 2   // bad flags, arguments or configuration
+	exitAuth        = 3   // authentication or billing: fix the key or the account
+	exitRateLimit   = 4   // rate limited or overloaded: retry later
+	exitContext     = 5   // the conversation does not fit the model's context
+	exitBadRequest  = 6   // the provider rejected the request (format, policy, unknown model)
+	exitLimit       = 7   // stopped by a limit: iteration budget or tool-loop guard
+	exitBusy        = 8   // the session is busy with another turn
+	exitInterrupted = 130 // interrupted (Ctrl+C)
+)
+
+const usage = `talaria — durable, bounded, explainable agent turns
+
+Usage:
+  talaria run [flags] "prompt"     run one turn; the answer goes to stdout, progress to stderr
+  talaria chat [flags]             interactive session (Ctrl+C stops a turn, twice quits)
+  talaria demo [--api anthropic]   a real multi-tool turn against the built-in scripted model server
+  talaria sessions <list|show|search|delete|compact> ...
+  talaria explain-error [flags]    explain a provider error and what Talaria would do about it
+  talaria doctor                   check configuration, keys and the database
+  talaria version
+
+Run 'talaria <command> -h' for a command's flags.
+
+Configuration: ~/.talaria/config.yaml (TALARIA_HOME moves the directory). With no file,
+OPENAI_API_KEY or ANTHROPIC_API_KEY is enough.
+
+Exit codes: 0 completed, 1 other failure, 2 usage/config error, 3 auth/billing,
+4 rate limit/overload, 5 context too long, 6 request rejected, 7 stopped by a limit,
+8 session busy, 130 interrupted.
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// cli carries a command's environment so commands can run in-process in tests.
+type cli struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return c.runCmd(ctx, rest)
+	case "chat":
+		return c.chatCmd(ctx, rest)
+	case "demo":
+		return c.demoCmd(ctx, rest)
+	case "sessions", "session":
+		return c.sessionsCmd(ctx, rest)
+	case "explain-error":
+		return c.explainCmd(ctx, rest)
+	case "doctor":
+		return c.doctorCmd(ctx, rest)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "talaria %s\n", version)
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "talaria: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+// fail prints a one-line error and returns code.
+func (c *cli) fail(code int, format string, a ...any) int {
+	msg := fmt.Sprintf(format, a...)
+	fmt.Fprintln(c.stderr, "talaria: "+strings.TrimRight(msg, "\n"))
+	return code
+}

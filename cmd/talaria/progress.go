@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// progress prints what a turn does, one line per event, to w. Text deltas
+// go to text (nil: not streamed). It is safe for the parallel tool hooks.
+type progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	text     io.Writer
+	midLine  bool // text was streamed without a trailing newline
+	showArgs int  // max characters of tool arguments shown
+}
+
+func newProgress(w, text io.Writer) *progress {
+	return &progress{w: w, text: text, showArgs: 120}
+}
+
+func (p *progress) hooks() turn.Hooks {
+	h := turn.Hooks{
+		ToolStart: p.toolStart,
+		ToolEnd:   p.toolEnd,
+		Status:    p.status,
+	}
+	if p.text != nil {
+		h.TextDelta = p.textDelta
+		h.Discard = p.discard
+	}
+	return h
+}
+
+func (p *progress) textDelta(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.text, s)
+	p.midLine = !strings.HasSuffix(s, "\n")
+}
+
+func (p *progress) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.text)
+		p.midLine = false
+	}
+}
+
+func (p *progress) discard() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.endLine()
+	fmt.Fprintln(p.w, "· (the partial answer above was cut off and is discarded)")
+}
+
+func (p *progress) toolStart(c llm.ToolCall) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.text != nil {
+		p.endLine()
+	}
+	fmt.Fprintf(p.w, "→ %s %s\n", c.Name, clip(compactArgs(c.Arguments), p.showArgs))
+}
+
+func (p *progress) toolEnd(c llm.ToolCall, r tool.Result, took time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mark := "✓"
+	if r.IsError {
+		mark = "✗"
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(r.Content), "\n")
+	lines := strings.Count(r.Content, "\n") + 1
+	fmt.Fprintf(p.w, "  %s %s: %s (%d lines, %s)\n", mark, c.Name, clip(first, 80), lines, took.Round(time.Millisecond))
+}
+
+func (p *progress) status(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.text != nil {
+		p.endLine()
+	}
+	fmt.Fprintln(p.w, "· "+line)
+}
+
+// compactArgs shows tool arguments on one line.
+func compactArgs(args string) string {
+	var v map[string]any
+	if json.Unmarshal([]byte(args), &v) != nil {
+		return strings.Join(strings.Fields(args), " ")
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return args
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// summaryLine is the footer of a turn: where it is saved and what it cost.
+func summaryLine(r *turn.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s · %s · %d API call", r.SessionID, r.Exit, r.APICalls)
+	if r.APICalls != 1 {
+		b.WriteString("s")
+	}
+	fmt.Fprintf(&b, " · %d tool round", r.ToolRounds)
+	if r.ToolRounds != 1 {
+		b.WriteString("s")
+	}
+	if r.Usage.Reported {
+		fmt.Fprintf(&b, " · %d in / %d out tokens", r.Usage.PromptTokens(), r.Usage.OutputTokens)
+	}
+	if r.CostKnown {
+		fmt.Fprintf(&b, " · $%.4f", r.CostUSD)
+	}
+	fmt.Fprintf(&b, " · %s", r.Duration.Round(time.Millisecond))
+	return b.String()
+}
+
+// exitCode maps a turn's ending to the CLI's exit codes.
+func exitCode(r *turn.Result) int {
+	switch r.Exit {
+	case turn.ExitCompleted:
+		return exitOK
+	case turn.ExitInterrupted:
+		return exitInterrupted
+	case turn.ExitBudgetExhausted, turn.ExitToolLoop:
+		return exitLimit
+	case turn.ExitBusy:
+		return exitBusy
+	case turn.ExitCompressionFailed, turn.ExitCompressionExhausted:
+		return exitContext
+	case turn.ExitFailed:
+		if r.Failure == nil {
+			return exitOther
+		}
+		switch failover.ExitFamily(failover.Class(r.Failure.Reason)) {
+		case "auth":
+			return exitAuth
+		case "rate_limit":
+			return exitRateLimit
+		case "context":
+			return exitContext
+		case "bad_request":
+			return exitBadRequest
+		case "interrupted":
+			return exitInterrupted
+		}
+	}
+	return exitOther
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+)
+
+const runUsage = `Usage: talaria run [flags] "prompt"
+
+Runs one turn and prints the answer on stdout; progress goes to stderr.
+A prompt of "-" is read from stdin. Tools that change things (write_file,
+edit_file, shell) are refused unless --yes is given or the config sets
+approvals: auto.
+
+Flags:
+`
+
+func (c *cli) runCmd(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { fmt.Fprint(c.stderr, runUsage); fs.PrintDefaults() }
+	var rf routeFlags
+	rf.register(fs)
+	jsonOut := fs.Bool("json", false, "print the turn result as JSON on stdout")
+	sessionID := fs.String("session", "", "continue the session with this id")
+	var cont bool
+	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
+	fs.BoolVar(&cont, "c", false, "short for --continue")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr")
+	wait := fs.Duration("wait", 5*time.Second, "how long to wait for a session busy with another turn")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if prompt == "-" {
+		b, err := io.ReadAll(c.stdin)
+		if err != nil {
+			return c.fail(exitUsage, "reading the prompt from stdin: %v", err)
+		}
+		prompt = strings.TrimSpace(string(b))
+	}
+	if prompt == "" {
+		return c.fail(exitUsage, `no prompt: talaria run "what to do" (or "-" to read it from stdin)`)
+	}
+	if *sessionID != "" && cont {
+		return c.fail(exitUsage, "--session and --continue cannot be used together")
+	}
+
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	a, err := c.setup(ctx, &rf, refuseChanges{}, *wait)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	defer a.Close()
+
+	sid, err := c.pickSession(ctx, a, *sessionID, cont)
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	in := agent.Input{Text: prompt, Unattended: rf.yes || a.cfg.Approvals == "auto"}
+	if !*quiet {
+		in.Hooks = newProgress(c.stderr, nil).hooks()
+	}
+	res, err := a.agent.RunTurn(ctx, sid, in)
+	if *jsonOut {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(res)
+	} else if res.FinalText != "" {
+		fmt.Fprintln(c.stdout, strings.TrimRight(res.FinalText, "\n"))
+	}
+	if err != nil && !*jsonOut {
+		return c.fail(exitUsage, "%s", res.Explanation)
+	}
+	if !*quiet {
+		if !res.OK() && res.Explanation != "" {
+			fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
+		}
+		fmt.Fprintln(c.stderr, summaryLine(&res))
+	}
+	return exitCode(&res)
+}
+
+// pickSession returns the session to run in: the given one, the most
+// recent (--continue), or a new one.
+func (c *cli) pickSession(ctx context.Context, a *app, id string, cont bool) (string, error) {
+	if id != "" {
+		return id, nil
+	}
+	if cont {
+		list, err := a.store.ListSessions(ctx, store.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		if len(list) == 0 {
+			return "", errors.New("--continue: there is no session yet; run without it to start one")
+		}
+		return list[0].ID, nil
+	}
+	s, err := a.agent.NewSession(ctx, agent.SessionOptions{})
+	if err != nil {
+		return "", err
+	}
+	return s.ID, nil
+}
+
+// refuseChanges is run's approver without --yes: it never prompts, and
+// tells the model plainly why a tool that changes things did not run.
+type refuseChanges struct{}
+
+func (refuseChanges) Approve(_ context.Context, call llm.ToolCall, _ tool.Info) (bool, string) {
+	return false, fmt.Sprintf("Refused: %s changes things, and `talaria run` only runs such tools with --yes (or approvals: auto in the config). Do not retry it; tell the user what you would run and why.", call.Name)
+}
+
+// interruptible returns a context cancelled by the first Ctrl+C or
+// SIGTERM; a second one exits at once with code 130.
+func interruptible(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-sig:
+				n++
+				if n == 1 {
+					cancel()
+					continue
+				}
+				os.Exit(exitInterrupted)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
+}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+const sessionsUsage = `Usage:
+  talaria sessions list [--limit N] [--json]
+  talaria sessions show ID [--all] [--json]     messages and lineage (--all: archived rows too)
+  talaria sessions search QUERY [--session ID] [--limit N] [--json]
+  talaria sessions delete ID
+  talaria sessions compact ID                   compress the session's context now
+`
+
+func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, sessionsUsage)
+		return exitUsage
+	}
+	sub, rest := args[0], args[1:]
+	fs := flag.NewFlagSet("sessions "+sub, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	limit := fs.Int("limit", 0, "how many to list")
+	all := fs.Bool("all", false, "show archived (compressed-away) rows too")
+	sessionFilter := fs.String("session", "", "search only this session")
+	var rf routeFlags
+	if sub == "compact" {
+		rf.register(fs)
+	}
+	if err := fs.Parse(interleaved(rest)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	pos := fs.Args()
+	need := func(what string) (string, bool) {
+		if len(pos) == 0 {
+			c.fail(exitUsage, "sessions %s needs %s\n%s", sub, what, sessionsUsage)
+			return "", false
+		}
+		return strings.Join(pos, " "), true
+	}
+	if sub == "compact" {
+		id, ok := need("a session id")
+		if !ok {
+			return exitUsage
+		}
+		return c.compactCmd(ctx, &rf, id)
+	}
+
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	defer st.Close()
+
+	switch sub {
+	case "list", "ls":
+		list, err := st.ListSessions(ctx, store.ListOptions{Limit: *limit})
+		if err != nil {
+			return c.fail(exitOther, "%v", err)
+		}
+		if *jsonOut {
+			return c.printJSON(sessionsJSON(list))
+		}
+		if len(list) == 0 {
+			fmt.Fprintln(c.stdout, "no sessions yet")
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
+		for _, s := range list {
+			title := s.Title
+			if !s.Live() {
+				title += " [ended: " + s.EndReason + "]"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Model, clip(title, 60))
+		}
+		_ = tw.Flush()
+	case "show":
+		id, ok := need("a session id")
+		if !ok {
+			return exitUsage
+		}
+		s, err := st.GetSession(ctx, id)
+		if err != nil {
+			return c.fail(exitUsage, "%s", sessionLookupError(id, err))
+		}
+		rows, err := st.Messages(ctx, id, store.MessageQuery{IncludeArchived: *all})
+		if err != nil {
+			return c.fail(exitOther, "%v", err)
+		}
+		chain := lineage(ctx, st, s)
+		if *jsonOut {
+			return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "messages": messagesJSON(rows)})
+		}
+		printSession(c.stdout, s, chain, rows)
+	case "search":
+		q, ok := need("a query")
+		if !ok {
+			return exitUsage
+		}
+		hits, err := st.Search(ctx, q, store.SearchOptions{SessionID: *sessionFilter, Limit: *limit})
+		if err != nil {
+			return c.fail(exitOther, "%v", err)
+		}
+		if *jsonOut {
+			return c.printJSON(hits)
+		}
+		if len(hits) == 0 {
+			fmt.Fprintln(c.stdout, "no matches")
+		}
+		for _, h := range hits {
+			fmt.Fprintf(c.stdout, "%s #%d %s %s: %s\n", h.SessionID, h.Seq, h.CreatedAt.Local().Format("2006-01-02 15:04"), h.Role, oneLine(h.Snippet))
+		}
+	case "delete", "rm":
+		id, ok := need("a session id")
+		if !ok {
+			return exitUsage
+		}
+		if err := st.DeleteSession(ctx, id); err != nil {
+			return c.fail(exitUsage, "%s", sessionLookupError(id, err))
+		}
+		fmt.Fprintf(c.stdout, "deleted session %s\n", id)
+	default:
+		return c.fail(exitUsage, "unknown sessions command %q\n%s", sub, sessionsUsage)
+	}
+	return exitOK
+}
+
+// compactCmd compresses a session's context now.
+func (c *cli) compactCmd(ctx context.Context, rf *routeFlags, id string) int {
+	a, err := c.setup(ctx, rf, refuseChanges{}, 5*time.Second)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	defer a.Close()
+	out, err := a.agent.Compact(ctx, id)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	fmt.Fprintf(c.stdout, "compressed session %s: ~%d → ~%d tokens (%d messages summarized, %d tool outputs pruned)\n",
+		id, out.Before, out.After, out.Summarized, out.Pruned)
+	return exitOK
+}
+
+// interleaved lets flags follow positional arguments (sessions show ID --json).
+func interleaved(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) && takesValue(a) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(flags, pos...)
+}
+
+func takesValue(flagName string) bool {
+	switch strings.TrimLeft(flagName, "-") {
+	case "json", "all", "yes", "verbose":
+		return false
+	}
+	return true
+}
+
+func (c *cli) printJSON(v any) int {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	return exitOK
+}
+
+func sessionLookupError(id string, err error) string {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Sprintf("there is no session %q (talaria sessions list shows them)", id)
+	}
+	return err.Error()
+}
+
+// lineage lists the compression chain around s: ancestors, s, then the
+// live continuation, as "id (end reason)".
+func lineage(ctx context.Context, st store.Sessions, s *store.Session) []string {
+	var up []string
+	cur := s
+	for i := 0; i < 1000 && cur.ParentID != ""; i++ {
+		p, err := st.GetSession(ctx, cur.ParentID)
+		if err != nil {
+			break
+		}
+		up = append([]string{describe(p)}, up...)
+		cur = p
+	}
+	chain := append(up, describe(s)+" ← this one")
+	cur = s
+	for i := 0; i < 1000 && !cur.Live(); i++ {
+		kids, err := st.ChildSessions(ctx, cur.ID)
+		if err != nil || len(kids) == 0 {
+			break
+		}
+		cur = &kids[len(kids)-1]
+		chain = append(chain, describe(cur))
+	}
+	return chain
+}
+
+func describe(s *store.Session) string {
+	if s.Live() {
+		return s.ID + " (live)"
+	}
+	return s.ID + " (ended: " + s.EndReason + ")"
+}
+
+func printSession(w io.Writer, s *store.Session, chain []string, rows []store.Message) {
+	fmt.Fprintf(w, "session %s  %q\n", s.ID, s.Title)
+	fmt.Fprintf(w, "model %s/%s · started %s · workspace %s\n", s.Provider, s.Model, s.StartedAt.Local().Format("2006-01-02 15:04"), s.Cwd)
+	fmt.Fprintf(w, "%d API calls · %d in / %d out tokens", s.APICalls, s.Usage.PromptTokens(), s.Usage.OutputTokens)
+	if s.CostUSD > 0 {
+		fmt.Fprintf(w, " · $%.4f", s.CostUSD)
+	}
+	fmt.Fprintln(w)
+	if len(chain) > 1 {
+		fmt.Fprintln(w, "lineage: "+strings.Join(chain, " → "))
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		tag := string(r.Role)
+		if r.Kind != store.KindNormal {
+			tag += " [" + string(r.Kind) + "]"
+		}
+		if r.Archived {
+			tag += " [archived]"
+		}
+		fmt.Fprintf(w, "#%d %s", r.Seq, tag)
+		if r.Role == llm.RoleTool {
+			fmt.Fprintf(w, " %s (%s)", r.ToolName, r.ToolCallID)
+			if r.IsError {
+				fmt.Fprint(w, " error")
+			}
+		}
+		fmt.Fprintln(w)
+		if t := strings.TrimSpace(r.Text()); t != "" {
+			fmt.Fprintln(w, indent(clipLines(t, 12)))
+		}
+		for _, tc := range r.ToolCalls {
+			fmt.Fprintf(w, "  → %s %s (%s)\n", tc.Name, clip(compactArgs(tc.Arguments), 160), tc.ID)
+		}
+	}
+}
+
+func clipLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… (%d more lines)", len(lines)-n)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// JSON shapes for scripts: stable snake_case keys.
+type sessionOut struct {
+	ID           string    `json:"id"`
+	Title        string    `json:"title"`
+	Provider     string    `json:"provider"`
+	Model        string    `json:"model"`
+	ParentID     string    `json:"parent_session_id,omitempty"`
+	EndReason    string    `json:"end_reason,omitempty"`
+	Cwd          string    `json:"cwd"`
+	StartedAt    time.Time `json:"started_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	EndedAt      time.Time `json:"ended_at,omitzero"`
+	MessageCount int64     `json:"message_count"`
+	APICalls     int64     `json:"api_calls"`
+	Usage        llm.Usage `json:"usage"`
+	CostUSD      float64   `json:"cost_usd"`
+}
+
+func sessionJSON(s store.Session) sessionOut {
+	return sessionOut{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, ParentID: s.ParentID,
+		EndReason: s.EndReason, Cwd: s.Cwd, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
+		MessageCount: s.MessageCount, APICalls: s.APICalls, Usage: s.Usage, CostUSD: s.CostUSD}
+}
+
+func sessionsJSON(list []store.Session) []sessionOut {
+	out := make([]sessionOut, len(list))
+	for i, s := range list {
+		out[i] = sessionJSON(s)
+	}
+	return out
+}
+
+type messageOut struct {
+	ID           int64            `json:"id"`
+	Seq          int64            `json:"seq"`
+	TurnID       string           `json:"turn_id,omitempty"`
+	Role         llm.Role         `json:"role"`
+	Text         string           `json:"text"`
+	ToolCalls    []llm.ToolCall   `json:"tool_calls,omitempty"`
+	ToolCallID   string           `json:"tool_call_id,omitempty"`
+	ToolName     string           `json:"tool_name,omitempty"`
+	IsError      bool             `json:"is_error,omitempty"`
+	Kind         string           `json:"kind,omitempty"`
+	Synthetic    bool             `json:"synthetic,omitempty"`
+	Archived     bool             `json:"archived,omitempty"`
+	FinishReason llm.FinishReason `json:"finish_reason,omitempty"`
+	CreatedAt    time.Time        `json:"created_at"`
+}
+
+func messagesJSON(rows []store.Message) []messageOut {
+	out := make([]messageOut, len(rows))
+	for i, r := range rows {
+		out[i] = messageOut{ID: r.ID, Seq: r.Seq, TurnID: r.TurnID, Role: r.Role, Text: r.Text(), ToolCalls: r.ToolCalls,
+			ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Kind: string(r.Kind), Synthetic: r.Synthetic,
+			Archived: r.Archived, FinishReason: r.FinishReason, CreatedAt: r.CreatedAt}
+	}
+	return out
+}

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/internal/config"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/openai"
+	"github.com/talaria-agent/talaria/store/sqlite"
+	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// routeFlags are the one-run provider overrides shared by run and chat.
+type routeFlags struct {
+	provider  string
+	model     string
+	baseURL   string
+	api       string
+	workspace string
+	yes       bool
+	maxIter   int
+	verbose   bool
+}
+
+func (f *routeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.provider, "provider", "", "provider entry from the config (default: config's provider, or whichever of OPENAI_API_KEY/ANTHROPIC_API_KEY is set)")
+	fs.StringVar(&f.model, "model", "", "model to use instead of the provider's default")
+	fs.StringVar(&f.baseURL, "base-url", "", "API base URL (OpenAI-compatible: ending in /v1; Anthropic: without /v1)")
+	fs.StringVar(&f.api, "api", "", "wire format of --base-url: openai or anthropic")
+	fs.StringVar(&f.workspace, "workspace", "", "directory the agent works in (default: the current directory)")
+	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
+	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
+	fs.BoolVar(&f.verbose, "verbose", false, "log details to stderr")
+}
+
+// app is everything a command that runs turns needs.
+type app struct {
+	cfg    *config.Config
+	store  *sqlite.Store
+	agent  *agent.Agent
+	routes []turn.Route
+	log    *slog.Logger
+}
+
+func (a *app) Close() {
+	if a.store != nil {
+		_ = a.store.Close()
+	}
+}
+
+func (c *cli) loadConfig() (*config.Config, error) {
+	home, err := config.Home(c.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return config.Load(home, c.getenv)
+}
+
+func (c *cli) logger(cfg *config.Config, verbose bool) *slog.Logger {
+	level := slog.LevelWarn
+	switch strings.ToLower(cfg.LogLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "error":
+		level = slog.LevelError
+	}
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*sqlite.Store, error) {
+	return sqlite.Open(ctx, cfg.Database.Path, sqlite.Options{Synchronous: cfg.Database.Synchronous, Logger: log})
+}
+
+// setupError is a configuration problem: exit code 2 and a one-line message.
+type setupError struct{ msg string }
+
+func (e *setupError) Error() string { return e.msg }
+
+// setup loads config, opens the store and builds the agent.
+func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, admitWait time.Duration) (*app, error) {
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return nil, &setupError{err.Error()}
+	}
+	log := c.logger(cfg, f.verbose)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, store: st, log: log}
+	routes, err := c.routes(cfg, f, st)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.routes = routes
+	ws := f.workspace
+	if ws == "" {
+		if ws, err = os.Getwd(); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	tools, err := builtin.New(builtin.Options{Root: ws, ShellTimeout: time.Duration(cfg.ShellTimeout)})
+	if err != nil {
+		a.Close()
+		return nil, &setupError{fmt.Sprintf("workspace %s: %v", ws, err)}
+	}
+	tc := turnConfig(cfg, routes)
+	if !f.yes && cfg.Approvals != "auto" {
+		tc.Approver = approver
+	}
+	if f.maxIter > 0 {
+		tc.MaxIterations = f.maxIter
+	}
+	ag, err := agent.New(agent.Config{
+		Store:             st,
+		Turn:              tc,
+		Tools:             tools,
+		Workspace:         ws,
+		SystemPrompt:      cfg.SystemPrompt,
+		SystemPromptExtra: cfg.SystemPromptExtra,
+		AdmitWait:         admitWait,
+		Logger:            log,
+	})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.agent = ag
+	return a, nil
+}
+
+// turnConfig maps the config file onto the engine's settings.
+func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
+	overrides := map[string]compact.ModelInfo{}
+	for name, m := range cfg.Models {
+		overrides[name] = compact.ModelInfo{
+			Model: name, Window: m.Window, MaxOutput: m.MaxOutput,
+			InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
+			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
+		}
+	}
+	g := turn.DefaultGuards()
+	g.IdenticalCalls = boolOr(cfg.Guards.IdenticalCalls, true)
+	g.SaidButStopped = boolOr(cfg.Guards.SaidButStopped, true)
+	g.EmptyResponse = boolOr(cfg.Guards.EmptyResponse, true)
+	g.ToolLoopStop = cfg.Guards.ToolLoopStop
+	if cfg.Guards.EmptyRetries > 0 {
+		g.EmptyRetries = cfg.Guards.EmptyRetries
+	}
+	if cfg.Guards.EmptyCostThresholdUSD > 0 {
+		g.EmptyCostThresholdUSD = cfg.Guards.EmptyCostThresholdUSD
+	}
+	tc := turn.Config{
+		Routes:           routes,
+		Catalogue:        compact.NewCatalogue(overrides),
+		MaxIterations:    cfg.MaxIterations,
+		MaxRetries:       cfg.MaxRetries,
+		MaxTokens:        cfg.MaxTokens,
+		Threshold:        compact.Threshold{Ratio: cfg.Compression.Threshold, Tokens: cfg.Compression.ThresholdTokens},
+		CompressAttempts: cfg.Compression.Attempts,
+		Guards:           g,
+		PromptCache:      boolOr(cfg.PromptCache, true),
+	}
+	if !cfg.Compression.Disabled {
+		model := cfg.Compression.Model
+		if model == "" {
+			model = routes[0].Model
+		}
+		tc.Compressor = &compact.Compressor{
+			Summarizer:      routes[0].Provider,
+			Model:           model,
+			Timeout:         time.Duration(cfg.Compression.Timeout),
+			MinTailMessages: cfg.Compression.TailMessages,
+			OnFailure:       compact.FailureMode(cfg.Compression.OnFailure),
+		}
+	}
+	return tc
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// routes builds the primary route (config + one-run flags) and the
+// fallback chain.
+func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStore) ([]turn.Route, error) {
+	name := f.provider
+	if name == "" {
+		name = cfg.Provider
+	}
+	if name == "" && (f.baseURL != "" || f.api != "") {
+		name = "custom"
+	}
+	if name == "" {
+		return nil, &setupError{"no provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, pass --base-url and --api, or configure providers in " + configPath(cfg) + " (try `talaria demo` to see Talaria work without a key)"}
+	}
+	p, ok := cfg.Providers[name]
+	if !ok && f.baseURL == "" {
+		return nil, &setupError{fmt.Sprintf("provider %q is not configured; known: %s", name, strings.Join(cfg.ProviderNames(), ", "))}
+	}
+	if f.api != "" {
+		p.API = f.api
+	}
+	if p.API == "" {
+		p.API = "openai"
+	}
+	if f.baseURL != "" {
+		p.BaseURL = f.baseURL
+	}
+	model := p.Model
+	if cfg.Model != "" && f.provider == "" {
+		model = cfg.Model
+	}
+	if f.model != "" {
+		model = f.model
+	}
+	primary, err := c.route(name, p, model, cs)
+	if err != nil {
+		return nil, err
+	}
+	routes := []turn.Route{primary}
+	for _, fb := range cfg.Fallback {
+		fp := cfg.Providers[fb.Provider]
+		m := fb.Model
+		if m == "" {
+			m = fp.Model
+		}
+		r, err := c.route(fb.Provider, fp, m, cs)
+		if err != nil {
+			return nil, fmt.Errorf("fallback: %w", err)
+		}
+		routes = append(routes, r)
+	}
+	return routes, nil
+}
+
+// route builds one provider client with its key pool.
+func (c *cli) route(name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
+	if p.API != "openai" && p.API != "anthropic" {
+		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use openai or anthropic", p.API)}
+	}
+	if model == "" {
+		return turn.Route{}, &setupError{fmt.Sprintf("provider %q has no model: pass --model or set providers.%s.model", name, name)}
+	}
+	if p.BaseURL != "" {
+		if u, err := url.Parse(p.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
+			return turn.Route{}, &setupError{fmt.Sprintf("base URL %q of provider %q is not a URL like http://127.0.0.1:8000/v1", p.BaseURL, name)}
+		}
+	}
+	keys := p.KeyList(c.getenv)
+	if len(keys) == 0 {
+		if officialHost(p.BaseURL) {
+			env := p.KeyEnv
+			if env == "" {
+				env = "providers." + name + ".key_env"
+			}
+			return turn.Route{}, &setupError{fmt.Sprintf("no API key for %s: set %s (several keys: comma-separated)", name, env)}
+		}
+		// Local servers (vLLM, llama.cpp, Ollama) usually need no key.
+		keys = []string{"no-key"}
+	}
+	var prov llm.Provider
+	switch p.API {
+	case "anthropic":
+		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers})
+	default:
+		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, MaxTokensField: p.MaxTokensField})
+	}
+	strategy := failover.Strategy(p.KeyStrategy)
+	if strategy == "" {
+		strategy = failover.StrategyFillFirst
+	}
+	return turn.Route{
+		Provider: prov,
+		Model:    model,
+		API:      p.API,
+		BaseURL:  p.BaseURL,
+		Pool:     failover.NewPool(name, keys, strategy, cs, nil),
+	}, nil
+}
+
+func officialHost(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	switch u.Hostname() {
+	case "api.openai.com", "api.anthropic.com", "openrouter.ai", "generativelanguage.googleapis.com", "api.deepseek.com", "api.mistral.ai":
+		return true
+	}
+	return false
+}
+
+func configPath(cfg *config.Config) string {
+	if cfg.File != "" {
+		return cfg.File
+	}
+	return cfg.Home + "/config.yaml"
+}
+
+// setupExit maps a setup error to its exit code and prints it.
+func (c *cli) setupExit(err error) int {
+	var se *setupError
+	if errors.As(err, &se) {
+		return c.fail(exitUsage, "%s", se.msg)
+	}
+	return c.fail(exitOther, "%v", err)
+}

@@ -1,0 +1,228 @@
+package compact
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// UnknownWindow is the context window assumed for a model the catalogue does
+// not know. 32K is the smallest window among current mainstream chat models
+// (Qwen3 dense models natively, many local servers' configured context), so
+// guessing it errs towards compressing early rather than overflowing; a real
+// overflow is still caught by the retry loop, and config overrides can raise it.
+const UnknownWindow = 32768
+
+// UnknownMaxOutput is the output cap assumed for an unknown model: 4K is what
+// every current chat model and local server accepts.
+const UnknownMaxOutput = 4096
+
+// ModelInfo is what the engine needs to know about one model.
+type ModelInfo struct {
+	// Model is the catalogue entry that matched (the name asked for when
+	// nothing matched).
+	Model string
+	// Window is the context window in tokens: the most prompt tokens the
+	// model accepts. Some providers count the output against it too.
+	Window int
+	// MaxOutput is the most output tokens one call may ask for.
+	MaxOutput int
+	// InputPerMTok is the USD price of one million uncached input tokens.
+	InputPerMTok float64
+	// OutputPerMTok is the USD price of one million output tokens.
+	OutputPerMTok float64
+	// CacheReadPerMTok is the USD price of one million prompt tokens read
+	// from the prompt cache; 0 means no known discount (input rate applies).
+	CacheReadPerMTok float64
+	// CacheWritePerMTok is the USD price of one million prompt tokens written
+	// to the prompt cache; 0 means no write premium (input rate applies).
+	CacheWritePerMTok float64
+	// Known is false when the model is not in the catalogue and conservative
+	// defaults (UnknownWindow, UnknownMaxOutput) were applied.
+	Known bool
+	// PriceKnown is false when the price is unknown (open-weight models whose
+	// price depends on the host, local models, unknown models).
+	PriceKnown bool
+}
+
+// Cost prices a usage: uncached input, cache reads, cache writes and output,
+// each at its rate. ok is false when the price is unknown.
+func (m ModelInfo) Cost(u llm.Usage) (usd float64, ok bool) {
+	if !m.PriceKnown {
+		return 0, false
+	}
+	read, write := m.CacheReadPerMTok, m.CacheWritePerMTok
+	if read == 0 {
+		read = m.InputPerMTok
+	}
+	if write == 0 {
+		write = m.InputPerMTok
+	}
+	usd = float64(u.InputTokens)*m.InputPerMTok +
+		float64(u.CacheReadTokens)*read +
+		float64(u.CacheWriteTokens)*write +
+		float64(u.OutputTokens)*m.OutputPerMTok
+	return usd / 1e6, true
+}
+
+// Catalogue answers what a model's window, output cap and prices are. It is
+// immutable after NewCatalogue and safe for concurrent use.
+type Catalogue struct {
+	models map[string]ModelInfo
+	// byLength lists the keys of models, longest first, for family matching.
+	byLength []string
+}
+
+// NewCatalogue builds the built-in catalogue with overrides applied. An
+// override's non-zero fields replace those of the entry its name resolves to
+// (by the same matching as Lookup); an override for an unknown model makes it
+// Known, with UnknownWindow/UnknownMaxOutput where it sets none. Setting any
+// price, or PriceKnown, marks the price known (so a free local model can be
+// declared with PriceKnown and zero prices).
+func NewCatalogue(overrides map[string]ModelInfo) *Catalogue {
+	c := &Catalogue{models: make(map[string]ModelInfo, 128)}
+	for _, m := range builtinModels() {
+		m.Known = true
+		c.models[m.Model] = m
+	}
+	c.index()
+	// Overrides resolve against the built-in table only, in a fixed order, so
+	// the result never depends on map iteration.
+	names := make([]string, 0, len(overrides))
+	for name := range overrides {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	merged := make(map[string]ModelInfo, len(names))
+	for _, name := range names {
+		key := strings.ToLower(strings.TrimSpace(name))
+		if key == "" {
+			continue
+		}
+		merged[key] = applyOverride(c.Lookup(key), key, overrides[name])
+	}
+	if len(merged) > 0 {
+		for k, m := range merged {
+			c.models[k] = m
+		}
+		c.index()
+	}
+	return c
+}
+
+func (c *Catalogue) index() {
+	c.byLength = c.byLength[:0]
+	for k := range c.models {
+		c.byLength = append(c.byLength, k)
+	}
+	sort.Slice(c.byLength, func(i, j int) bool {
+		a, b := c.byLength[i], c.byLength[j]
+		if len(a) != len(b) {
+			return len(a) > len(b)
+		}
+		return a < b
+	})
+}
+
+func applyOverride(base ModelInfo, key string, o ModelInfo) ModelInfo {
+	m := base
+	m.Model = key
+	m.Known = true
+	if o.Window > 0 {
+		m.Window = o.Window
+	}
+	if o.MaxOutput > 0 {
+		m.MaxOutput = o.MaxOutput
+	}
+	if o.InputPerMTok > 0 {
+		m.InputPerMTok = o.InputPerMTok
+	}
+	if o.OutputPerMTok > 0 {
+		m.OutputPerMTok = o.OutputPerMTok
+	}
+	if o.CacheReadPerMTok > 0 {
+		m.CacheReadPerMTok = o.CacheReadPerMTok
+	}
+	if o.CacheWritePerMTok > 0 {
+		m.CacheWritePerMTok = o.CacheWritePerMTok
+	}
+	if o.PriceKnown || o.InputPerMTok > 0 || o.OutputPerMTok > 0 {
+		m.PriceKnown = true
+	}
+	return m
+}
+
+// Lookup finds a model by name, case-insensitively: the exact name; then with
+// a provider prefix stripped ("openai/gpt-4o", "anthropic/claude-sonnet-4.5",
+// "us.anthropic.claude-…"); then with date/version/tag suffixes stripped
+// ("-20250929", "-2024-08-06", "-2411", "@20250929", ":free", "-latest");
+// then the longest known family prefix ("gpt-4o-audio-preview" → gpt-4o).
+// OpenRouter's dotted Claude versions ("claude-3.5-sonnet") match the hyphen
+// spelling. Unknown models get Known=false and UnknownWindow.
+func (c *Catalogue) Lookup(model string) ModelInfo {
+	if c == nil {
+		c = NewCatalogue(nil)
+	}
+	name := strings.ToLower(strings.TrimSpace(model))
+	if name != "" {
+		if m, ok := c.match(name); ok {
+			return m
+		}
+	}
+	return ModelInfo{Model: model, Window: UnknownWindow, MaxOutput: UnknownMaxOutput}
+}
+
+func (c *Catalogue) match(name string) (ModelInfo, bool) {
+	if m, ok := c.exact(name); ok {
+		return m, true
+	}
+	name = stripProvider(name)
+	if m, ok := c.exact(name); ok {
+		return m, true
+	}
+	for {
+		shorter, ok := stripSuffix(name)
+		if !ok {
+			break
+		}
+		name = shorter
+		if m, ok := c.exact(name); ok {
+			return m, true
+		}
+	}
+	// The hyphenated spelling may reach a longer (more specific) entry:
+	// "claude-sonnet-4.5-x" is Sonnet 4.5, not the "claude-sonnet-4" family.
+	k1 := c.family(name)
+	k2 := c.family(dotsToHyphens(name))
+	if len(k2) > len(k1) {
+		k1 = k2
+	}
+	if k1 == "" {
+		return ModelInfo{}, false
+	}
+	return c.models[k1], true
+}
+
+// exact tries name and its hyphenated spelling.
+func (c *Catalogue) exact(name string) (ModelInfo, bool) {
+	if m, ok := c.models[name]; ok {
+		return m, true
+	}
+	if alt := dotsToHyphens(name); alt != name {
+		m, ok := c.models[alt]
+		return m, ok
+	}
+	return ModelInfo{}, false
+}
+
+// family returns the key that is the longest prefix of name ending
+// at a separator, so "o3" matches "o3-high" but "gpt-5" never "gpt-50".
+func (c *Catalogue) family(name string) string {
+	for _, k := range c.byLength {
+		if len(k) < len(name) && strings.HasPrefix(name, k) && isSeparator(name[len(k)]) {
+			return k
+		}
+	}
+	return ""
+}

@@ -1,0 +1,94 @@
+package failover
+
+// Class names one kind of failure; each class has a distinct recovery.
+type Class string
+
+// The failure vocabulary of DESIGN.md ("Error classes").
+const (
+	ClassAuth                    Class = "auth"
+	ClassAuthPermanent           Class = "auth_permanent"
+	ClassBilling                 Class = "billing"
+	ClassRateLimit               Class = "rate_limit"
+	ClassUpstreamRateLimit       Class = "upstream_rate_limit"
+	ClassOverloaded              Class = "overloaded"
+	ClassServerError             Class = "server_error"
+	ClassTimeout                 Class = "timeout"
+	ClassSSLCert                 Class = "ssl_cert_verification"
+	ClassContextOverflow         Class = "context_overflow"
+	ClassPayloadTooLarge         Class = "payload_too_large"
+	ClassImageTooLarge           Class = "image_too_large"
+	ClassImageCorrupt            Class = "image_corrupt"
+	ClassModelNotFound           Class = "model_not_found"
+	ClassProviderPolicyBlocked   Class = "provider_policy_blocked"
+	ClassContentPolicyBlocked    Class = "content_policy_blocked"
+	ClassFormatError             Class = "format_error"
+	ClassOutputCap               Class = "output_cap"
+	ClassRoleAlternation         Class = "role_alternation"
+	ClassThinkingSignature       Class = "thinking_signature"
+	ClassInvalidEncryptedContent Class = "invalid_encrypted_content"
+	ClassReasoningMandatory      Class = "reasoning_mandatory"
+	ClassMultimodalToolContent   Class = "multimodal_tool_content_unsupported"
+	ClassLlamaCppGrammar         Class = "llama_cpp_grammar_pattern"
+	// ClassCanceled is the caller's own context ending: never retried and
+	// never blamed on the provider.
+	ClassCanceled Class = "canceled"
+	ClassUnknown  Class = "unknown"
+)
+
+// recovery is the default recovery profile of a class; Classify may adjust
+// it for one error (a format error that another route could accept, an
+// upstream rate limit that must not rotate the key).
+type recovery struct {
+	retryable, rotate, fallback, compress bool
+}
+
+// recoveryOf is the constant table behind Classified's flags. Retryable
+// means "sending the same request again, after a wait, may succeed";
+// request-shape failures are not retryable even though a repaired request
+// may well succeed. ok is false for a class outside the vocabulary.
+func recoveryOf(c Class) (r recovery, ok bool) {
+	switch c {
+	case ClassAuth, ClassBilling:
+		return recovery{rotate: true, fallback: true}, true
+	case ClassRateLimit:
+		return recovery{retryable: true, rotate: true, fallback: true}, true
+	case ClassUpstreamRateLimit, ClassOverloaded, ClassServerError, ClassTimeout, ClassUnknown:
+		return recovery{retryable: true, fallback: true}, true
+	case ClassContextOverflow, ClassPayloadTooLarge:
+		return recovery{compress: true}, true
+	case ClassModelNotFound, ClassContentPolicyBlocked:
+		return recovery{fallback: true}, true
+	case ClassAuthPermanent, ClassSSLCert, ClassProviderPolicyBlocked, ClassFormatError, ClassOutputCap,
+		ClassImageTooLarge, ClassImageCorrupt, ClassRoleAlternation, ClassThinkingSignature,
+		ClassInvalidEncryptedContent, ClassReasoningMandatory, ClassMultimodalToolContent,
+		ClassLlamaCppGrammar, ClassCanceled:
+		return recovery{}, true
+	}
+	return recovery{}, false
+}
+
+// Classes lists every class, in the order of DESIGN.md's table.
+func Classes() []Class {
+	return []Class{
+		ClassAuth, ClassAuthPermanent, ClassBilling, ClassRateLimit, ClassUpstreamRateLimit,
+		ClassOverloaded, ClassServerError, ClassTimeout, ClassSSLCert, ClassContextOverflow,
+		ClassPayloadTooLarge, ClassImageTooLarge, ClassImageCorrupt, ClassModelNotFound,
+		ClassProviderPolicyBlocked, ClassContentPolicyBlocked, ClassFormatError, ClassOutputCap,
+		ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent,
+		ClassReasoningMandatory, ClassMultimodalToolContent, ClassLlamaCppGrammar,
+		ClassCanceled, ClassUnknown,
+	}
+}
+
+// ShapeRepairable reports whether the class is a request-shape rejection
+// that the engine repairs once and retries (strip thinking blocks, merge
+// roles, drop images, relax a tool schema …).
+func (c Class) ShapeRepairable() bool {
+	switch c {
+	case ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent,
+		ClassReasoningMandatory, ClassMultimodalToolContent, ClassLlamaCppGrammar,
+		ClassImageTooLarge, ClassImageCorrupt:
+		return true
+	}
+	return false
+}

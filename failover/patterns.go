@@ -1,0 +1,235 @@
+package failover
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Message patterns, matched against lower-cased provider text. Each list is
+// phrased after real provider bodies (see the table tests for sources).
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// unsupportedParam: the request used a parameter this model or route does
+// not take ("Unsupported parameter: 'max_tokens' is not supported with this
+// model. Use 'max_completion_tokens' instead."). Checked before the output
+// cap and overflow patterns, which would otherwise match "max_tokens".
+func unsupportedParam(s string) bool {
+	return containsAny(s, "unsupported parameter", "unsupported_parameter", "unsupported value",
+		"unsupported_value", "is not supported with this model", "unrecognized request argument",
+		"unknown parameter", "extra inputs are not permitted", "unrecognized_keys")
+}
+
+var (
+	outputCapNameRe = regexp.MustCompile(`max_(?:completion_|output_|new_)?tokens|maxoutputtokens|output tokens`)
+	outputCapWordRe = regexp.MustCompile(`too large|maximum allowed|at most|above maximum|exceed context limit|less than or equal|<=|>\s*\d`)
+	// OpenAI: "This model supports at most 16384 completion tokens".
+	capAtMostRe = regexp.MustCompile(`supports at most (\d+) (?:completion|output) tokens`)
+	// Anthropic: "max_tokens: 64001 > 64000, which is the maximum allowed …".
+	capAnthropicRe = regexp.MustCompile(`max_tokens:\s*(\d+)\s*>\s*(\d+)`)
+	// vLLM: "(8000 > 4096 - 2778)": requested > window - input.
+	capVLLMRe = regexp.MustCompile(`\((\d+)\s*>\s*(\d+)\s*-\s*(\d+)\)`)
+	// Anthropic: "input length and `max_tokens` exceed context limit:
+	// 188240 + 21333 > 200000".
+	capSumRe = regexp.MustCompile(`exceed context limit:\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)`)
+	// Validation errors: "expected a value <= 12288", "less than or equal to 4096".
+	capLERe = regexp.MustCompile(`(?:<=|less than or equal to)\s*(\d+)`)
+)
+
+// outputCap recognises "max_tokens is above what this model can produce"
+// and parses the largest value the error allows (0 if none is stated). A
+// limit of -1 means the stated input alone fills the window, which no clamp
+// can fix.
+func outputCap(s string) (limit int, ok bool) {
+	if !outputCapNameRe.MatchString(s) || !outputCapWordRe.MatchString(s) {
+		return 0, false
+	}
+	// "`max_tokens` must be greater than `thinking.budget_tokens`" is a
+	// request-shape error, not a cap.
+	if strings.Contains(s, "budget_tokens") || strings.Contains(s, "must be at least") {
+		return 0, false
+	}
+	atoi := func(v string) int { n, _ := strconv.Atoi(v); return n }
+	switch {
+	case capAtMostRe.MatchString(s):
+		return atoi(capAtMostRe.FindStringSubmatch(s)[1]), true
+	case capAnthropicRe.MatchString(s):
+		return atoi(capAnthropicRe.FindStringSubmatch(s)[2]), true
+	case capVLLMRe.MatchString(s):
+		m := capVLLMRe.FindStringSubmatch(s)
+		return remainder(atoi(m[2]), atoi(m[3])), true
+	case capSumRe.MatchString(s):
+		m := capSumRe.FindStringSubmatch(s)
+		return remainder(atoi(m[3]), atoi(m[1])), true
+	case capLERe.MatchString(s):
+		return atoi(capLERe.FindStringSubmatch(s)[1]), true
+	}
+	return 0, true
+}
+
+// remainder is what a window leaves for output after the input, or -1.
+func remainder(window, input int) int {
+	if r := window - input; r > 0 {
+		return r
+	}
+	return -1
+}
+
+func thinkingSignature(s string) bool {
+	return (strings.Contains(s, "signature") && (strings.Contains(s, "thinking") || strings.Contains(s, "thought"))) ||
+		strings.Contains(s, "expected `thinking` or `redacted_thinking`") ||
+		strings.Contains(s, "must start with a thinking block")
+}
+
+func encryptedContent(s string) bool {
+	return strings.Contains(s, "invalid_encrypted_content") ||
+		(strings.Contains(s, "encrypted content") && containsAny(s, "could not be verified", "could not be decrypted", "invalid"))
+}
+
+func reasoningMandatory(s string) bool {
+	return containsAny(s, "reasoning is mandatory", "reasoning is required", "reasoning cannot be disabled")
+}
+
+func roleAlternation(s string) bool {
+	return containsAny(s, "roles must alternate", "must alternate between", "must alternate user", "alternate user/assistant")
+}
+
+func multimodalToolContent(s string) bool {
+	if containsAny(s, "role 'tool' contains an image", "tool message content only supports text",
+		"tool results with images", "images in tool results", "tool_result content does not support image") {
+		return true
+	}
+	return strings.Contains(s, "image") && strings.Contains(s, "tool") &&
+		containsAny(s, "not supported", "only allowed", "only supports", "unsupported")
+}
+
+func imageTooLarge(s string) bool {
+	return containsAny(s, "image exceeds", "image too large", "image_too_large", "image is too large") ||
+		(strings.Contains(s, "image") && containsAny(s, "dimensions exceed", "exceed max allowed size", "maximum size", "too big"))
+}
+
+func imageCorrupt(s string) bool {
+	return containsAny(s, "could not process image", "unable to process image", "invalid image",
+		"unsupported image", "could not decode image", "failed to decode image", "image_parse_error",
+		"not a valid image", "unable to determine image format")
+}
+
+func grammarPattern(s string) bool {
+	return containsAny(s, "failed to parse grammar", "failed to initialize samplers", "error parsing grammar",
+		"json schema conversion failed", "pattern must start with '^'")
+}
+
+func contextOverflow(s string) bool {
+	return containsAny(s, "context length", "context_length", "context window", "maximum context",
+		"prompt is too long", "prompt too long", "max_model_len", "input is too long", "input too long",
+		"too many input tokens", "too many tokens", "exceeds the available context size",
+		"input length exceeds", "reduce the length of the messages", "exceed context limit",
+		"input token count", "context size")
+}
+
+func providerPolicy(s string) bool {
+	return containsAny(s, "data policy", "guardrail restrictions", "model training violation", "settings/privacy")
+}
+
+func contentPolicy(s string) bool {
+	return containsAny(s, "content management policy", "content_policy", "content policy", "content filter",
+		"content_filter", "responsibleaipolicyviolation", "flagged", "moderation", "safety system",
+		"blocked by safety", "safety settings", "usage policies", "usage policy", "prohibited content",
+		"invalid_prompt")
+}
+
+// billingUnverified: billing-shaped text that is known to be also used for
+// other rejections (Anthropic's subscription content filter answers "You're
+// out of extra usage").
+func billingUnverified(s string) bool {
+	return containsAny(s, "out of extra usage", "draw from your extra usage")
+}
+
+// billingWords: credit or quota exhausted. strict leaves out the bare words
+// "quota" and "billing", which some providers use for rate limits.
+func billingWords(s string, strict bool) bool {
+	if containsAny(s, "insufficient_quota", "exceeded your current quota", "credit balance",
+		"insufficient credit", "insufficient balance", "insufficient funds", "out of credits",
+		"not enough credits", "purchase credits", "add credits", "add more credits", "more credits",
+		"payment required", "spend limit", "spending limit", "billing_error", "unpaid", "plans & billing") {
+		return true
+	}
+	return !strict && containsAny(s, "quota", "billing", "credits")
+}
+
+func authWords(s string) bool {
+	return containsAny(s, "invalid api key", "incorrect api key", "api key not valid", "invalid x-api-key",
+		"invalid_api_key", "api key not found", "invalid authentication", "authentication_error",
+		"unauthorized", "invalid bearer token", "api_key_invalid", "missing api key", "no api key",
+		"token has expired", "expired token")
+}
+
+func authPermanentWords(s string) bool {
+	return containsAny(s, "account has been deactivated", "account deactivated", "organization has been disabled",
+		"account has been disabled", "account is disabled", "has been suspended", "has been banned",
+		"access terminated", "organization is disabled")
+}
+
+var modelNotFoundRe = regexp.MustCompile(`model\b[^.]{0,80}\bnot found|no endpoints found for`)
+
+func modelNotFound(s string) bool {
+	return containsAny(s, "model_not_found", "model not found", "no such model", "unknown model",
+		"try pulling it first", "is not a valid model", "invalid model") ||
+		(strings.Contains(s, "model") && strings.Contains(s, "does not exist")) ||
+		modelNotFoundRe.MatchString(s)
+}
+
+func toolSchemaRejected(s string) bool {
+	return containsAny(s, "invalid schema for function", "input_schema", "function.parameters",
+		"invalid_function_parameters", "tool schema", "tools[", "json schema is invalid")
+}
+
+func rateLimitWords(s string) bool {
+	return containsAny(s, "rate limit", "rate_limit", "ratelimit", "too many requests", "throttl",
+		"resource_exhausted", "resource has been exhausted", "requests per minute", "tokens per min",
+		"concurrency limit")
+}
+
+func overloadedWords(s string) bool {
+	return containsAny(s, "overloaded", "server is busy", "at capacity", "capacity exceeded",
+		"capacity_exhausted", "no capacity", "temporarily unavailable", "service unavailable")
+}
+
+func timeoutWords(s string) bool {
+	return containsAny(s, "timed out", "timeout", "deadline exceeded", "time out")
+}
+
+var eofRe = regexp.MustCompile(`\beof\b`)
+
+func disconnectWords(s string) bool {
+	return containsAny(s, "connection reset", "broken pipe", "connection closed", "server closed",
+		"stream ended", "premature close", "socket hang up", "connection aborted") || eofRe.MatchString(s)
+}
+
+func connectWords(s string) bool {
+	return containsAny(s, "connection refused", "no such host", "dial tcp", "network is unreachable")
+}
+
+func certWords(s string) bool {
+	return containsAny(s, "x509:", "certificate verify failed", "certificate_verify_failed",
+		"certificate signed by unknown authority", "certificate has expired", "failed to verify certificate",
+		"certificate is not valid", "self signed certificate", "self-signed certificate",
+		"unable to get local issuer certificate")
+}
+
+func transientTLSWords(s string) bool {
+	return containsAny(s, "tls: ", "tls handshake", "handshake failure", "ssl")
+}
+
+func serverErrorWords(s string) bool {
+	return containsAny(s, "internal server error", "internal error", "bad gateway", "server_error",
+		"upstream connect error", "server had an error")
+}

@@ -1,0 +1,174 @@
+package failover
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// who names the failing provider for people, crediting the upstream behind
+// an aggregator.
+func who(c Classified) string {
+	p := c.Provider
+	if p == "" {
+		p = "the provider"
+	}
+	if c.UpstreamProvider != "" {
+		p += " (upstream " + c.UpstreamProvider + ")"
+	}
+	return p
+}
+
+func statusSuffix(c Classified) string {
+	if c.Status == 0 {
+		return ""
+	}
+	return " (" + strconv.Itoa(c.Status) + ")"
+}
+
+func modelName(c Classified) string {
+	if c.Model == "" {
+		return "the model"
+	}
+	return c.Model
+}
+
+// summary is the short status-line phrase.
+func summary(c Classified) string {
+	p, s := who(c), statusSuffix(c)
+	switch c.Class {
+	case ClassAuth:
+		return p + " rejected the credential" + s
+	case ClassAuthPermanent:
+		return p + " account access is disabled" + s
+	case ClassBilling:
+		if c.BillingUnverified {
+			return p + " reports usage exhausted, unverified" + s
+		}
+		return p + " account is out of credit" + s
+	case ClassRateLimit:
+		return "rate limited by " + p + s
+	case ClassUpstreamRateLimit:
+		return p + " relayed an upstream rate limit" + s
+	case ClassOverloaded:
+		return p + " overloaded" + s
+	case ClassServerError:
+		return p + " server error" + s
+	case ClassTimeout:
+		if c.Status == 0 {
+			return "connection to " + p + " timed out or dropped"
+		}
+		return p + " timed out" + s
+	case ClassSSLCert:
+		return "TLS certificate of " + p + " could not be verified"
+	case ClassContextOverflow:
+		if !c.Certain {
+			return "request probably too long for " + modelName(c) + s
+		}
+		return "conversation too long for " + modelName(c) + s
+	case ClassPayloadTooLarge:
+		return "request body too large for " + p + s
+	case ClassImageTooLarge:
+		return "an image is too large for " + modelName(c) + s
+	case ClassImageCorrupt:
+		return modelName(c) + " could not read an image" + s
+	case ClassModelNotFound:
+		return modelName(c) + " not found at " + p + s
+	case ClassProviderPolicyBlocked:
+		return p + " account policy blocks this model" + s
+	case ClassContentPolicyBlocked:
+		return p + " content filter blocked the request" + s
+	case ClassFormatError:
+		return p + " rejected the request format" + s
+	case ClassOutputCap:
+		if c.OutputCapLimit > 0 {
+			return fmt.Sprintf("max_tokens above %s's limit of %d%s", modelName(c), c.OutputCapLimit, s)
+		}
+		return "max_tokens above " + modelName(c) + "'s limit" + s
+	case ClassRoleAlternation:
+		return p + " requires alternating user/assistant roles" + s
+	case ClassThinkingSignature:
+		return p + " rejected a thinking-block signature" + s
+	case ClassInvalidEncryptedContent:
+		return p + " could not verify replayed encrypted reasoning" + s
+	case ClassReasoningMandatory:
+		return modelName(c) + " requires reasoning to stay on" + s
+	case ClassMultimodalToolContent:
+		return p + " does not accept images in tool results" + s
+	case ClassLlamaCppGrammar:
+		return "llama.cpp could not compile a tool schema to a grammar" + s
+	case ClassCanceled:
+		return "request canceled by the caller"
+	}
+	return p + " call failed" + s
+}
+
+// advice is one sentence a person can act on.
+func advice(c Classified) string {
+	switch c.Class {
+	case ClassAuth:
+		return "The API key was refused; retrying with it will not help. Check the key for " + who(c) + " (expired, revoked or mistyped) or add another."
+	case ClassAuthPermanent:
+		return "The account behind this key is disabled; no retry or other key of the same account helps. Contact the provider or configure a different provider."
+	case ClassBilling:
+		if c.BillingUnverified {
+			return "The provider says the usage allowance is exhausted, but this message is also sent when a content filter rejects part of the prompt; if your usage page still shows quota, suspect the content (for example the system prompt), not your balance."
+		}
+		return "The account has no credit or quota left; retrying will not help until you add credit or raise the spending limit at " + who(c) + "."
+	case ClassRateLimit:
+		return "Too many requests or tokens for this key right now; waiting helps" + untilText(c) + ", and another key or provider avoids the wait."
+	case ClassUpstreamRateLimit:
+		return "The aggregator's upstream provider is rate limited, not your key; waiting helps, or route to another upstream provider or model."
+	case ClassOverloaded:
+		return "The provider is temporarily overloaded; retrying after a short wait usually works, and a fallback model avoids the wait."
+	case ClassServerError:
+		return "The provider had an internal error; retrying usually works. If it persists, check the provider's status page."
+	case ClassTimeout:
+		return "The connection timed out or dropped before an answer; retrying usually works. If it keeps happening, check the network or proxy between you and the provider."
+	case ClassSSLCert:
+		return "The server's TLS certificate failed verification, so Talaria stopped without sending the request; check the base URL, the system clock and any intercepting proxy, or install the right CA certificate."
+	case ClassContextOverflow:
+		if !c.Certain {
+			return "The provider gave no reason, but the conversation is very large, so it was most likely too long for the model; compressing it should help, or start a new session."
+		}
+		return "The conversation no longer fits the model's context window; compressing older turns fixes it, or start a new session or use a model with a larger window."
+	case ClassPayloadTooLarge:
+		return "The request body exceeds the provider's size limit (often large tool results or images); compressing or removing large attachments fixes it."
+	case ClassImageTooLarge:
+		return "An image exceeds the model's size or dimension limit; resize it or remove it from the conversation."
+	case ClassImageCorrupt:
+		return "The model could not decode an image (corrupt or unsupported format); remove it or convert it to PNG or JPEG."
+	case ClassModelNotFound:
+		if !c.Certain {
+			return "The endpoint answered 404; check the model name and the base URL, or choose another model."
+		}
+		return "The model name is wrong or not available to this key; check the spelling, pull or enable the model, or choose another."
+	case ClassProviderPolicyBlocked:
+		return "Your account's privacy or routing settings exclude every endpoint for this model, so no retry or fallback on this account helps; change the settings (for OpenRouter: openrouter.ai/settings/privacy) or pick another model."
+	case ClassContentPolicyBlocked:
+		return "The provider's safety filter rejected the prompt or the answer; retrying the same text will not help. Rephrase the request or use another provider."
+	case ClassFormatError:
+		if c.Fallback {
+			return "This route rejected a parameter or tool definition that another route may accept; check the model's supported parameters and tool schemas."
+		}
+		return "The provider rejected the request as malformed; retrying the same request will not help. The provider message says what to change."
+	case ClassOutputCap:
+		return "The requested output length exceeds what the model can produce; lowering max_tokens to the model's limit fixes it."
+	case ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent, ClassReasoningMandatory,
+		ClassMultimodalToolContent, ClassLlamaCppGrammar:
+		return "The provider rejected the shape of the conversation; Talaria repairs it once and retries. If it still fails, start a new session or switch models."
+	case ClassCanceled:
+		return "The request was canceled on this side (interrupt or shutdown); the provider did nothing wrong."
+	}
+	return "The failure was not recognised; Talaria retries it with backoff. If it keeps failing, run `talaria explain-error` on the logged error and report it."
+}
+
+func untilText(c Classified) string {
+	switch {
+	case !c.ResetAt.IsZero():
+		return " (the limit resets at " + c.ResetAt.Local().Format(time.TimeOnly) + ")"
+	case c.RetryAfter > 0:
+		return " (the provider asks for " + c.RetryAfter.Round(time.Millisecond).String() + ")"
+	}
+	return ""
+}

@@ -1,0 +1,342 @@
+// Package config reads Talaria's configuration: ~/.talaria/config.yaml
+// (TALARIA_HOME moves the whole directory), then environment overrides,
+// then the command line's one-run flags, which the CLI applies.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Provider is one configured model endpoint.
+type Provider struct {
+	// API is the wire format: "openai" (Chat Completions, any compatible
+	// server) or "anthropic" (Messages).
+	API     string `yaml:"api"`
+	BaseURL string `yaml:"base_url"`
+	Model   string `yaml:"model"`
+	// KeyEnv names the environment variable holding the key; a
+	// comma-separated value gives several keys for rotation.
+	KeyEnv string `yaml:"key_env"`
+	// Keys lists keys inline (prefer KeyEnv so keys stay out of files).
+	Keys []string `yaml:"keys"`
+	// KeyStrategy: fill-first (default), round-robin or least-used.
+	KeyStrategy string            `yaml:"key_strategy"`
+	Headers     map[string]string `yaml:"headers"`
+	// MaxTokensField: "max_tokens" or "max_completion_tokens" (openai API only).
+	MaxTokensField string `yaml:"max_tokens_field"`
+}
+
+// Route names a provider entry and optionally a model other than its default.
+type Route struct {
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
+}
+
+// Compression configures context compression.
+type Compression struct {
+	// Threshold is the fraction of the window that triggers compression
+	// (default 0.5); ThresholdTokens, when set, is an absolute limit instead.
+	Threshold       float64  `yaml:"threshold"`
+	ThresholdTokens int      `yaml:"threshold_tokens"`
+	Model           string   `yaml:"model"`      // auxiliary model for summaries (default: the session's)
+	Attempts        int      `yaml:"attempts"`   // per turn (default 3)
+	OnFailure       string   `yaml:"on_failure"` // placeholder (default) or abort
+	Timeout         Duration `yaml:"timeout"`    // summary call (default 60s)
+	TailMessages    int      `yaml:"tail_messages"`
+	Disabled        bool     `yaml:"disabled"`
+}
+
+// Guards turns the loop and stall guards on and off.
+type Guards struct {
+	IdenticalCalls        *bool   `yaml:"identical_calls"`
+	ToolLoopStop          int     `yaml:"tool_loop_stop"` // unattended runs: stop after N identical calls (0 = never)
+	SaidButStopped        *bool   `yaml:"said_but_stopped"`
+	EmptyResponse         *bool   `yaml:"empty_response"`
+	EmptyRetries          int     `yaml:"empty_retries"`
+	EmptyCostThresholdUSD float64 `yaml:"empty_cost_threshold_usd"`
+}
+
+// Model overrides the catalogue entry of one model.
+type Model struct {
+	Window            int     `yaml:"window"`
+	MaxOutput         int     `yaml:"max_output"`
+	InputPerMTok      float64 `yaml:"input_per_mtok"`
+	OutputPerMTok     float64 `yaml:"output_per_mtok"`
+	CacheReadPerMTok  float64 `yaml:"cache_read_per_mtok"`
+	CacheWritePerMTok float64 `yaml:"cache_write_per_mtok"`
+}
+
+// Database configures the SQLite store.
+type Database struct {
+	Path string `yaml:"path"` // default $TALARIA_HOME/state.db
+	// Synchronous: "normal" (default: survives any process crash) or
+	// "full" (also survives power loss; slower commits).
+	Synchronous string `yaml:"synchronous"`
+}
+
+// Config is the whole file.
+type Config struct {
+	// Provider is the default provider entry; Model overrides its model.
+	Provider  string              `yaml:"provider"`
+	Model     string              `yaml:"model"`
+	Providers map[string]Provider `yaml:"providers"`
+	Fallback  []Route             `yaml:"fallback"`
+	// Approvals: "ask" (default: chat asks, run refuses unless --yes) or
+	// "auto" (tools that change things run without asking).
+	Approvals     string           `yaml:"approvals"`
+	MaxIterations int              `yaml:"max_iterations"`
+	MaxRetries    int              `yaml:"max_retries"`
+	MaxTokens     int              `yaml:"max_tokens"`
+	PromptCache   *bool            `yaml:"prompt_cache"`
+	Compression   Compression      `yaml:"compression"`
+	Guards        Guards           `yaml:"guards"`
+	Models        map[string]Model `yaml:"models"`
+	Database      Database         `yaml:"database"`
+	ShellTimeout  Duration         `yaml:"shell_timeout"`
+	// SystemPrompt replaces the default prompt; SystemPromptExtra extends it.
+	SystemPrompt      string `yaml:"system_prompt"`
+	SystemPromptExtra string `yaml:"system_prompt_extra"`
+	LogLevel          string `yaml:"log_level"`
+
+	// Home is the directory the config came from (not read from the file).
+	Home string `yaml:"-"`
+	// File is the config file path, "" when there was none.
+	File string `yaml:"-"`
+}
+
+// Duration is a time.Duration written as "90s" or "2m" in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML reads "90s", "2m", or a plain number of seconds.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	if v, err := time.ParseDuration(s); err == nil {
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if _, err := fmt.Sscanf(s, "%g", &secs); err == nil {
+		*d = Duration(time.Duration(secs * float64(time.Second)))
+		return nil
+	}
+	return fmt.Errorf("line %d: %q is not a duration (use e.g. 90s or 2m)", n.Line, s)
+}
+
+// Home returns the configuration directory: $TALARIA_HOME, else ~/.talaria.
+func Home(getenv func(string) string) (string, error) {
+	if h := getenv("TALARIA_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the home directory (set TALARIA_HOME): %w", err)
+	}
+	return filepath.Join(u, ".talaria"), nil
+}
+
+// Load reads home/config.yaml when it exists, fills defaults, and applies
+// the environment (getenv, usually os.Getenv): TALARIA_PROVIDER,
+// TALARIA_MODEL, TALARIA_BASE_URL, TALARIA_API, TALARIA_DB, and the
+// built-in providers' OPENAI_API_KEY / ANTHROPIC_API_KEY.
+func Load(home string, getenv func(string) string) (*Config, error) {
+	c := &Config{Home: home}
+	file := filepath.Join(home, "config.yaml")
+	data, err := os.ReadFile(file)
+	switch {
+	case err == nil:
+		c.File = file
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		// io.EOF: an empty or comments-only file is an empty config.
+		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %s (fix the file, or move it aside to use defaults)", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		c.Home, c.File = home, file
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	c.defaults()
+	c.applyEnv(getenv)
+	if err := c.Validate(); err != nil {
+		where := "configuration"
+		if c.File != "" {
+			where = c.File
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return c, nil
+}
+
+// Built-in providers, usable with no config file.
+func builtinProviders() map[string]Provider {
+	return map[string]Provider{
+		"openai": {
+			API:     "openai",
+			BaseURL: "https://api.openai.com/v1",
+			Model:   "gpt-4.1",
+			KeyEnv:  "OPENAI_API_KEY",
+		},
+		"anthropic": {
+			API:     "anthropic",
+			BaseURL: "https://api.anthropic.com",
+			Model:   "claude-sonnet-4-5",
+			KeyEnv:  "ANTHROPIC_API_KEY",
+		},
+	}
+}
+
+func (c *Config) defaults() {
+	if c.Providers == nil {
+		c.Providers = map[string]Provider{}
+	}
+	for name, p := range builtinProviders() {
+		if _, ok := c.Providers[name]; !ok {
+			c.Providers[name] = p
+		}
+	}
+	for name, p := range c.Providers {
+		if p.API == "" {
+			p.API = "openai"
+		}
+		c.Providers[name] = p
+	}
+	if c.Approvals == "" {
+		c.Approvals = "ask"
+	}
+	if c.Database.Path == "" {
+		c.Database.Path = filepath.Join(c.Home, "state.db")
+	}
+	if c.Database.Synchronous == "" {
+		c.Database.Synchronous = "normal"
+	}
+}
+
+func (c *Config) applyEnv(getenv func(string) string) {
+	if v := getenv("TALARIA_PROVIDER"); v != "" {
+		c.Provider = v
+	}
+	if v := getenv("TALARIA_MODEL"); v != "" {
+		c.Model = v
+	}
+	if v := getenv("TALARIA_DB"); v != "" {
+		c.Database.Path = v
+	}
+	if v := getenv("TALARIA_API"); v != "" || getenv("TALARIA_BASE_URL") != "" {
+		name := c.Provider
+		if name == "" {
+			name = "custom"
+			c.Provider = name
+		}
+		p := c.Providers[name]
+		if v != "" {
+			p.API = v
+		}
+		if u := getenv("TALARIA_BASE_URL"); u != "" {
+			p.BaseURL = u
+		}
+		c.Providers[name] = p
+	}
+	if c.Provider == "" {
+		// No choice made: the first built-in whose key is set.
+		for _, name := range []string{"openai", "anthropic"} {
+			if getenv(c.Providers[name].KeyEnv) != "" {
+				c.Provider = name
+				break
+			}
+		}
+	}
+}
+
+// Validate checks values a person may have mistyped.
+func (c *Config) Validate() error {
+	for name, p := range c.Providers {
+		if p.API != "openai" && p.API != "anthropic" {
+			return fmt.Errorf("providers.%s.api is %q; use openai or anthropic", name, p.API)
+		}
+		switch p.KeyStrategy {
+		case "", "fill-first", "round-robin", "least-used":
+		default:
+			return fmt.Errorf("providers.%s.key_strategy is %q; use fill-first, round-robin or least-used", name, p.KeyStrategy)
+		}
+	}
+	if c.Provider != "" {
+		if _, ok := c.Providers[c.Provider]; !ok && c.Providers[c.Provider].BaseURL == "" {
+			return fmt.Errorf("provider %q is not configured; known: %s", c.Provider, strings.Join(c.ProviderNames(), ", "))
+		}
+	}
+	for i, r := range c.Fallback {
+		if _, ok := c.Providers[r.Provider]; !ok {
+			return fmt.Errorf("fallback[%d].provider %q is not configured; known: %s", i, r.Provider, strings.Join(c.ProviderNames(), ", "))
+		}
+	}
+	switch c.Approvals {
+	case "ask", "auto":
+	default:
+		return fmt.Errorf("approvals is %q; use ask or auto", c.Approvals)
+	}
+	switch c.Database.Synchronous {
+	case "normal", "full":
+	default:
+		return fmt.Errorf("database.synchronous is %q; use normal or full", c.Database.Synchronous)
+	}
+	switch c.Compression.OnFailure {
+	case "", "placeholder", "abort":
+	default:
+		return fmt.Errorf("compression.on_failure is %q; use placeholder or abort", c.Compression.OnFailure)
+	}
+	if t := c.Compression.Threshold; t < 0 || t > 1 {
+		return fmt.Errorf("compression.threshold is %g; use a fraction of the window between 0 and 1 (or threshold_tokens)", t)
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"max_iterations", c.MaxIterations}, {"max_retries", c.MaxRetries}, {"max_tokens", c.MaxTokens}} {
+		if n.v < 0 {
+			return fmt.Errorf("%s is %d; it cannot be negative", n.name, n.v)
+		}
+	}
+	return nil
+}
+
+// ProviderNames lists configured providers, sorted.
+func (c *Config) ProviderNames() []string {
+	names := make([]string, 0, len(c.Providers))
+	for n := range c.Providers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// KeyList returns the keys of provider p: inline keys, else the comma-separated
+// value of its KeyEnv.
+func (p Provider) KeyList(getenv func(string) string) []string {
+	if len(p.Keys) > 0 {
+		return p.Keys
+	}
+	if p.KeyEnv == "" {
+		return nil
+	}
+	var keys []string
+	for _, k := range strings.Split(getenv(p.KeyEnv), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

@@ -1,0 +1,67 @@
+package fakellm
+
+import (
+	"bytes"
+	"net/http"
+	"slices"
+)
+
+// API names used in Request.API.
+const (
+	APIOpenAI    = "openai"
+	APIAnthropic = "anthropic"
+)
+
+// Request is one received API request: raw, and as a normalized view.
+type Request struct {
+	API    string // APIOpenAI or APIAnthropic
+	Path   string
+	Model  string
+	Stream bool
+	Header http.Header
+	// Body is the raw request body exactly as received.
+	Body []byte
+	// System is Anthropic's "system" (a string, or its text blocks joined
+	// with "\n"), or the text of OpenAI system/developer messages joined
+	// with "\n".
+	System string
+	// Messages is the conversation without system messages. Anthropic
+	// tool_result blocks become Role "tool" entries, in block order.
+	Messages []Msg
+	// Tools are the names of the tools offered, in order.
+	Tools     []string
+	MaxTokens int
+	// IncludeUsage is OpenAI's stream_options.include_usage.
+	IncludeUsage bool
+}
+
+// Msg is one normalized message.
+type Msg struct {
+	Role string // "user", "assistant", "tool"
+	// Text is the message's text parts concatenated (no separator, like
+	// llm.Message.Text).
+	Text       string
+	ToolCalls  []Call
+	ToolCallID string
+	// Reasoning is replayed thinking: OpenAI reasoning_content, Anthropic
+	// thinking blocks.
+	Reasoning string
+	// IsError is an Anthropic tool_result's is_error.
+	IsError bool
+}
+
+// clone deep-copies r so callers can keep or modify it freely.
+func (r Request) clone() Request {
+	c := r
+	c.Header = r.Header.Clone()
+	c.Body = bytes.Clone(r.Body)
+	c.Tools = slices.Clone(r.Tools)
+	if r.Messages != nil {
+		c.Messages = make([]Msg, len(r.Messages))
+		for i, m := range r.Messages {
+			m.ToolCalls = slices.Clone(m.ToolCalls)
+			c.Messages[i] = m
+		}
+	}
+	return c
+}

@@ -1,0 +1,162 @@
+// Package anthropic implements llm.Provider over the Anthropic Messages API
+// (POST /v1/messages with stream: true), using the official SDK for the HTTP
+// transport and SSE framing while building the request body itself so the
+// same llm.Request always yields the same bytes.
+package anthropic
+
+import (
+	"context"
+	"iter"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+const (
+	defaultName      = "anthropic"
+	defaultMaxTokens = 8192
+	messagesPath     = "v1/messages"
+)
+
+// Config configures a Provider. The zero value talks to the production API
+// without a key.
+type Config struct {
+	// Name is the provider name used in errors and status lines; default "anthropic".
+	Name string
+	// BaseURL is the API root, e.g. https://api.anthropic.com, without /v1:
+	// the adapter appends v1/messages (a trailing /v1 is tolerated and dropped).
+	BaseURL string
+	// APIKey is the default key, sent as x-api-key; llm.Request.APIKey
+	// overrides it per call.
+	APIKey string
+	// HTTPClient sends the requests; nil uses a client with its own
+	// connection pool and no overall timeout (the caller's ctx bounds a call).
+	HTTPClient *http.Client
+	// Headers are extra request headers (e.g. anthropic-beta).
+	Headers map[string]string
+	// DefaultMaxTokens is sent as max_tokens when Request.MaxTokens is 0
+	// (the API requires the field); default 8192.
+	DefaultMaxTokens int
+}
+
+// Provider is the Anthropic Messages adapter. It is safe for concurrent use.
+type Provider struct {
+	name      string
+	apiKey    string
+	maxTokens int
+	client    sdk.Client
+	// drainWait bounds the read for the end of the body after message_stop.
+	drainWait time.Duration
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+// New builds a Provider from cfg. It never reads the environment: the SDK's
+// ANTHROPIC_* autoload is disabled so only cfg decides where calls go.
+func New(cfg Config) *Provider {
+	p := &Provider{
+		name:      cfg.Name,
+		apiKey:    cfg.APIKey,
+		maxTokens: cfg.DefaultMaxTokens,
+		drainWait: drainTimeout,
+	}
+	if p.name == "" {
+		p.name = defaultName
+	}
+	if p.maxTokens <= 0 {
+		p.maxTokens = defaultMaxTokens
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = newHTTPClient()
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithHTTPClient(hc),
+		// Talaria's retry loop owns retries: it classifies, rotates keys and
+		// falls back, which the SDK's blind retries would pre-empt.
+		option.WithMaxRetries(0),
+	}
+	if base := normalizeBaseURL(cfg.BaseURL); base != "" {
+		opts = append(opts, option.WithBaseURL(base))
+	}
+	// Sorted so the header set is the same on every run.
+	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
+	}
+	p.client = sdk.NewClient(opts...)
+	return p
+}
+
+// Name returns the configured provider name.
+func (p *Provider) Name() string { return p.name }
+
+// Stream sends req with stream: true and yields the answer as it arrives; see
+// llm.Provider for the closing rule. Every error is an *llm.APIError.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		model := ""
+		if req != nil {
+			model = req.Model
+		}
+		body, err := buildRequestBody(req, p.maxTokens)
+		if err != nil {
+			yield(llm.Event{}, p.buildError(model, err))
+			return
+		}
+		capture := &responseCapture{}
+		opts := []option.RequestOption{
+			option.WithMiddleware(capture.middleware),
+			option.WithHeader("Accept", "text/event-stream"),
+		}
+		if key := p.keyFor(req); key != "" {
+			opts = append(opts, option.WithHeader("x-api-key", key))
+		}
+		var res *http.Response
+		if err := p.client.Post(ctx, messagesPath, body, &res, opts...); err != nil {
+			yield(llm.Event{}, p.requestError(ctx, model, err, capture))
+			return
+		}
+		if res == nil || res.Body == nil {
+			var h http.Header
+			if res != nil {
+				h = res.Header
+			}
+			yield(llm.Event{}, p.streamBroke(ctx, model, h, "", errEmptyBody))
+			return
+		}
+		dec := ssestream.NewDecoder(res)
+		defer dec.Close()
+		p.consume(ctx, model, res.Header, dec, yield)
+	}
+}
+
+// keyFor picks the per-request key over the configured one.
+func (p *Provider) keyFor(req *llm.Request) string {
+	if req != nil && req.APIKey != "" {
+		return req.APIKey
+	}
+	return p.apiKey
+}
+
+// normalizeBaseURL drops a trailing /v1 because the adapter appends v1/messages.
+func normalizeBaseURL(s string) string {
+	s = strings.TrimRight(strings.TrimSpace(s), "/")
+	s = strings.TrimSuffix(s, "/v1")
+	return s
+}
+
+func newHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		return &http.Client{Transport: t.Clone()}
+	}
+	return &http.Client{}
+}

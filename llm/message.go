@@ -1,0 +1,187 @@
+// Package llm holds the provider-neutral shapes of a conversation with a
+// model: messages, requests, stream events, responses and the error type that
+// keeps everything a failure classifier needs. It imports nothing of Talaria's.
+package llm
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Role is who authored a message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// PartType says what a content part holds.
+type PartType string
+
+const (
+	PartText  PartType = "text"
+	PartImage PartType = "image"
+)
+
+// Part is one piece of message content. Text parts carry Text; image parts
+// carry either Data (raw bytes, sent base64) with MediaType, or a URL.
+type Part struct {
+	Type      PartType `json:"type"`
+	Text      string   `json:"text,omitempty"`
+	MediaType string   `json:"media_type,omitempty"`
+	Data      []byte   `json:"data,omitempty"`
+	URL       string   `json:"url,omitempty"`
+}
+
+// TextPart is a convenience constructor for a text part.
+func TextPart(s string) Part { return Part{Type: PartText, Text: s} }
+
+// ToolCall is a model's request to run a tool. Arguments holds the raw JSON
+// text exactly as the model produced it: it may be invalid JSON, and it is
+// replayed byte for byte so the prompt-cache prefix stays stable.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ArgumentsJSON returns the arguments as a JSON value usable on the wire:
+// the raw text when it is a valid JSON object, "{}" otherwise. Wire adapters
+// that must send an object (Anthropic's tool_use input) use it.
+func (c ToolCall) ArgumentsJSON() json.RawMessage {
+	s := strings.TrimSpace(c.Arguments)
+	if s == "" {
+		return json.RawMessage("{}")
+	}
+	if s[0] == '{' && json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return json.RawMessage("{}")
+}
+
+// Reasoning is a model's thinking that came with an assistant message.
+// Signature (Anthropic) must be replayed unchanged; Redacted holds an opaque
+// redacted-thinking payload.
+type Reasoning struct {
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
+}
+
+// Empty reports whether there is nothing to replay.
+func (r *Reasoning) Empty() bool {
+	return r == nil || (r.Text == "" && r.Signature == "" && r.Redacted == "")
+}
+
+// Message is one entry of a conversation.
+//
+// A tool result has Role == RoleTool, ToolCallID naming the call it answers
+// and ToolName the tool's name; IsError marks a failed call.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    []Part     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	IsError    bool       `json:"is_error,omitempty"`
+	Reasoning  *Reasoning `json:"reasoning,omitempty"`
+}
+
+// NewText builds a message with a single text part.
+func NewText(role Role, text string) Message {
+	return Message{Role: role, Content: []Part{TextPart(text)}}
+}
+
+// NewToolResult builds the tool-role message that answers call.
+func NewToolResult(call ToolCall, content string, isError bool) Message {
+	return Message{
+		Role:       RoleTool,
+		Content:    []Part{TextPart(content)},
+		ToolCallID: call.ID,
+		ToolName:   call.Name,
+		IsError:    isError,
+	}
+}
+
+// Text concatenates the message's text parts.
+func (m Message) Text() string {
+	switch len(m.Content) {
+	case 0:
+		return ""
+	case 1:
+		if m.Content[0].Type == PartText {
+			return m.Content[0].Text
+		}
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range m.Content {
+		if p.Type == PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// HasImages reports whether any part is an image.
+func (m Message) HasImages() bool {
+	for _, p := range m.Content {
+		if p.Type == PartImage {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolSpec describes a tool offered to the model. Parameters is a JSON
+// Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Usage is token accounting for one API call, normalized across providers:
+// InputTokens are prompt tokens that were neither read from nor written to
+// the prompt cache, so the whole prompt is InputTokens + CacheReadTokens +
+// CacheWriteTokens. ReasoningTokens are part of OutputTokens.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens  int64 `json:"reasoning_tokens,omitempty"`
+	// Reported is false when the provider sent no usage at all, which the
+	// guards treat differently from a reported zero.
+	Reported bool `json:"reported"`
+}
+
+// PromptTokens is the full size of the prompt the provider saw.
+func (u Usage) PromptTokens() int64 {
+	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// Add accumulates o into u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
+	u.ReasoningTokens += o.ReasoningTokens
+	u.Reported = u.Reported || o.Reported
+}
+
+// FinishReason is why the model stopped, normalized across providers.
+type FinishReason string
+
+const (
+	FinishStop          FinishReason = "stop"           // natural end (OpenAI stop, Anthropic end_turn/stop_sequence)
+	FinishToolCalls     FinishReason = "tool_calls"     // stopped to call tools (tool_use)
+	FinishLength        FinishReason = "length"         // output limit hit (max_tokens)
+	FinishContentFilter FinishReason = "content_filter" // provider filtered the output
+	FinishRefusal       FinishReason = "refusal"        // model refused (Anthropic refusal)
+	FinishUnknown       FinishReason = ""               // missing or unrecognized
+)

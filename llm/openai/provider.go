@@ -1,0 +1,175 @@
+// Package openai is Talaria's adapter for OpenAI-compatible Chat Completions
+// endpoints (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama, LM Studio, ...).
+//
+// It uses github.com/openai/openai-go/v3 for the wire (base URL, auth,
+// headers, SSE framing, API error shapes) but builds the request body itself
+// so the same llm.Request always yields the same bytes, and decodes stream
+// chunks itself so it can read the fields compatible servers add
+// (reasoning_content, reasoning, cache counters) and tolerate their quirks.
+package openai
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// Values for Config.MaxTokensField.
+const (
+	// FieldMaxTokens is the classic output cap understood by every
+	// OpenAI-compatible server; it is the default.
+	FieldMaxTokens = "max_tokens"
+	// FieldMaxCompletionTokens is required by OpenAI's reasoning models,
+	// which reject max_tokens.
+	FieldMaxCompletionTokens = "max_completion_tokens"
+)
+
+// DefaultName is the provider name used when Config.Name is empty.
+const DefaultName = "openai"
+
+// defaultHeaderTimeout bounds the wait for response headers on the default
+// HTTP client, so a server that accepts and never answers cannot hang a turn;
+// it does not limit how long a stream may run once it started.
+const defaultHeaderTimeout = 10 * time.Minute
+
+// Config configures a Provider.
+type Config struct {
+	// Name is the provider name reported in errors and status lines
+	// ("openai", "openrouter", ...); default "openai".
+	Name string
+	// BaseURL is the API root, e.g. https://api.openai.com/v1 or
+	// http://127.0.0.1:PORT/v1; default https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is the default key; llm.Request.APIKey overrides it per call.
+	// With neither set no Authorization header is sent (local servers).
+	APIKey string
+	// HTTPClient is optional; the default has no overall timeout (streams
+	// are long) but bounds the wait for response headers.
+	HTTPClient *http.Client
+	// Headers are extra headers on every request.
+	Headers map[string]string
+	// MaxTokensField names the field that carries llm.Request.MaxTokens:
+	// FieldMaxTokens (the default, because every OpenAI-compatible server
+	// understands it) or FieldMaxCompletionTokens (OpenAI reasoning models).
+	// Any other value means the default.
+	MaxTokensField string
+}
+
+// Provider is an llm.Provider for Chat Completions endpoints. It is safe for
+// concurrent use.
+type Provider struct {
+	name                string
+	client              oai.Client
+	maxCompletionTokens bool
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+// New builds a Provider. It never reads OPENAI_* environment variables: keys
+// and endpoints come from cfg only, so a key meant for one endpoint is never
+// sent to another.
+func New(cfg Config) *Provider {
+	name := cfg.Name
+	if name == "" {
+		name = DefaultName
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	opts := []option.RequestOption{
+		option.WithEnvironmentProduction(),
+		option.WithHTTPClient(hc),
+		// Talaria's retry loop owns retries; the SDK must make exactly one
+		// request per call.
+		option.WithMaxRetries(0),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	keys := make([]string, 0, len(cfg.Headers))
+	for k := range cfg.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
+	}
+	return &Provider{
+		name: name,
+		// Built directly rather than with oai.NewClient, which would merge
+		// OPENAI_API_KEY, OPENAI_ORG_ID, ... from the environment into
+		// requests sent to whatever endpoint this provider points at.
+		client:              oai.Client{Options: opts},
+		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
+	}
+}
+
+func defaultHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = defaultHeaderTimeout
+		return &http.Client{Transport: t}
+	}
+	return &http.Client{}
+}
+
+// Name returns the configured provider name.
+func (p *Provider) Name() string { return p.name }
+
+// Stream sends req as a streaming Chat Completions call and yields the answer
+// as it arrives, following the closing rule of llm.Provider: exactly one
+// EventDone with a nil error, or one non-nil *llm.APIError, ends the
+// sequence. Breaking out of the loop closes the connection before Stream's
+// iterator returns.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if req == nil {
+			yield(llm.Event{}, p.localError("", "nil request"))
+			return
+		}
+		body, err := encodeRequest(req, p.maxCompletionTokens)
+		if err != nil {
+			yield(llm.Event{}, p.localError(req.Model, err.Error()))
+			return
+		}
+		capt := &capture{}
+		opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
+		if req.APIKey != "" {
+			opts = append(opts, option.WithAPIKey(req.APIKey))
+		}
+		var resp *http.Response
+		err = p.client.Post(ctx, "chat/completions", body, &resp, opts...)
+		if err != nil {
+			if resp != nil && resp.Body != nil {
+				_ = resp.Body.Close()
+			}
+			yield(llm.Event{}, p.requestError(ctx, req.Model, err, capt))
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			yield(llm.Event{}, p.requestError(ctx, req.Model, nil, capt))
+			return
+		}
+		r := &reader{p: p, model: req.Model, header: resp.Header}
+		if isJSON(resp.Header.Get("Content-Type")) {
+			// Some servers ignore stream:true and answer with one JSON
+			// object; take it rather than failing the turn.
+			r.readJSON(ctx, resp, yield)
+			return
+		}
+		r.readSSE(ctx, resp, yield)
+	}
+}

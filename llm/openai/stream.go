@@ -1,0 +1,153 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// maxJSONBody caps a non-streamed answer; far above any real completion.
+const maxJSONBody = 32 << 20
+
+// errNoEnd is the cause when a stream closes cleanly but too early.
+var errNoEnd = fmt.Errorf("stream ended without finish_reason or [DONE]: %w", io.ErrUnexpectedEOF)
+
+// reader consumes one successful (2xx) response.
+type reader struct {
+	p      *Provider
+	model  string
+	header http.Header
+	asm    assembler
+}
+
+// readSSE reads a text/event-stream answer. The SDK's ssestream.Stream is not
+// used on top of the decoder because it reports [DONE] and a clean EOF alike,
+// and telling them apart is how a truncated stream is caught.
+func (r *reader) readSSE(ctx context.Context, resp *http.Response, yield func(llm.Event, error) bool) {
+	dec := ssestream.NewDecoder(resp)
+	sawDone := false
+	for dec.Next() {
+		if ctx.Err() != nil {
+			// Buffered events must not outlive a cancellation.
+			yield(llm.Event{}, r.midStream(r.p.transportError(ctx, r.model, ctx.Err(), true, r.asm.partialText())))
+			return
+		}
+		ev := dec.Event()
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		if bytes.Equal(data, []byte("[DONE]")) {
+			sawDone = true
+			break
+		}
+		if !r.handle(ev.Type, data, true, yield) {
+			return
+		}
+	}
+	if !sawDone {
+		err := dec.Err()
+		switch {
+		case ctx.Err() != nil:
+			yield(llm.Event{}, r.midStream(r.p.transportError(ctx, r.model, err, true, r.asm.partialText())))
+			return
+		case !r.asm.finished:
+			if err == nil {
+				err = errNoEnd
+			}
+			yield(llm.Event{}, r.midStream(r.p.transportError(ctx, r.model, err, true, r.asm.partialText())))
+			return
+		}
+		// finish_reason arrived and only the trailing usage chunk or [DONE]
+		// was lost: the answer is complete, and a retry would pay for it
+		// again.
+	}
+	r.done(yield)
+}
+
+// readJSON reads a non-streamed chat.completion, sent by servers that ignore
+// stream:true, as if it were one chunk.
+func (r *reader) readJSON(ctx context.Context, resp *http.Response, yield func(llm.Event, error) bool) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody))
+	if err != nil {
+		e := r.p.transportError(ctx, r.model, err, false, "")
+		e.Header = r.header
+		yield(llm.Event{}, e)
+		return
+	}
+	if !r.handle("", bytes.TrimSpace(data), false, yield) {
+		return
+	}
+	r.done(yield)
+}
+
+// handle decodes one chunk and yields its events; false means the sequence
+// has ended (an error was yielded or the consumer stopped).
+func (r *reader) handle(eventType string, data []byte, midStream bool, yield func(llm.Event, error) bool) bool {
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		err = fmt.Errorf("malformed chunk: %w", err)
+		yield(llm.Event{}, r.midStreamIf(midStream, &llm.APIError{
+			Provider: r.p.name,
+			Model:    r.model,
+			Body:     capBody(data),
+			Message:  err.Error(),
+			Err:      err,
+		}))
+		return false
+	}
+	if c.hasError() || eventType == "error" {
+		errField := c.Error
+		if !c.hasError() {
+			errField = data // `event: error` whose data is the error itself
+		}
+		e := r.p.streamError(r.model, r.header, data, errField, midStream, r.asm.partialText())
+		if !midStream && e.StatusCode == 0 {
+			e.StatusCode = http.StatusOK // a whole answer that is an error
+		}
+		yield(llm.Event{}, e)
+		return false
+	}
+	for _, ev := range r.asm.add(&c) {
+		if !yield(ev, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *reader) done(yield func(llm.Event, error) bool) {
+	for _, ev := range r.asm.finish() {
+		if !yield(ev, nil) {
+			return
+		}
+	}
+}
+
+// midStream marks e as a failure after the stream started.
+func (r *reader) midStream(e *llm.APIError) *llm.APIError {
+	return r.midStreamIf(true, e)
+}
+
+func (r *reader) midStreamIf(mid bool, e *llm.APIError) *llm.APIError {
+	e.Header = r.header
+	if mid {
+		e.MidStream = true
+		e.PartialText = r.asm.partialText()
+	}
+	return e
+}
+
+// isJSON reports whether a Content-Type is JSON rather than an event stream.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || len(mt) > 5 && mt[len(mt)-5:] == "+json")
+}

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors; backends wrap them (errors.Is works through *Error).
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrLeaseLost = errors.New("turn lease lost")
+	ErrEnded     = errors.New("session has ended")
+)
+
+// ErrorKind is the real cause of a persistence failure, so the turn can say
+// "the database is locked by another process" instead of "disk full".
+type ErrorKind string
+
+const (
+	KindOther     ErrorKind = "other"
+	KindDiskFull  ErrorKind = "disk_full"
+	KindLocked    ErrorKind = "locked"
+	KindCorrupt   ErrorKind = "corrupt"
+	KindReadOnly  ErrorKind = "read_only"
+	KindLeaseLost ErrorKind = "lease_lost"
+	KindNotFound  ErrorKind = "not_found"
+	KindClosed    ErrorKind = "closed"
+)
+
+// Error is a failed store operation.
+type Error struct {
+	Op   string    // "append", "open", ...
+	Kind ErrorKind // the real cause
+	Path string    // database file, when there is one
+	Err  error
+}
+
+func (e *Error) Error() string {
+	s := "store " + e.Op
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	s += ": "
+	if hint := e.Kind.Hint(); hint != "" {
+		s += hint + ": "
+	}
+	if e.Err != nil {
+		s += e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is lets errors.Is(err, ErrLeaseLost / ErrNotFound) match by kind.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrLeaseLost:
+		return e.Kind == KindLeaseLost
+	case ErrNotFound:
+		return e.Kind == KindNotFound
+	}
+	return false
+}
+
+// Hint is a short description of the cause a person can act on.
+func (k ErrorKind) Hint() string {
+	switch k {
+	case KindDiskFull:
+		return "the disk is full; free some space"
+	case KindLocked:
+		return "the database is locked by another process; wait for it or stop it"
+	case KindCorrupt:
+		return "the database file is damaged; move it aside to start fresh (its sessions stay in the moved file)"
+	case KindReadOnly:
+		return "the database is read-only; check the file's permissions"
+	case KindLeaseLost:
+		return "another process took over this session's turn"
+	case KindNotFound:
+		return "not found"
+	case KindClosed:
+		return "the store is closed"
+	}
+	return ""
+}
+
+// KindOf returns the ErrorKind of err (KindOther when it is not an *Error).
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		return KindLeaseLost
+	}
+	if errors.Is(err, ErrNotFound) {
+		return KindNotFound
+	}
+	return KindOther
+}
+
+// LeaseHeldError says another holder has the session's lease.
+type LeaseHeldError struct {
+	SessionID string
+	Holder    string
+	ExpiresAt time.Time
+}
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("session %s is busy: a turn held by %s runs until %s at the latest",
+		e.SessionID, e.Holder, e.ExpiresAt.Format(time.TimeOnly))
+}

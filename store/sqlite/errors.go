@@ -1,0 +1,100 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"syscall"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// SQLite primary result codes (https://sqlite.org/rescode.html); the driver
+// reports extended codes, whose low byte is the primary one.
+const (
+	codePerm     = 3
+	codeBusy     = 5
+	codeLocked   = 6
+	codeReadOnly = 8
+	codeCorrupt  = 11
+	codeFull     = 13
+	codeCantOpen = 14
+	codeNotADB   = 26
+)
+
+// coder is what modernc.org/sqlite's *Error offers; declared here so the
+// mapping can be tested without a real failing database.
+type coder interface {
+	error
+	Code() int
+}
+
+// errClosed is reported for any call after Close.
+var errClosed = errors.New("used after Close")
+
+// wrap turns err into a *store.Error for op with the real Kind. It returns
+// nil for nil and leaves an existing *store.Error or *store.LeaseHeldError
+// as it is.
+func (s *Store) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *store.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	var held *store.LeaseHeldError
+	if errors.As(err, &held) {
+		return err
+	}
+	return &store.Error{Op: op, Kind: kindOf(err, s.path), Path: s.path, Err: err}
+}
+
+// kindOf maps a driver error to the cause a person can act on.
+func kindOf(err error, path string) store.ErrorKind {
+	switch {
+	case errors.Is(err, errClosed), errors.Is(err, sql.ErrConnDone):
+		return store.KindClosed
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, sql.ErrNoRows):
+		return store.KindNotFound
+	case errors.Is(err, store.ErrLeaseLost):
+		return store.KindLeaseLost
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return store.KindOther
+	}
+	var c coder
+	if errors.As(err, &c) {
+		return kindOfCode(c.Code(), path)
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return store.KindReadOnly
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		return store.KindDiskFull
+	}
+	if err.Error() == "sql: database is closed" {
+		return store.KindClosed
+	}
+	return store.KindOther
+}
+
+// kindOfCode maps an SQLite result code. CANTOPEN is only "read-only" when
+// the file or its directory is not writable; otherwise the cause is unknown.
+func kindOfCode(code int, path string) store.ErrorKind {
+	switch code & 0xff {
+	case codeFull:
+		return store.KindDiskFull
+	case codeBusy, codeLocked:
+		return store.KindLocked
+	case codeCorrupt, codeNotADB:
+		return store.KindCorrupt
+	case codeReadOnly, codePerm:
+		return store.KindReadOnly
+	case codeCantOpen:
+		if path != "" && !writable(path) {
+			return store.KindReadOnly
+		}
+	}
+	return store.KindOther
+}

@@ -1,0 +1,100 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// AcquireLease takes the session's turn lease for holder with a new, larger
+// token, unless another holder's unreleased lease has not expired, in which
+// case it returns a *store.LeaseHeldError without waiting. The session must
+// exist.
+func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl time.Duration) (store.Lease, error) {
+	const op = "acquire lease"
+	if ttl <= 0 {
+		return store.Lease{}, s.wrap(op, fmt.Errorf("lease ttl %v: must be positive", ttl))
+	}
+	var l store.Lease
+	err := s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		if err := s.mustExist(ctx, tx, op, sessionID); err != nil {
+			return err
+		}
+		t := now()
+		var (
+			curHolder string
+			token     int64
+			expires   int64
+			released  bool
+		)
+		err := tx.QueryRowContext(ctx, `SELECT holder, token, expires_at, released FROM leases WHERE session_id = ?`,
+			sessionID).Scan(&curHolder, &token, &expires, &released)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			token = 0
+		case err != nil:
+			return err
+		case !released && curHolder != holder && expires > t.UnixNano():
+			return &store.LeaseHeldError{SessionID: sessionID, Holder: curHolder, ExpiresAt: fromNanos(expires)}
+		}
+		l = store.Lease{SessionID: sessionID, Holder: holder, Token: token + 1, AcquiredAt: t, ExpiresAt: t.Add(ttl)}
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, holder, token, acquired_at, expires_at, released)
+			VALUES (?, ?, ?, ?, ?, 0)
+			ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, token = excluded.token,
+				acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, released = 0`,
+			sessionID, holder, l.Token, nanos(l.AcquiredAt), nanos(l.ExpiresAt))
+		return err
+	})
+	if err != nil {
+		return store.Lease{}, err
+	}
+	return l, nil
+}
+
+// RefreshLease extends l by ttl from now. It succeeds while l's token is
+// current and unreleased, even past expiry as long as nobody took over;
+// otherwise the error wraps store.ErrLeaseLost.
+func (s *Store) RefreshLease(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	const op = "refresh lease"
+	if ttl <= 0 {
+		return store.Lease{}, s.wrap(op, fmt.Errorf("lease ttl %v: must be positive", ttl))
+	}
+	out := l
+	err := s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		out.ExpiresAt = now().Add(ttl)
+		res, err := tx.ExecContext(ctx, `UPDATE leases SET expires_at = ?
+			WHERE session_id = ? AND token = ? AND holder = ? AND released = 0`,
+			nanos(out.ExpiresAt), l.SessionID, l.Token, l.Holder)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.path,
+				Err: fmt.Errorf("session %s, token %d: taken over or released", l.SessionID, l.Token)}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Lease{}, err
+	}
+	return out, nil
+}
+
+// ReleaseLease gives l up. The row stays (marked released) so the next
+// acquire gets a larger token. Releasing a lost or already released lease
+// is not an error.
+func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
+	return s.write(ctx, "release lease", func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE leases SET released = 1, expires_at = ?
+			WHERE session_id = ? AND token = ? AND released = 0`, nanos(now()), l.SessionID, l.Token)
+		return err
+	})
+}

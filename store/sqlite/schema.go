@@ -1,0 +1,161 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order, forward only; PRAGMA user_version records
+// how many ran. Never edit a released entry: append a new one.
+var migrations = [...]string{
+	// 1: initial schema. Times are UTC unix nanoseconds; 0/NULL means unset.
+	`
+CREATE TABLE sessions (
+	id                 TEXT PRIMARY KEY,
+	title              TEXT NOT NULL DEFAULT '',
+	provider           TEXT NOT NULL DEFAULT '',
+	model              TEXT NOT NULL DEFAULT '',
+	parent_session_id  TEXT NOT NULL DEFAULT '',
+	end_reason         TEXT NOT NULL DEFAULT '',
+	system_prompt      TEXT NOT NULL DEFAULT '',
+	cwd                TEXT NOT NULL DEFAULT '',
+	started_at         INTEGER NOT NULL,
+	updated_at         INTEGER NOT NULL,
+	ended_at           INTEGER,
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+	usage_reported     INTEGER NOT NULL DEFAULT 0,
+	cost_usd           REAL NOT NULL DEFAULT 0,
+	api_calls          INTEGER NOT NULL DEFAULT 0,
+	-- last_seq only grows, so a seq is never reused even after Delete.
+	last_seq           INTEGER NOT NULL DEFAULT 0
+);
+-- No index on updated_at: every append bumps it, and keeping an index in
+-- step would add a page write to each append; listing sorts instead.
+CREATE INDEX sessions_parent ON sessions(parent_session_id, started_at) WHERE parent_session_id <> '';
+
+CREATE TABLE messages (
+	id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	seq                INTEGER NOT NULL,
+	turn_id            TEXT NOT NULL DEFAULT '',
+	role               TEXT NOT NULL,
+	content            TEXT,            -- JSON []llm.Part; NULL when there are no parts
+	text               TEXT NOT NULL DEFAULT '', -- plain text for search and display
+	tool_calls         TEXT,            -- JSON []llm.ToolCall; NULL when none
+	tool_call_id       TEXT NOT NULL DEFAULT '',
+	tool_name          TEXT NOT NULL DEFAULT '',
+	is_error           INTEGER NOT NULL DEFAULT 0,
+	reasoning          TEXT,            -- JSON llm.Reasoning; NULL when absent
+	api_content        TEXT NOT NULL DEFAULT '',
+	display_kind       TEXT NOT NULL DEFAULT '',
+	synthetic          INTEGER NOT NULL DEFAULT 0,
+	archived           INTEGER NOT NULL DEFAULT 0,
+	finish_reason      TEXT NOT NULL DEFAULT '',
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+	usage_reported     INTEGER NOT NULL DEFAULT 0,
+	provider           TEXT NOT NULL DEFAULT '',
+	model              TEXT NOT NULL DEFAULT '',
+	created_at         INTEGER NOT NULL,
+	UNIQUE(session_id, seq)
+);
+
+-- External-content FTS5 index over messages.text. Rows are indexed in
+-- batches (see fts.go), not by an insert trigger: indexing one row per
+-- transaction costs more than the rest of an append. fts_state records the
+-- highest message id indexed; only rows up to it must leave the index when
+-- deleted. Archiving only flips a flag, so it does not touch the index.
+CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', content_rowid='id');
+CREATE TABLE fts_state (
+	id           INTEGER PRIMARY KEY CHECK (id = 1),
+	indexed_upto INTEGER NOT NULL
+);
+INSERT INTO fts_state (id, indexed_upto) VALUES (1, 0);
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN old.text <> '' AND old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
+	INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages
+WHEN old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
+	INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text <> '';
+	INSERT INTO messages_fts(rowid, text) SELECT new.id, new.text WHERE new.text <> '';
+END;
+
+-- A lease row is kept after release so the next token is always larger.
+CREATE TABLE leases (
+	session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+	holder      TEXT NOT NULL,
+	token       INTEGER NOT NULL,
+	acquired_at INTEGER NOT NULL,
+	expires_at  INTEGER NOT NULL,
+	released    INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE cooldowns (
+	provider TEXT NOT NULL,
+	key_id   TEXT NOT NULL,
+	until    INTEGER NOT NULL,
+	reason   TEXT NOT NULL DEFAULT '',
+	set_at   INTEGER NOT NULL,
+	PRIMARY KEY (provider, key_id)
+);
+`,
+}
+
+// SchemaVersion is the schema version this build writes.
+const SchemaVersion = len(migrations)
+
+// SchemaTooNewError says the database was written by a newer Talaria whose
+// schema this build does not know; opening it could damage it.
+type SchemaTooNewError struct {
+	Found, Known int
+}
+
+// Error says which versions clash and what to do.
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this talaria knows (%d); "+
+		"upgrade talaria or use another database file", e.Found, e.Known)
+}
+
+// migrate brings the schema up to date in one IMMEDIATE transaction, so two
+// processes opening a fresh file at once do not both run a migration.
+func migrate(ctx context.Context, db *sql.DB) (from, to int, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&from); err != nil {
+		return 0, 0, err
+	}
+	if from > len(migrations) {
+		return from, from, &SchemaTooNewError{Found: from, Known: len(migrations)}
+	}
+	for v := from; v < len(migrations); v++ {
+		if _, err = tx.ExecContext(ctx, migrations[v]); err != nil {
+			return from, v, fmt.Errorf("migration %d: %w", v+1, err)
+		}
+	}
+	if from != len(migrations) {
+		// PRAGMA takes no bound parameters; the value is our own constant.
+		if _, err = tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
+			return from, from, err
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return from, from, err
+	}
+	return from, len(migrations), nil
+}

@@ -1,0 +1,248 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// defaultListLimit is the page size when ListOptions.Limit is 0.
+const defaultListLimit = 50
+
+// sessionCols is the column list scanSession reads, in order.
+const sessionCols = `id, title, provider, model, parent_session_id, end_reason, system_prompt, cwd,
+	started_at, updated_at, ended_at,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
+	cost_usd, api_calls,
+	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(sc scanner) (store.Session, error) {
+	var (
+		ss               store.Session
+		started, updated int64
+		ended            sql.NullInt64
+		reported         bool
+	)
+	err := sc.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.EndReason, &ss.SystemPrompt, &ss.Cwd,
+		&started, &updated, &ended,
+		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
+		&ss.Usage.ReasoningTokens, &reported,
+		&ss.CostUSD, &ss.APICalls, &ss.MessageCount)
+	if err != nil {
+		return ss, err
+	}
+	ss.StartedAt = fromNanos(started)
+	ss.UpdatedAt = fromNanos(updated)
+	ss.EndedAt = fromNanos(ended.Int64)
+	ss.Usage.Reported = reported
+	return ss, nil
+}
+
+// CreateSession inserts sess. It fills ID (store.NewID) when empty and
+// StartedAt/UpdatedAt when zero, on the given value. A session created with
+// EndedAt set starts ended. Creating an existing id fails.
+func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	const op = "create session"
+	t := now()
+	if sess.ID == "" {
+		sess.ID = store.NewID(t)
+	}
+	if sess.StartedAt.IsZero() {
+		sess.StartedAt = t
+	}
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = sess.StartedAt
+	}
+	var ended sql.NullInt64
+	if !sess.EndedAt.IsZero() {
+		ended = sql.NullInt64{Int64: sess.EndedAt.UnixNano(), Valid: true}
+	}
+	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		var exists int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, sess.ID).Scan(&exists)
+		if err == nil {
+			return fmt.Errorf("session %s already exists", sess.ID)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		u := sess.Usage
+		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
+			system_prompt, cwd, started_at, updated_at, ended_at,
+			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
+			cost_usd, api_calls)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
+			sess.SystemPrompt, sess.Cwd, nanos(sess.StartedAt), nanos(sess.UpdatedAt), ended,
+			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
+			sess.CostUSD, sess.APICalls)
+		return err
+	})
+}
+
+// GetSession returns one session; an unknown id is store.ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
+	const op = "get session"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	ss, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, s.notFound(op, "session "+id)
+	}
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return &ss, nil
+}
+
+// ListSessions lists sessions newest first by UpdatedAt.
+func (s *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]store.Session, error) {
+	limit := opt.Limit
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	return s.querySessions(ctx, "list sessions",
+		`SELECT `+sessionCols+` FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+		limit, max(opt.Offset, 0))
+}
+
+// ChildSessions lists sessions whose ParentID is id, oldest first.
+func (s *Store) ChildSessions(ctx context.Context, id string) ([]store.Session, error) {
+	if id == "" {
+		return nil, nil // "" is "no parent", not a parent
+	}
+	return s.querySessions(ctx, "child sessions",
+		`SELECT `+sessionCols+` FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id`, id)
+}
+
+func (s *Store) querySessions(ctx context.Context, op, query string, args ...any) ([]store.Session, error) {
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		ss, err := scanSession(rows)
+		if err != nil {
+			return nil, s.wrap(op, err)
+		}
+		out = append(out, ss)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}
+
+// SetTitle renames a session.
+func (s *Store) SetTitle(ctx context.Context, id, title string) error {
+	return s.updateSession(ctx, "set title", id,
+		`UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?`, title, nanos(now()), id)
+}
+
+// EndSession marks a session ended with reason. Ending an ended session is a
+// no-op that keeps the first reason and time.
+func (s *Store) EndSession(ctx context.Context, id, reason string) error {
+	const op = "end session"
+	t := nanos(now())
+	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ?
+			WHERE id = ? AND ended_at IS NULL`, t, reason, t, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		return s.mustExist(ctx, tx, op, id)
+	})
+}
+
+// AddUsage adds one or more API calls' usage and cost to a session's
+// counters, atomically. It works on ended sessions too: a last call's cost
+// may be booked after the session rotated.
+func (s *Store) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error {
+	return s.updateSession(ctx, "add usage", id, `UPDATE sessions SET
+		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+		cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+		reasoning_tokens = reasoning_tokens + ?, usage_reported = usage_reported OR ?,
+		cost_usd = cost_usd + ?, api_calls = api_calls + ?, updated_at = ?
+		WHERE id = ?`,
+		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
+		costUSD, apiCalls, nanos(now()), id)
+}
+
+// DeleteSession removes a session with its messages (and their search
+// entries) and its lease. Child sessions keep their ParentID.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	const op = "delete session"
+	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		// Explicit deletes (not only ON DELETE CASCADE) keep the FTS triggers
+		// obviously in play and work even if foreign keys were off.
+		for _, q := range []string{
+			`DELETE FROM messages WHERE session_id = ?`,
+			`DELETE FROM leases WHERE session_id = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return s.notFound(op, "session "+id)
+		}
+		return nil
+	})
+}
+
+// updateSession runs one UPDATE that must touch the session id.
+func (s *Store) updateSession(ctx context.Context, op, id, query string, args ...any) error {
+	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return s.notFound(op, "session "+id)
+		}
+		return nil
+	})
+}
+
+// mustExist returns a not-found error unless session id exists.
+func (s *Store) mustExist(ctx context.Context, tx *wtx, op, id string) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.notFound(op, "session "+id)
+	}
+	return err
+}
+
+// placeholders returns "?, ?, …" for n parameters.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}

@@ -1,0 +1,25 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+)
+
+// statements are the hot-path read statements, prepared once per Store
+// (the write ones live on the writer connection, see wtx).
+type statements struct {
+	load *sql.Stmt // a session's rows in seq order
+}
+
+func (st *statements) prepare(ctx context.Context, r *sql.DB) error {
+	var err error
+	st.load, err = r.PrepareContext(ctx, `SELECT `+messageCols+` FROM messages
+		WHERE session_id = ? AND seq > ? AND (? OR archived = 0) ORDER BY seq LIMIT ?`)
+	return err
+}
+
+func (st *statements) close() {
+	if st.load != nil {
+		_ = st.load.Close() // fails only on a dead connection, which is closing anyway
+	}
+}

@@ -1,0 +1,253 @@
+// Package sqlite is Talaria's embedded default store: one SQLite file in WAL
+// mode (modernc.org/sqlite, pure Go), holding sessions, messages with a
+// full-text index, turn leases and credential cooldowns.
+//
+// All writes of one Store go through a single connection (SQLite allows one
+// writer at a time anyway), each in a BEGIN IMMEDIATE transaction, so fence
+// checks and seq assignment see a stable database. Reads use a separate pool
+// and, thanks to WAL, never wait for writers. Several processes may open the
+// same file; they wait for each other's writes up to Options.BusyTimeout.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Synchronous modes accepted by Options.Synchronous.
+const (
+	// SyncNormal (the default) keeps every committed row across a process
+	// crash (kill -9); a power loss may lose the last commits.
+	SyncNormal = "normal"
+	// SyncFull also survives power loss, at a few fsyncs per commit.
+	SyncFull = "full"
+)
+
+// DefaultBusyTimeout is how long a write waits for another process's write
+// transaction before failing with store.KindLocked.
+const DefaultBusyTimeout = 5 * time.Second
+
+// Options tunes a Store; the zero value is the recommended setting.
+type Options struct {
+	// Synchronous: "normal" (default; WAL + synchronous=NORMAL survives any
+	// process crash, tens of µs a commit) or "full" (power-loss safety,
+	// ~0.5 ms a commit).
+	Synchronous string
+	// BusyTimeout is how long to wait for another process's write lock;
+	// 0 means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// Logger receives migration and maintenance messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a store.Store backed by one SQLite file. It is safe for
+// concurrent use by many goroutines, and several processes may use the same
+// file at once.
+type Store struct {
+	path   string
+	w      *sql.DB // a pool of one connection, held by wc between writes
+	r      *sql.DB // readers; WAL lets them run beside the writer
+	log    *slog.Logger
+	closed atomic.Bool
+	st     statements
+	// wmu (a one-slot semaphore, so waiting honours ctx) serialises writes
+	// and guards wc, the writer connection.
+	wmu  chan struct{}
+	wc   *wtx
+	busy time.Duration // how long a write waits for another process's lock
+	// ftsUpto caches fts_state.indexed_upto to decide cheaply when an
+	// append should index the backlog; the table is the truth.
+	ftsUpto atomic.Int64
+}
+
+// Open opens (creating when missing) the database at path, creating its
+// parent directory with mode 0700 and the file with mode 0600, and brings the
+// schema up to date. Errors are *store.Error values whose Kind says what a
+// person can do (for example KindCorrupt when path is not a database).
+func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	if path == "" {
+		return nil, &store.Error{Op: "open", Kind: store.KindOther, Err: errors.New("empty database path")}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &store.Error{Op: "open", Kind: store.KindOther, Path: path, Err: err}
+	}
+	syncMode, err := syncPragma(opt.Synchronous)
+	if err != nil {
+		return nil, &store.Error{Op: "open", Kind: store.KindOther, Path: abs, Err: err}
+	}
+	busy := opt.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{path: abs, log: log, wmu: make(chan struct{}, 1), busy: busy}
+
+	if err := prepareFile(abs); err != nil {
+		return nil, s.wrap("open", err)
+	}
+
+	busyMS := fmt.Sprint(busy.Milliseconds())
+	s.w, err = sql.Open("sqlite", dsn(abs,
+		"_pragma", "busy_timeout("+busyMS+")",
+		"_pragma", "journal_mode(WAL)",
+		"_pragma", "synchronous("+syncMode+")",
+		"_pragma", "foreign_keys(1)",
+		"_txlock", "immediate", // for the migration; writes issue BEGIN IMMEDIATE themselves
+	))
+	if err != nil {
+		return nil, s.wrap("open", err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxIdleTime(0)
+	s.w.SetConnMaxLifetime(0)
+
+	s.r, err = sql.Open("sqlite", dsn(abs,
+		"_pragma", "busy_timeout("+busyMS+")",
+		"_pragma", "foreign_keys(1)",
+		"_pragma", "query_only(1)",
+	))
+	if err != nil {
+		_ = s.w.Close()
+		return nil, s.wrap("open", err)
+	}
+	readers := max(4, runtime.GOMAXPROCS(0))
+	s.r.SetMaxOpenConns(readers)
+	s.r.SetMaxIdleConns(readers)
+
+	if err := s.init(ctx); err != nil {
+		_ = s.r.Close()
+		_ = s.w.Close()
+		return nil, s.wrap("open", err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return err
+	}
+	from, to, err := migrate(ctx, s.w)
+	if err != nil {
+		return err
+	}
+	if from != to {
+		s.log.Info("store schema migrated", "path", s.path, "from", from, "to", to)
+	}
+	var upto int64
+	if err := s.w.QueryRowContext(ctx, `SELECT indexed_upto FROM fts_state`).Scan(&upto); err != nil {
+		return err
+	}
+	s.ftsUpto.Store(upto)
+	return s.st.prepare(ctx, s.r)
+}
+
+// prepareFile creates the parent directory (0700) and an empty file (0600)
+// so the database is private to its user from the first byte.
+func prepareFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// dsn builds a file: URI so that any byte of the path (even '?' or '#')
+// survives, with the driver's parameters as key/value pairs.
+func dsn(path string, kv ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Add(kv[i], kv[i+1])
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path // Windows drive letters
+	}
+	return u.String()
+}
+
+func syncPragma(mode string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "", SyncNormal:
+		return "NORMAL", nil
+	case SyncFull:
+		return "FULL", nil
+	}
+	return "", fmt.Errorf("synchronous %q: want %q or %q", mode, SyncNormal, SyncFull)
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Calls after Close fail with store.KindClosed;
+// closing twice is not an error.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.wmu <- struct{}{} // let a write in progress finish
+	if s.wc != nil {
+		closeWriter(s.wc, false)
+		s.wc = nil
+	}
+	<-s.wmu
+	s.st.close()
+	return s.wrap("close", errors.Join(s.r.Close(), s.w.Close()))
+}
+
+// ready fails once the store is closed.
+func (s *Store) ready(op string) error {
+	if s.closed.Load() {
+		return s.wrap(op, errClosed)
+	}
+	return nil
+}
+
+// notFound is the error for a missing row.
+func (s *Store) notFound(op, what string) error {
+	// The Kind alone makes errors.Is(err, store.ErrNotFound) true; wrapping
+	// the sentinel too would only repeat "not found" in the message.
+	return &store.Error{Op: op, Kind: store.KindNotFound, Path: s.path, Err: errors.New(what)}
+}
+
+// nanos and fromNanos store times as UTC unix nanoseconds; zero is NULL/0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// now is the store's clock: UTC, without a monotonic reading, so a value set
+// by the store compares equal to the one read back.
+func now() time.Time { return time.Now().UTC().Round(0) }

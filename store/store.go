@@ -1,0 +1,212 @@
+// Package store defines where sessions, messages, turn leases and credential
+// cooldowns are kept. Backends (store/sqlite, later store/postgres) implement
+// Store and must pass the contract suite in store/storetest.
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// Session is one conversation.
+type Session struct {
+	ID       string
+	Title    string
+	Provider string
+	Model    string
+	// ParentID links a session to the one it continues (compression
+	// rotation); EndReason says why a session ended ("" while live).
+	ParentID  string
+	EndReason string
+	// SystemPrompt is built once at creation and stored so its bytes never
+	// change between turns.
+	SystemPrompt string
+	Cwd          string
+	StartedAt    time.Time
+	UpdatedAt    time.Time
+	EndedAt      time.Time // zero while live
+	// Counters, accumulated with AddUsage.
+	Usage    llm.Usage
+	CostUSD  float64
+	APICalls int64
+	// MessageCount is computed on read (live and archived rows).
+	MessageCount int64
+}
+
+// Live reports whether the session has not ended.
+func (s *Session) Live() bool { return s.EndedAt.IsZero() }
+
+// End reasons.
+const (
+	EndCompression = "compression" // continued in a child session
+	EndUser        = "user"        // closed by the user
+)
+
+// DisplayKind says how a stored message is shown and whether it is sent.
+type DisplayKind string
+
+const (
+	KindNormal DisplayKind = ""
+	// KindFailure is a failed-turn row: shown to people, never sent to a model.
+	KindFailure DisplayKind = "failure"
+	// KindInterrupted is an assistant answer cut short by an interrupt.
+	KindInterrupted DisplayKind = "interrupted"
+	// KindSummary is a compression summary: reference-only context.
+	KindSummary DisplayKind = "summary"
+	// KindNudge is an engine-written continuation prompt (role user).
+	KindNudge DisplayKind = "nudge"
+	// KindNotice is an engine-written notice (budget, guard).
+	KindNotice DisplayKind = "notice"
+	// KindUnsent is a user message whose turn was never admitted (the session
+	// was busy): kept so nothing typed is lost, shown, never sent.
+	KindUnsent DisplayKind = "unsent"
+)
+
+// DisplayOnly reports whether rows of this kind are never sent to a model.
+func (k DisplayKind) DisplayOnly() bool { return k == KindFailure || k == KindUnsent }
+
+// Message is one stored row of a session's transcript.
+type Message struct {
+	ID        int64  // assigned by the store
+	SessionID string // set by Append from the fence
+	Seq       int64  // position within the session, assigned by the store, only grows
+	TurnID    string
+
+	llm.Message
+
+	// APIContent, when non-empty, is the text sent to the model in place of
+	// the display content (for example the neutral placeholder of an empty
+	// interrupted answer). It keeps replayed bytes stable.
+	APIContent string
+	Kind       DisplayKind
+	// Synthetic marks rows the engine wrote on its own (nudges, notices,
+	// failure rows, summaries); they are never taken as the user's task.
+	Synthetic bool
+	// Archived rows were compressed away: kept and searchable, never sent.
+	Archived bool
+
+	FinishReason llm.FinishReason
+	Usage        llm.Usage
+	Provider     string
+	Model        string
+	CreatedAt    time.Time
+}
+
+// Fence authorizes writes to a session: they commit only while Token is the
+// session's current lease token, checked in the same transaction. A zero
+// Token writes unfenced, which only the carrying of a user message whose turn
+// was never admitted may use.
+type Fence struct {
+	SessionID string
+	Token     int64
+}
+
+// Lease is the right to run a turn on a session.
+type Lease struct {
+	SessionID  string
+	Holder     string
+	Token      int64 // fencing token; only grows for a session
+	AcquiredAt time.Time
+	ExpiresAt  time.Time
+}
+
+// Fence returns the write fence this lease grants.
+func (l Lease) Fence() Fence { return Fence{SessionID: l.SessionID, Token: l.Token} }
+
+// Cooldown benches one credential of a provider until a time.
+type Cooldown struct {
+	Provider string
+	KeyID    string // a fingerprint of the key, never the key itself
+	Until    time.Time
+	Reason   string // failure class that caused it
+	SetAt    time.Time
+}
+
+// ListOptions pages session listings (newest first by UpdatedAt).
+type ListOptions struct {
+	Limit  int // 0 means a backend default (50)
+	Offset int
+}
+
+// MessageQuery selects rows of one session, ordered by Seq.
+type MessageQuery struct {
+	IncludeArchived bool
+	AfterSeq        int64 // only rows with Seq > AfterSeq
+	Limit           int   // 0: all
+}
+
+// SearchOptions narrows a full-text search.
+type SearchOptions struct {
+	SessionID string // "" searches all sessions
+	Limit     int    // 0 means 20
+}
+
+// SearchHit is one matching message with a highlighted snippet.
+type SearchHit struct {
+	SessionID string
+	MessageID int64
+	Seq       int64
+	Role      llm.Role
+	Snippet   string
+	CreatedAt time.Time
+}
+
+// Sessions reads and writes session rows.
+type Sessions interface {
+	CreateSession(ctx context.Context, s *Session) error
+	GetSession(ctx context.Context, id string) (*Session, error)
+	ListSessions(ctx context.Context, opt ListOptions) ([]Session, error)
+	// ChildSessions lists sessions whose ParentID is id, oldest first.
+	ChildSessions(ctx context.Context, id string) ([]Session, error)
+	SetTitle(ctx context.Context, id, title string) error
+	EndSession(ctx context.Context, id, reason string) error
+	AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error
+	// DeleteSession removes a session with its messages and lease.
+	DeleteSession(ctx context.Context, id string) error
+}
+
+// Messages reads and writes transcript rows. Every write is fenced.
+type Messages interface {
+	// Append stores msgs in order, atomically, assigning ID, Seq, SessionID
+	// and CreatedAt (when zero) on the given values.
+	Append(ctx context.Context, f Fence, msgs ...*Message) error
+	// Replace atomically archives the session's live rows with Seq <=
+	// throughSeq and appends msgs (the compressed transcript).
+	Replace(ctx context.Context, f Fence, throughSeq int64, msgs ...*Message) error
+	// Delete removes rows by ID (settling length-continuation scaffolding).
+	Delete(ctx context.Context, f Fence, ids ...int64) error
+	Messages(ctx context.Context, sessionID string, q MessageQuery) ([]Message, error)
+	Search(ctx context.Context, query string, opt SearchOptions) ([]SearchHit, error)
+}
+
+// Leases grants the per-session turn lease.
+type Leases interface {
+	// AcquireLease takes the session's lease for holder, or returns a
+	// *LeaseHeldError when another holder's lease has not expired. It does
+	// not wait. A holder re-acquiring its own lease gets a new token.
+	AcquireLease(ctx context.Context, sessionID, holder string, ttl time.Duration) (Lease, error)
+	// RefreshLease extends l; an error wrapping ErrLeaseLost means it was
+	// taken over or released.
+	RefreshLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
+	// ReleaseLease gives l up; releasing a lost lease is not an error.
+	ReleaseLease(ctx context.Context, l Lease) error
+}
+
+// Cooldowns persists credential cooldowns so they survive restarts.
+type Cooldowns interface {
+	SetCooldown(ctx context.Context, c Cooldown) error
+	// Cooldowns lists a provider's cooldowns that end after now.
+	Cooldowns(ctx context.Context, provider string, now time.Time) ([]Cooldown, error)
+	ClearCooldown(ctx context.Context, provider, keyID string) error
+}
+
+// Store is everything a backend provides.
+type Store interface {
+	Sessions
+	Messages
+	Leases
+	Cooldowns
+	Close() error
+}

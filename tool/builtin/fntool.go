@@ -1,0 +1,56 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/talaria-agent/talaria/tool"
+)
+
+// fnTool adapts a run function to tool.Tool and applies what every built-in
+// shares: failures become error results (never a Go error or a panic), and
+// output is valid UTF-8 capped at MaxOutput.
+type fnTool struct {
+	info      tool.Info
+	maxOutput int
+	run       func(ctx context.Context, args json.RawMessage) tool.Result
+}
+
+func (t *fnTool) Info() tool.Info { return t.info }
+
+func (t *fnTool) Run(ctx context.Context, args json.RawMessage) (res tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = tool.Errorf("internal error in %s: %v", t.info.Name, p)
+		}
+		res.Content = capText(strings.ToValidUTF8(res.Content, "\uFFFD"), t.maxOutput)
+	}()
+	if err := ctx.Err(); err != nil {
+		return tool.Errorf("interrupted before %s started", t.info.Name), nil
+	}
+	return t.run(ctx, args), nil
+}
+
+// decodeArgs unmarshals arguments; tools may be called without the
+// registry's validation (embedders), so a bad shape is an error result.
+func decodeArgs(args json.RawMessage, dst any) error {
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, dst); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	return nil
+}
+
+// schema builds a compact object schema from property definitions; kept as
+// literal JSON text so the bytes sent to the provider never vary.
+func schema(props string, required ...string) json.RawMessage {
+	req, _ := json.Marshal(required)
+	if len(required) == 0 {
+		req = []byte("[]")
+	}
+	return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `,"additionalProperties":false}`)
+}

@@ -1,0 +1,90 @@
+// Package builtin provides the tools every Talaria agent has: reading,
+// writing and editing files, listing and searching the workspace, and
+// running shell commands. All paths are confined to the workspace root.
+package builtin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/talaria-agent/talaria/tool"
+)
+
+// Defaults and limits for Options.
+const (
+	DefaultShellTimeout = 120 * time.Second
+	MaxShellTimeout     = 600 * time.Second
+	DefaultMaxOutput    = 32 << 10
+	DefaultShell        = "/bin/sh"
+	// minMaxOutput keeps room for truncation notes however small MaxOutput is set.
+	minMaxOutput = 512
+)
+
+// Options configures the built-in tools.
+type Options struct {
+	// Root is the workspace root (absolute). Every path argument resolves
+	// against it and may not leave it, through ".." or symlinks.
+	Root string
+	// ShellTimeout bounds a shell command (default 120s); a call's
+	// "timeout_seconds" may lower or raise it, up to MaxShellTimeout.
+	ShellTimeout time.Duration
+	// MaxOutput is how many bytes of output a tool returns to the model
+	// (default 32 KiB). Longer output keeps its head and tail, with a
+	// marker saying how much of the middle was cut.
+	MaxOutput int
+	// Shell runs commands as Shell -c command (default /bin/sh).
+	Shell string
+	// Env is added to the process environment of shell commands.
+	Env []string
+}
+
+// withDefaults fills unset fields.
+func (o Options) withDefaults() Options {
+	if o.Root != "" {
+		o.Root = filepath.Clean(o.Root)
+	}
+	if o.ShellTimeout <= 0 {
+		o.ShellTimeout = DefaultShellTimeout
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
+	o.MaxOutput = max(o.MaxOutput, minMaxOutput)
+	if o.Shell == "" {
+		o.Shell = DefaultShell
+	}
+	return o
+}
+
+// ErrBadRoot is returned by New when Options.Root is not an existing
+// absolute directory.
+var ErrBadRoot = errors.New("invalid workspace root")
+
+// New returns all built-in tools in a fixed order: read_file, write_file,
+// edit_file, list_dir, search_files, shell.
+func New(opt Options) ([]tool.Tool, error) {
+	if err := checkRoot(opt.Root); err != nil {
+		return nil, err
+	}
+	return []tool.Tool{
+		ReadFile(opt), WriteFile(opt), EditFile(opt),
+		ListDir(opt), SearchFiles(opt), Shell(opt),
+	}, nil
+}
+
+func checkRoot(root string) error {
+	if root == "" || !filepath.IsAbs(root) {
+		return fmt.Errorf("%w: %q must be an absolute path", ErrBadRoot, root)
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadRoot, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory", ErrBadRoot, root)
+	}
+	return nil
+}

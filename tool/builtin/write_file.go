@@ -1,0 +1,72 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/talaria-agent/talaria/tool"
+)
+
+type writeFileArgs struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+// WriteFile returns the write_file tool: create or overwrite a file.
+func WriteFile(opt Options) tool.Tool {
+	opt = opt.withDefaults()
+	ws := workspace{root: opt.Root}
+	return &fnTool{
+		info: tool.Info{
+			Name: "write_file",
+			Description: "Create a file or replace its whole content. Parent directories are created. " +
+				"To change part of an existing file, prefer edit_file.",
+			Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
+				`"content":{"type":"string","description":"The complete new content of the file."}`, "path", "content"),
+		},
+		maxOutput: opt.MaxOutput,
+		run: func(ctx context.Context, raw json.RawMessage) tool.Result {
+			var a writeFileArgs
+			if err := decodeArgs(raw, &a); err != nil {
+				return tool.Errorf("%v", err)
+			}
+			return writeFile(ws, a)
+		},
+	}
+}
+
+func writeFile(ws workspace, a writeFileArgs) tool.Result {
+	if a.Content == nil {
+		return tool.Errorf(`content is required (use "" for an empty file)`)
+	}
+	t, err := ws.resolve(a.Path)
+	if err != nil {
+		return tool.Errorf("%v", err)
+	}
+	root, err := t.open()
+	if err != nil {
+		return tool.Errorf("cannot write %s: %v", a.Path, err)
+	}
+	defer root.Close()
+
+	perm, verb := fs.FileMode(0o644), "created"
+	fi, err := root.Stat(t.rel)
+	switch {
+	case err == nil && fi.IsDir():
+		return tool.Errorf("%s is a directory; give a file path", a.Path)
+	case err == nil && !fi.Mode().IsRegular():
+		return tool.Errorf("%s exists and is not a regular file", a.Path)
+	case err == nil:
+		perm, verb = fi.Mode().Perm(), fmt.Sprintf("overwrote (was %d bytes)", fi.Size())
+	case !errors.Is(err, fs.ErrNotExist):
+		return tool.Errorf("cannot write %s: %v", a.Path, plainErr(err))
+	}
+	if err := writeAtomic(root, t.rel, []byte(*a.Content), perm); err != nil {
+		return tool.Errorf("cannot write %s: %v", a.Path, err)
+	}
+	return tool.Result{Content: fmt.Sprintf("%s %s: %d bytes, %d lines",
+		verb, t.show(), len(*a.Content), countLines(*a.Content))}
+}

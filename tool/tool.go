@@ -1,0 +1,46 @@
+// Package tool defines what a tool is, the registry that offers tools to the
+// model, and validation of the model's arguments against each tool's schema.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Info describes a tool.
+type Info struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema (an object schema) of the arguments.
+	Parameters json.RawMessage
+	// ReadOnly tools change nothing: they never ask for approval and the
+	// calls of one round run in parallel.
+	ReadOnly bool
+	// Repeatable tools (pollers: process status, "get result", "poll") are
+	// expected to be called with the same arguments again and again; the
+	// identical-call guard leaves them alone.
+	Repeatable bool
+}
+
+// Result is what a tool returns to the model.
+type Result struct {
+	Content string
+	// IsError marks a failed call; the content says what went wrong.
+	IsError bool
+}
+
+// Tool is something the model can call.
+//
+// Run receives arguments already validated against Info().Parameters. It must
+// honour ctx: when ctx ends, stop and return promptly (kill child processes).
+// A returned error becomes an error result whose text is err.Error(); it never
+// ends the turn.
+type Tool interface {
+	Info() Info
+	Run(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Errorf builds an error result.
+func Errorf(format string, a ...any) Result {
+	return Result{Content: sprintf(format, a...), IsError: true}
+}

@@ -1,0 +1,205 @@
+package transcript
+
+import (
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// Repair returns a sequence every provider accepts. The input slice and the
+// messages in it are never written to: the result is a new slice whose
+// unchanged messages share their content with the input, and only the
+// messages Repair changes get fresh content.
+//
+// The rules, in the order they apply:
+//   - messages whose role is not user, assistant or tool are dropped (the
+//     system prompt travels in llm.Request.System);
+//   - assistant and tool messages before the first user message are dropped;
+//   - a tool result is kept only when it answers a still-unanswered call of
+//     the nearest preceding assistant message; otherwise it is an orphan and
+//     is dropped;
+//   - each assistant message with tool calls is followed directly by its
+//     results: the recorded ones in call order (a result recorded after a
+//     later user message is pulled back into its group), then synthetic ones
+//     (MissingToolResult, IsError) for calls that have none, in call order;
+//   - a tool-call id already used earlier in the sequence becomes id_2,
+//     id_3 … and an empty id becomes call_N; the results follow the rename;
+//   - consecutive user messages merge (text joined with a blank line);
+//   - an assistant message directly after an assistant message without tool
+//     calls merges into it (text joined, the later calls and reasoning kept);
+//   - an assistant message with neither text nor tool calls gets
+//     InterruptedPlaceholder, a user message without text EmptyUserText.
+//
+// Repair is idempotent: repairing its output changes nothing.
+func Repair(msgs []llm.Message) ([]llm.Message, Report) {
+	var r repairer
+	r.collect(msgs)
+	out := r.emit(msgs)
+	r.fixEmpty(out)
+	return out, r.rep
+}
+
+// item is a user or assistant message that survives the first pass; tool
+// results hang off the assistant item they answer.
+type item struct {
+	idx   int  // index into the input
+	slot0 int  // first index into repairer.slots (assistant with tool calls)
+	moved bool // a result came after a user message following the assistant
+}
+
+type repairer struct {
+	rep   Report
+	items []item
+	slots []int // per tool call, in call order: input index of its result, -1 if none
+	ids   idAllocator
+}
+
+// collect decides which message goes where without copying any of them.
+func (r *repairer) collect(msgs []llm.Message) {
+	r.items = make([]item, 0, len(msgs))
+	cur := -1          // item index of the nearest preceding assistant
+	afterUser := false // a user message came after that assistant
+	seenUser := false
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case llm.RoleUser:
+			seenUser = true
+			afterUser = true
+			r.items = append(r.items, item{idx: i})
+		case llm.RoleAssistant:
+			if !seenUser {
+				r.rep.DroppedLeading++
+				continue
+			}
+			r.items = append(r.items, item{idx: i, slot0: len(r.slots)})
+			for range m.ToolCalls {
+				r.slots = append(r.slots, -1)
+			}
+			cur = len(r.items) - 1
+			afterUser = false
+		case llm.RoleTool:
+			if !seenUser {
+				r.rep.DroppedLeading++
+				continue
+			}
+			if cur < 0 || !r.assign(msgs, cur, i, afterUser) {
+				r.rep.OrphanResults++
+			}
+		default:
+			r.rep.InvalidRoles++
+		}
+	}
+}
+
+// assign pairs the result at input index i with the first unanswered call
+// of item cur that has its id.
+func (r *repairer) assign(msgs []llm.Message, cur, i int, afterUser bool) bool {
+	it := &r.items[cur]
+	id := msgs[i].ToolCallID
+	for j, c := range msgs[it.idx].ToolCalls {
+		s := &r.slots[it.slot0+j]
+		if c.ID == id && *s < 0 {
+			*s = i
+			if afterUser {
+				it.moved = true
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// emit builds the output: merges, renames and call groups.
+func (r *repairer) emit(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, 0, len(r.items)+len(r.slots))
+	for _, it := range r.items {
+		m := msgs[it.idx] // a copy: fields may be reassigned, never written through
+		last := len(out) - 1
+		if m.Role == llm.RoleUser {
+			if last >= 0 && out[last].Role == llm.RoleUser {
+				out[last].Content = joinParts(out[last].Content, m.Content)
+				r.rep.MergedUsers++
+				continue
+			}
+			out = append(out, m)
+			continue
+		}
+		orig := m.ToolCalls
+		var dup, empty int
+		m.ToolCalls, dup, empty = r.ids.unique(msgs, orig)
+		r.rep.DuplicateIDs += dup
+		r.rep.EmptyIDs += empty
+		if last >= 0 && out[last].Role == llm.RoleAssistant && len(out[last].ToolCalls) == 0 {
+			prev := &out[last]
+			prev.Content = joinParts(prev.Content, m.Content)
+			prev.ToolCalls = m.ToolCalls
+			if !m.Reasoning.Empty() {
+				prev.Reasoning = m.Reasoning
+			}
+			r.rep.MergedAssistants++
+		} else {
+			out = append(out, m)
+		}
+		if len(orig) > 0 {
+			out = r.emitResults(out, msgs, it, m.ToolCalls)
+		}
+	}
+	return out
+}
+
+// emitResults appends the results of one call group: the recorded results
+// in call order, then the synthetic ones (recorded or new) in call order.
+// Keeping every synthetic result after the real ones is what makes Repair
+// idempotent once it has added some.
+func (r *repairer) emitResults(out []llm.Message, msgs []llm.Message, it item, calls []llm.ToolCall) []llm.Message {
+	slots := r.slots[it.slot0 : it.slot0+len(calls)]
+	moved := it.moved
+	prev := -1
+	keep := func(j, si int) {
+		if si < prev {
+			moved = true
+		}
+		prev = si
+		res := msgs[si]
+		res.ToolCallID = calls[j].ID
+		out = append(out, res)
+	}
+	for j, si := range slots {
+		if si >= 0 && !isSynthetic(&msgs[si]) {
+			keep(j, si)
+		}
+	}
+	for j, si := range slots {
+		switch {
+		case si < 0:
+			out = append(out, llm.NewToolResult(calls[j], MissingToolResult, true))
+			r.rep.MissingResults++
+		case isSynthetic(&msgs[si]):
+			keep(j, si)
+		}
+	}
+	if moved {
+		r.rep.Reordered++
+	}
+	return out
+}
+
+// fixEmpty gives empty messages neutral text. out is Repair's own slice, so
+// assigning fresh Content is safe.
+func (r *repairer) fixEmpty(out []llm.Message) {
+	for i := range out {
+		m := &out[i]
+		switch {
+		case m.Role == llm.RoleAssistant && len(m.ToolCalls) == 0 && blank(m.Content):
+			m.Content = []llm.Part{llm.TextPart(InterruptedPlaceholder)}
+			r.rep.EmptyAssistants++
+		case m.Role == llm.RoleUser && blank(m.Content):
+			m.Content = []llm.Part{llm.TextPart(EmptyUserText)}
+			r.rep.EmptyUsers++
+		}
+	}
+}
+
+// isSynthetic recognizes a result Repair wrote itself.
+func isSynthetic(m *llm.Message) bool {
+	return m.IsError && m.Text() == MissingToolResult
+}

@@ -1,0 +1,106 @@
+package turn
+
+import (
+	"encoding/json"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/transcript"
+)
+
+// assemble builds the request: the session's stored system prompt, the
+// projected history and the tools. Its bytes depend only on the durable
+// rows, so consecutive requests share a byte prefix and the provider's
+// prompt cache stays warm. The request is cleaned here, the chokepoint
+// every text leaf passes on its way to a provider.
+func (e *Engine) assemble(st *state) {
+	msgs, rep := transcript.Project(st.rows)
+	if rep.Changed() {
+		e.log.Debug("transcript repaired for the wire", "session", st.in.Session.ID, "repairs", rep.String())
+	}
+	if st.stripped["images"] {
+		msgs = stripImages(msgs)
+	}
+	if st.stripped["reasoning"] {
+		msgs = stripReasoning(msgs)
+	}
+	req := &llm.Request{
+		Model:       e.route(st).Model,
+		System:      st.in.Session.SystemPrompt,
+		Messages:    msgs,
+		Tools:       e.toolSpecs(st),
+		PromptCache: e.cfg.PromptCache,
+	}
+	if st.stripped["patterns"] {
+		req.Tools = stripPatterns(req.Tools)
+	}
+	transcript.CleanRequest(req)
+	st.req = req
+}
+
+// stripImages replaces image parts with a short text, for providers that
+// rejected them (too large, corrupt, or not allowed in tool results).
+func stripImages(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		if !m.HasImages() {
+			continue
+		}
+		parts := make([]llm.Part, 0, len(m.Content))
+		for _, p := range m.Content {
+			if p.Type == llm.PartImage {
+				p = llm.TextPart("[image removed: the provider could not accept it]")
+			}
+			parts = append(parts, p)
+		}
+		out[i].Content = parts
+	}
+	return out
+}
+
+// stripReasoning drops replayed thinking, for providers that rejected its
+// signature or encrypted content.
+func stripReasoning(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		out[i].Reasoning = nil
+	}
+	return out
+}
+
+// stripPatterns removes "pattern" keywords from tool schemas, which
+// llama.cpp's grammar compiler cannot always handle.
+func stripPatterns(specs []llm.ToolSpec) []llm.ToolSpec {
+	out := make([]llm.ToolSpec, len(specs))
+	for i, s := range specs {
+		out[i] = s
+		var v any
+		if json.Unmarshal(s.Parameters, &v) != nil {
+			continue
+		}
+		if b, err := json.Marshal(dropKey(v, "pattern")); err == nil {
+			out[i].Parameters = b
+		}
+	}
+	return out
+}
+
+func dropKey(v any, key string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		// Only the keyword (a string), not a property that happens to be
+		// named like it (search_files has a "pattern" argument).
+		if _, isKeyword := t[key].(string); isKeyword {
+			delete(t, key)
+		}
+		for k, c := range t {
+			t[k] = dropKey(c, key)
+		}
+	case []any:
+		for i, c := range t {
+			t[i] = dropKey(c, key)
+		}
+	}
+	return v
+}

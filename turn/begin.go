@@ -1,0 +1,54 @@
+package turn
+
+import (
+	"context"
+	"errors"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// begin opens an iteration: it stops on an interrupt and spends the
+// iteration budget, switching to the grace call when it is gone.
+func (e *Engine) begin(ctx context.Context, st *state) verdict {
+	if e.interrupted(ctx, st) {
+		return finish
+	}
+	if st.iterations < e.cfg.MaxIterations {
+		return proceed
+	}
+	if st.graceCall {
+		// The grace call already happened and still wanted more.
+		st.setExit(ExitBudgetExhausted, nil)
+		return finish
+	}
+	st.graceCall = true
+	st.hooks.status("iteration budget spent: asking the model to sum up without tools")
+	notice := &store.Message{
+		Message:   llm.NewText(llm.RoleUser, BudgetNotice),
+		Kind:      store.KindNotice,
+		Synthetic: true,
+	}
+	if err := e.appendRows(ctx, st, notice); err != nil {
+		st.setExit(ExitPersistenceFailed, persistFailure("the budget notice", err))
+		return finish
+	}
+	return proceed
+}
+
+// interrupted reports whether the turn's context has ended, recording the
+// exit: a lease taken over is lease_lost, anything else an interrupt.
+func (e *Engine) interrupted(ctx context.Context, st *state) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		st.setExit(ExitLeaseLost, &Failure{
+			Reason:  "lease_lost",
+			Message: "Another process took over this session, so this turn stopped writing. Nothing it saved is lost.",
+		})
+	} else {
+		st.setExit(ExitInterrupted, nil)
+	}
+	return true
+}

@@ -1,0 +1,29 @@
+package turn
+
+import (
+	"context"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// buildContext loads the session's live transcript and makes the user's
+// message durable before any API call (invariant 1).
+func (e *Engine) buildContext(ctx context.Context, st *state) verdict {
+	dctx, cancel := durable(ctx)
+	rows, err := e.cfg.Store.Messages(dctx, st.in.Session.ID, store.MessageQuery{})
+	cancel()
+	if err != nil {
+		st.setExit(ExitPersistenceFailed, persistFailure("the session's history (loading it)", err))
+		return finish
+	}
+	st.rows = rows
+	msg := st.in.Message
+	msg.Role = llm.RoleUser
+	user := &store.Message{Message: msg}
+	if err := e.appendRows(ctx, st, user); err != nil {
+		st.setExit(ExitPersistenceFailed, persistFailure("your message", err))
+		return finish
+	}
+	return proceed
+}

@@ -1,0 +1,119 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/transcript"
+)
+
+// finalize closes every turn, whatever ended it: it retries a final answer
+// whose early flush failed, strips this turn's scaffolding (nudges,
+// notices), closes a failed turn with a display-only row so the user's
+// message does not dangle, adds usage to the session, explains the ending
+// and builds the result.
+func (e *Engine) finalize(ctx context.Context, st *state) Result {
+	if st.exit == "" {
+		st.setExit(ExitCompleted, nil)
+	}
+	if st.pendingFinal != nil && st.exit != ExitLeaseLost {
+		var err error
+		for try := 0; try < 3; try++ {
+			if err = e.appendRows(ctx, st, st.pendingFinal); err == nil {
+				st.pendingFinal = nil
+				break
+			}
+		}
+		if err != nil {
+			e.log.Error("final answer could not be saved", "session", st.in.Session.ID, "error", err)
+			st.exit = ExitPersistenceFailed
+			st.failure = persistFailure("the final answer (it is shown above and returned in the result)", err)
+		}
+	}
+	if st.exit != ExitLeaseLost {
+		e.stripScaffolding(ctx, st)
+		if st.failure != nil && st.exit != ExitPersistenceFailed {
+			e.closeFailedTurn(ctx, st)
+		}
+	}
+	if st.usage.Reported || st.apiCalls > 0 {
+		dctx, cancel := durable(ctx)
+		if err := e.cfg.Store.AddUsage(dctx, st.in.Session.ID, st.usage, st.costUSD, int64(st.apiCalls)); err != nil {
+			e.log.Warn("could not add usage to the session", "session", st.in.Session.ID, "error", err)
+		}
+		cancel()
+	}
+
+	r := &st.result
+	r.Exit = st.exit
+	r.FinalText = transcript.CleanText(st.finalText)
+	r.Truncated = st.truncated
+	r.APICalls = st.apiCalls
+	r.Iterations = st.iterations
+	r.ToolRounds = st.toolRounds
+	r.ToolCalls = st.toolCalls
+	r.GraceCall = st.graceCall
+	r.Usage = st.usage
+	r.CostUSD = st.costUSD
+	r.CostKnown = st.costKnown && st.apiCalls > 0
+	r.Compactions = st.compactions
+	r.Provider = e.route(st).Provider.Name()
+	r.Model = e.route(st).Model
+	r.Routes = st.routes
+	r.Failure = st.failure
+	r.Explanation = e.explain(st)
+	r.Duration = e.cfg.Now().Sub(st.start)
+	return *r
+}
+
+// stripScaffolding removes this turn's nudges and notices: they steered
+// the model during the turn and must not be replayed as user turns later.
+func (e *Engine) stripScaffolding(ctx context.Context, st *state) {
+	var ids []int64
+	for _, r := range st.rows {
+		if r.TurnID == st.in.TurnID && r.Synthetic && (r.Kind == store.KindNudge || r.Kind == store.KindNotice) {
+			ids = append(ids, r.ID)
+		}
+	}
+	if err := e.deleteRows(ctx, st, ids); err != nil {
+		e.log.Warn("could not strip turn scaffolding", "session", st.in.Session.ID, "error", err)
+	}
+}
+
+// closeFailedTurn appends a display-only assistant row that says why the
+// turn failed. It is shown in the session, never sent to a model.
+func (e *Engine) closeFailedTurn(ctx context.Context, st *state) {
+	row := &store.Message{
+		Message:   llm.NewText(llm.RoleAssistant, "Turn failed: "+st.failure.Message),
+		Kind:      store.KindFailure,
+		Synthetic: true,
+		Provider:  st.failure.Provider,
+		Model:     st.failure.Model,
+	}
+	if err := e.appendRows(ctx, st, row); err != nil {
+		e.log.Warn("could not write the failed-turn row", "session", st.in.Session.ID, "error", err)
+	}
+}
+
+// explain says in plain words why a turn ended as it did.
+func (e *Engine) explain(st *state) string {
+	var parts []string
+	if st.explanation != "" {
+		parts = append(parts, st.explanation)
+	}
+	switch st.exit {
+	case ExitBudgetExhausted:
+		parts = append(parts, fmt.Sprintf(
+			"The turn used its %d model calls (max_iterations) and then one last call without tools to sum up. Send another message (for example \"continue\") to go on, or raise max_iterations.",
+			e.cfg.MaxIterations))
+	case ExitInterrupted:
+		parts = append(parts, "The turn was interrupted. Everything shown so far is saved; unfinished tool calls are marked as interrupted. Send a message to continue.")
+	}
+	if st.failure != nil && st.failure.Message != "" {
+		parts = append(parts, st.failure.Message)
+	}
+	return strings.Join(parts, " ")
+}

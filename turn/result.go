@@ -1,0 +1,80 @@
+package turn
+
+import (
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// Exit is why a turn ended. Every turn ends with exactly one.
+type Exit string
+
+const (
+	ExitCompleted            Exit = "completed"             // the model gave its final answer
+	ExitBudgetExhausted      Exit = "budget_exhausted"      // iteration budget spent (after the grace call)
+	ExitInterrupted          Exit = "interrupted"           // the caller cancelled (Ctrl+C)
+	ExitFailed               Exit = "failed"                // a provider failure no recovery could fix; see Failure
+	ExitCompressionFailed    Exit = "compression_failed"    // the context could not be compressed
+	ExitCompressionExhausted Exit = "compression_exhausted" // overflow persisted after every compression attempt
+	ExitPersistenceFailed    Exit = "persistence_failed"    // a durable write failed where losing it is not allowed
+	ExitToolLoop             Exit = "tool_loop"             // unattended run stopped an identical-call loop
+	ExitPanic                Exit = "panic"                 // a bug; recovered, the process lives on
+	ExitLeaseLost            Exit = "lease_lost"            // another process took over the session
+	ExitBusy                 Exit = "busy"                  // the session's turn lease could not be had in time
+)
+
+// Failure explains a turn that did not complete.
+type Failure struct {
+	// Reason is the failure class ("rate_limit", "billing", "persistence:locked", ...).
+	Reason string `json:"failure_reason"`
+	// Retryable says whether running the same turn again could succeed.
+	Retryable bool   `json:"failure_retryable"`
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Status    int    `json:"status,omitempty"`
+	// Message is one sentence a person can act on.
+	Message           string `json:"message"`
+	BillingUnverified bool   `json:"billing_unverified,omitempty"`
+	// Detail is the raw error text, for logs and --json.
+	Detail string `json:"detail,omitempty"`
+}
+
+// RouteAttempt records one provider/model the turn used or tried.
+type RouteAttempt struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Calls    int    `json:"calls"`
+	// Outcome is "ok" or the failure class that made the turn leave it.
+	Outcome string `json:"outcome"`
+}
+
+// Result is what a turn returns, always.
+type Result struct {
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id"`
+	Exit      Exit   `json:"exit"`
+	FinalText string `json:"final_text"`
+	// Truncated is set when the answer hit the output limit on every
+	// continuation and the kept text is partial.
+	Truncated   bool           `json:"truncated,omitempty"`
+	APICalls    int            `json:"api_calls"`
+	Iterations  int            `json:"iterations"`
+	ToolRounds  int            `json:"tool_rounds"`
+	ToolCalls   int            `json:"tool_calls"`
+	GraceCall   bool           `json:"grace_call,omitempty"`
+	Usage       llm.Usage      `json:"usage"`
+	CostUSD     float64        `json:"cost_usd"`
+	CostKnown   bool           `json:"cost_known"`
+	Compactions int            `json:"compactions,omitempty"`
+	Provider    string         `json:"provider"`
+	Model       string         `json:"model"`
+	Routes      []RouteAttempt `json:"routes,omitempty"`
+	// Explanation says in plain words why the turn ended as it did when that
+	// was not a plain completion (budget spent, truncated, failed, ...).
+	Explanation string        `json:"explanation,omitempty"`
+	Failure     *Failure      `json:"failure,omitempty"`
+	Duration    time.Duration `json:"duration_ns"`
+}
+
+// OK reports whether the turn completed normally.
+func (r *Result) OK() bool { return r.Exit == ExitCompleted }

@@ -1,0 +1,325 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/transcript"
+)
+
+// retryLoop makes the API call and recovers from failures: it classifies
+// each one and takes the one recovery the failover policy names — wait and
+// retry, rotate the key, clamp the output cap, repair the request shape,
+// compress, fall back to the next route (leaving the loop so the preflight
+// gate runs again for the new model), or stop with a failure that says why.
+func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdict) {
+	retries := 0
+	sameClass := 0
+	var lastClass failover.Class
+	for attempt := 1; ; attempt++ {
+		r := e.route(st)
+		if v := e.pickCredential(ctx, st); v != proceed {
+			return nil, v
+		}
+		req := *st.req
+		req.APIKey = st.cred.Key
+		req.MaxTokens = e.maxTokens(st)
+		st.apiCalls++
+		st.currentRoute().Calls++
+		resp, partial, err := e.call(ctx, st, &req)
+		if err == nil {
+			if r.Pool != nil {
+				r.Pool.Succeeded(st.cred)
+			}
+			st.currentRoute().Outcome = "ok"
+			return resp, proceed
+		}
+		if ctx.Err() != nil {
+			e.interruptStream(ctx, st, partial)
+			return nil, finish
+		}
+		if partial != "" {
+			st.hooks.discard()
+		}
+
+		c := e.classify(st, err)
+		e.log.Info("api call failed", "session", st.in.Session.ID, "route", r.Name(),
+			"class", c.Class, "status", c.Status, "error", err)
+		if c.Class == lastClass {
+			sameClass++
+		} else {
+			lastClass, sameClass = c.Class, 1
+		}
+		canRotate := false
+		if r.Pool != nil && st.hasCred {
+			rotate, perr := r.Pool.Failed(ctx, st.cred, c)
+			if perr != nil {
+				e.log.Warn("could not record credential cooldown", "error", perr)
+			}
+			canRotate = rotate && r.Pool.Len() > 1
+		}
+		a := failover.Attempt{
+			Retries:        retries,
+			MaxRetries:     e.cfg.MaxRetries,
+			SameClassFails: sameClass,
+			CanRotate:      canRotate,
+			CanFallback:    st.routeIdx+1 < len(e.cfg.Routes),
+			Clamped:        st.clamped,
+			Repaired:       st.repaired[c.Class],
+			CanCompress:    e.cfg.Compressor != nil && st.budget.Allow(),
+		}
+		// A bound that holds whatever the policy says: retries, rotations
+		// and repairs of one call can never loop forever.
+		if attempt > e.cfg.MaxRetries+maxRotations(r)+4 {
+			e.fail(st, c, "gave up after too many attempts")
+			return nil, finish
+		}
+		switch failover.Decide(c, a) {
+		case failover.ActionRetry:
+			retries++
+			d := e.cfg.Backoff.Delay(retries, c)
+			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, e.cfg.MaxRetries))
+			if err := failover.Sleep(ctx, d); err != nil {
+				e.interrupted(ctx, st)
+				return nil, finish
+			}
+		case failover.ActionRotate:
+			st.hasCred = false
+			st.hooks.status(fmt.Sprintf("switching to another %s key: %s", r.Provider.Name(), c.Summary))
+		case failover.ActionClamp:
+			st.clamped = true
+			st.maxTokens = clampTo(c.OutputCapLimit, req.MaxTokens)
+			st.hooks.status(fmt.Sprintf("%s: lowering max_tokens to %d and retrying", c.Summary, st.maxTokens))
+		case failover.ActionRepair:
+			st.repaired[c.Class] = true
+			e.repairShape(st, c.Class)
+			st.hooks.status(fmt.Sprintf("%s: adjusting the request and retrying", c.Summary))
+			e.assemble(st)
+		case failover.ActionCompress:
+			return nil, e.compressAfterOverflow(ctx, st, c)
+		case failover.ActionFallback:
+			if e.fallback(st, c) {
+				return nil, restart
+			}
+			e.fail(st, c, "")
+			return nil, finish
+		default: // ActionTerminate
+			e.fail(st, c, "")
+			return nil, finish
+		}
+	}
+}
+
+// call streams one API call, forwarding deltas to the hooks. partial is the
+// text shown before a failure, which callers discard or keep (interrupt).
+func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (*llm.Response, string, error) {
+	var shown strings.Builder
+	resp, err := llm.Collect(e.route(st).Provider.Stream(ctx, req), func(ev llm.Event) {
+		switch ev.Type {
+		case llm.EventTextDelta:
+			shown.WriteString(ev.Text)
+			st.hooks.textDelta(ev.Text)
+		case llm.EventReasoningDelta:
+			st.hooks.reasoningDelta(ev.Text)
+		}
+	})
+	return resp, shown.String(), err
+}
+
+// pickCredential chooses the key for the next call. With every key of the
+// provider cooling down it falls back, or ends the turn saying when the
+// first key returns.
+func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
+	r := e.route(st)
+	if r.Pool == nil || st.hasCred {
+		return proceed
+	}
+	cred, err := r.Pool.Pick(ctx)
+	if err == nil {
+		st.cred, st.hasCred = cred, true
+		return proceed
+	}
+	var cool *failover.AllCoolingDownError
+	if !errors.As(err, &cool) {
+		st.setExit(ExitFailed, &Failure{Reason: "credentials", Message: "Could not choose an API key: " + err.Error(), Detail: err.Error()})
+		return finish
+	}
+	reason := cool.Reason
+	if reason == "" {
+		reason = string(failover.ClassRateLimit)
+	}
+	c := failover.Classified{
+		Class:    failover.Class(reason),
+		Provider: r.Provider.Name(),
+		Model:    r.Model,
+		Summary:  fmt.Sprintf("every %s key is cooling down until %s", r.Provider.Name(), cool.Until.Local().Format(time.TimeOnly)),
+	}
+	if e.fallback(st, c) {
+		return restart
+	}
+	st.setExit(ExitFailed, &Failure{
+		Reason:    reason,
+		Retryable: true,
+		Provider:  r.Provider.Name(),
+		Model:     r.Model,
+		Message: fmt.Sprintf("Every %s API key is cooling down after recent failures (%s); the first one returns at %s. Wait until then, add another key, or configure a fallback provider.",
+			r.Provider.Name(), reason, cool.Until.Local().Format(time.DateTime)),
+	})
+	return finish
+}
+
+// classify turns a failed call into a classified error, with the session
+// size the overflow heuristics need.
+func (e *Engine) classify(st *state, err error) failover.Classified {
+	r := e.route(st)
+	in := failover.InputFromError(err)
+	if in.Provider == "" {
+		in.Provider = r.Provider.Name()
+	}
+	if in.Model == "" {
+		in.Model = r.Model
+	}
+	in.API = r.API
+	in.BaseURL = r.BaseURL
+	in.ContextTokens = st.estimate
+	in.ContextWindow = st.model.Window
+	in.Messages = len(st.req.Messages)
+	return failover.Classify(in)
+}
+
+// fallback switches to the next route of the chain. The caller leaves the
+// retry loop so the preflight gate measures the request against the new
+// model's window.
+func (e *Engine) fallback(st *state, c failover.Classified) bool {
+	if st.routeIdx+1 >= len(e.cfg.Routes) {
+		return false
+	}
+	st.currentRoute().Outcome = string(c.Class)
+	from := e.route(st).Name()
+	e.useRoute(st, st.routeIdx+1)
+	st.hooks.status(fmt.Sprintf("falling back from %s to %s: %s", from, e.route(st).Name(), c.Summary))
+	return true
+}
+
+// compressAfterOverflow handles a provider's "context too long": compress
+// and restart the iteration while attempts remain, else stop plainly
+// instead of looping.
+func (e *Engine) compressAfterOverflow(ctx context.Context, st *state, c failover.Classified) verdict {
+	if e.cfg.Compressor != nil && st.budget.Allow() {
+		st.hooks.status(c.Summary + ": compressing and retrying")
+		switch e.compress(ctx, st, e.cfg.Threshold.Limit(st.model.Window), true) {
+		case restart:
+			return restart
+		case finish:
+			return finish
+		}
+	}
+	r := e.route(st)
+	st.currentRoute().Outcome = string(c.Class)
+	st.setExit(ExitCompressionExhausted, &Failure{
+		Reason:   string(c.Class),
+		Provider: r.Provider.Name(),
+		Model:    r.Model,
+		Status:   c.Status,
+		Message: fmt.Sprintf("The conversation no longer fits %s's context window and compressing it (%d of %d attempts this turn) did not make it fit. Start a new session, or use a model with a larger window.",
+			r.Model, st.budget.Used(), e.cfg.CompressAttempts),
+		Detail: c.ProviderMessage,
+	})
+	return finish
+}
+
+// fail ends the turn with a classified provider failure.
+func (e *Engine) fail(st *state, c failover.Classified, note string) {
+	st.currentRoute().Outcome = string(c.Class)
+	if c.Class == failover.ClassCanceled {
+		st.setExit(ExitInterrupted, nil)
+		return
+	}
+	msg := c.Advice
+	if msg == "" {
+		msg = c.Summary
+	}
+	if note != "" {
+		msg = note + ": " + msg
+	}
+	st.setExit(ExitFailed, &Failure{
+		Reason:            string(c.Class),
+		Retryable:         c.Retryable,
+		Provider:          c.Provider,
+		Model:             c.Model,
+		Status:            c.Status,
+		Message:           msg,
+		BillingUnverified: c.BillingUnverified,
+		Detail:            c.ProviderMessage,
+	})
+}
+
+// repairShape records which request-shape repair a rejection asks for;
+// assemble applies it.
+func (e *Engine) repairShape(st *state, class failover.Class) {
+	switch class {
+	case failover.ClassImageTooLarge, failover.ClassImageCorrupt, failover.ClassMultimodalToolContent:
+		st.stripped["images"] = true
+	case failover.ClassThinkingSignature, failover.ClassInvalidEncryptedContent:
+		st.stripped["reasoning"] = true
+	case failover.ClassLlamaCppGrammar:
+		st.stripped["patterns"] = true
+	}
+	// role_alternation: the projection already repairs alternation, so a
+	// retry resends the repaired sequence once.
+}
+
+// interruptStream keeps what the user was shown of an answer cut by an
+// interrupt, as an interrupted assistant row. An empty one replays the
+// neutral placeholder, never an empty or scaffold text.
+func (e *Engine) interruptStream(ctx context.Context, st *state, partial string) {
+	e.interrupted(ctx, st)
+	if st.exit == ExitLeaseLost {
+		return // the fence would refuse the write anyway
+	}
+	row := &store.Message{
+		Message:  llm.NewText(llm.RoleAssistant, transcript.CleanText(partial)),
+		Kind:     store.KindInterrupted,
+		Provider: e.route(st).Provider.Name(),
+		Model:    e.route(st).Model,
+	}
+	if strings.TrimSpace(partial) == "" {
+		row.APIContent = transcript.InterruptedPlaceholder
+	}
+	if err := e.appendRows(ctx, st, row); err != nil {
+		e.log.Warn("could not save the interrupted answer", "session", st.in.Session.ID, "error", err)
+	}
+	st.finalText = partial
+}
+
+func maxRotations(r *Route) int {
+	if r.Pool == nil {
+		return 0
+	}
+	return r.Pool.Len()
+}
+
+// clampTo picks the new output cap: the limit the error named, else half
+// of what was asked.
+func clampTo(limit, asked int) int {
+	if limit > 0 {
+		return limit
+	}
+	if asked > 1 {
+		return asked / 2
+	}
+	return 4096
+}
+
+func roundDelay(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(10 * time.Millisecond)
+}

@@ -1,0 +1,140 @@
+package turn
+
+import (
+	"time"
+
+	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/guard"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// state is all mutable state of one turn. It is created by newState at turn
+// start and dropped at its end, so nothing (retry counters, guard streaks,
+// clamps, credential picks) can leak into the next turn.
+type state struct {
+	in    Input
+	hooks *Hooks
+	start time.Time
+
+	// rows is the session's live transcript as stored, this turn's rows
+	// included; it mirrors the store so assembling a request reads no disk.
+	rows []store.Message
+
+	// route in use: index into Config.Routes, its catalogue entry and the
+	// credential picked from its pool.
+	routeIdx int
+	model    compact.ModelInfo
+	cred     failover.Credential
+	hasCred  bool
+	routes   []RouteAttempt
+
+	// req is the request assembled for this iteration; offerTools says
+	// whether it offers tools (not on the grace call); estimate is its
+	// expected prompt size from the preflight gate.
+	req        *llm.Request
+	offerTools bool
+	estimate   int
+
+	iterations int  // model answers consumed
+	graceCall  bool // the grace call (no tools) is under way or done
+	apiCalls   int
+
+	usage     llm.Usage
+	costUSD   float64
+	costKnown bool
+
+	// context management
+	budget      *compact.Budget
+	acct        compact.Accountant
+	compactions int
+
+	// recoveries bounded per turn
+	maxTokens int // 0: default; set by an output-cap clamp
+	clamped   bool
+	repaired  map[failover.Class]bool
+	stripped  map[string]bool // request shape repairs in effect ("images", "reasoning")
+
+	// guards
+	streak *guard.Streak
+	empty  *guard.EmptyGuard
+	nudges int
+
+	// length continuation: fragments of a truncated answer, and the IDs of
+	// scaffolding rows (nudges, notices, fragments) the finalizer strips.
+	fragments   []string
+	fragmentIDs []int64
+	scaffold    []int64
+
+	// pendingFinal is a final answer whose early flush failed; the
+	// finalizer retries it so it is never dropped silently.
+	pendingFinal *store.Message
+
+	toolRounds int
+	toolCalls  int
+	finalText  string
+	truncated  bool
+
+	exit        Exit
+	failure     *Failure
+	explanation string
+	result      Result
+}
+
+func (e *Engine) newState(in Input) *state {
+	st := &state{
+		in:        in,
+		hooks:     &in.Hooks,
+		start:     e.cfg.Now(),
+		budget:    compact.NewBudget(e.cfg.CompressAttempts),
+		repaired:  map[failover.Class]bool{},
+		costKnown: true,
+		stripped:  map[string]bool{},
+		streak:    guard.NewStreak(3),
+		empty:     guard.NewEmptyGuard(e.cfg.Guards.EmptyRetries, e.cfg.Guards.EmptyCostThresholdUSD),
+	}
+	st.result.SessionID = in.Session.ID
+	st.result.TurnID = in.TurnID
+	e.useRoute(st, 0)
+	return st
+}
+
+// setExit records why the turn ends; the first reason set wins, so a late
+// cleanup error cannot overwrite the real cause.
+func (st *state) setExit(x Exit, f *Failure) {
+	if st.exit != "" {
+		return
+	}
+	st.exit = x
+	st.failure = f
+}
+
+// route returns the route in use.
+func (e *Engine) route(st *state) *Route { return &e.cfg.Routes[st.routeIdx] }
+
+// useRoute switches the turn to route i and resets what depends on the
+// model: its catalogue entry, token accounting and the compression budget.
+func (e *Engine) useRoute(st *state, i int) {
+	st.routeIdx = i
+	r := &e.cfg.Routes[i]
+	st.model = e.cfg.Catalogue.Lookup(r.Model)
+	st.hasCred = false
+	st.acct.Reset()
+	st.budget.Reset()
+	st.maxTokens = 0
+	st.clamped = false
+	st.empty.Reset()
+	st.routes = append(st.routes, RouteAttempt{Provider: r.Provider.Name(), Model: r.Model})
+}
+
+// currentRoute returns the record of the route in use.
+func (st *state) currentRoute() *RouteAttempt { return &st.routes[len(st.routes)-1] }
+
+// lastSeq is the Seq of the newest live row.
+func (st *state) lastSeq() int64 {
+	if len(st.rows) == 0 {
+		return 0
+	}
+	return st.rows[len(st.rows)-1].Seq
+}

@@ -1,0 +1,244 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/transcript"
+)
+
+// toolRound makes the assistant's tool calls durable before any of them
+// runs (invariant 2), runs them — consecutive read-only calls in parallel,
+// others one at a time after approval — and appends each result durably as
+// it completes, in call order (invariant 3). Every call gets exactly one
+// result: an interrupt or an early stop pairs the rest with a marker.
+func (e *Engine) toolRound(ctx context.Context, st *state, resp *llm.Response) verdict {
+	msg := resp.Message
+	msg.ToolCalls = uniqueCallIDs(msg.ToolCalls, st)
+	row := &store.Message{
+		Message:      msg,
+		FinishReason: resp.FinishReason,
+		Usage:        resp.Usage,
+		Provider:     e.route(st).Provider.Name(),
+		Model:        e.route(st).Model,
+	}
+	if err := e.appendRows(ctx, st, row); err != nil {
+		// No side effect may run for calls that are not on disk.
+		st.setExit(ExitPersistenceFailed, persistFailure("the assistant's tool calls (no tool was run)", err))
+		return finish
+	}
+	st.toolRounds++
+	calls := msg.ToolCalls
+	st.toolCalls += len(calls)
+
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if e.readOnly(calls[i]) {
+			for j < len(calls) && e.readOnly(calls[j]) {
+				j++
+			}
+		}
+		if ctx.Err() != nil || st.exit != "" {
+			break
+		}
+		outs := e.runGroup(ctx, st, calls[i:j])
+		for k, out := range outs {
+			if v := e.recordResult(ctx, st, calls[i+k], out); v == finish {
+				e.pairRest(ctx, st, calls[i+k+1:], SkippedToolResult)
+				return finish
+			}
+		}
+		i = j
+	}
+	if ctx.Err() != nil {
+		e.interrupted(ctx, st)
+	}
+	if st.exit != "" {
+		e.pairRest(ctx, st, unanswered(st, calls), pairText(st.exit))
+		return finish
+	}
+	return next
+}
+
+// toolOutcome is one finished call.
+type toolOutcome struct {
+	res      tool.Result
+	panicked any
+	took     time.Duration
+	ran      bool // false: refused or invalid before running
+}
+
+func (e *Engine) readOnly(c llm.ToolCall) bool {
+	info, ok := e.cfg.Tools.Info(c.Name)
+	return ok && info.ReadOnly
+}
+
+// runGroup runs one call, or several read-only calls in parallel (bounded).
+func (e *Engine) runGroup(ctx context.Context, st *state, calls []llm.ToolCall) []toolOutcome {
+	outs := make([]toolOutcome, len(calls))
+	if len(calls) == 1 {
+		outs[0] = e.runTool(ctx, st, calls[0])
+		return outs
+	}
+	sem := make(chan struct{}, e.cfg.ToolConcurrency)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			outs[i] = e.runTool(ctx, st, c)
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// runTool validates, approves and runs one call. A tool's panic is caught
+// here so its call is still paired; the turn then ends ExitPanic.
+func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out toolOutcome) {
+	args, err := e.cfg.Tools.Validate(c.Name, c.Arguments)
+	if err != nil {
+		return toolOutcome{res: tool.Result{Content: err.Error(), IsError: true}}
+	}
+	t, _ := e.cfg.Tools.Get(c.Name)
+	info := t.Info()
+	if !info.ReadOnly && e.cfg.Approver != nil {
+		if ok, reason := e.cfg.Approver.Approve(ctx, c, info); !ok {
+			if reason == "" {
+				reason = "The user did not approve this call of " + c.Name + "; do not retry it unchanged."
+			}
+			return toolOutcome{res: tool.Result{Content: reason, IsError: true}}
+		}
+	}
+	st.hooks.toolStart(c)
+	start := time.Now()
+	defer func() {
+		out.took = time.Since(start)
+		out.ran = true
+		if p := recover(); p != nil {
+			e.log.Error("tool panicked", "tool", c.Name, "panic", p, "stack", string(debug.Stack()))
+			out.panicked = p
+			out.res = tool.Result{Content: fmt.Sprintf("[error: the tool %s crashed: %v]", c.Name, p), IsError: true}
+		}
+		st.hooks.toolEnd(c, out.res, out.took)
+	}()
+	res, err := t.Run(ctx, args)
+	if err != nil {
+		res = tool.Result{Content: err.Error(), IsError: true}
+	}
+	return toolOutcome{res: res}
+}
+
+// recordResult applies the identical-call guard and appends the result.
+func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, out toolOutcome) verdict {
+	content := transcript.CleanText(out.res.Content)
+	stop := false
+	if e.cfg.Guards.IdenticalCalls && out.ran && out.panicked == nil {
+		info, _ := e.cfg.Tools.Info(c.Name)
+		count, notice := st.streak.Observe(c.Name, c.Arguments, content, info.Repeatable)
+		if notice != "" {
+			content += "\n" + notice
+		}
+		stop = st.in.Unattended && e.cfg.Guards.ToolLoopStop > 0 && !info.Repeatable && count >= e.cfg.Guards.ToolLoopStop
+	}
+	row := &store.Message{Message: llm.NewToolResult(c, content, out.res.IsError)}
+	if err := e.appendRows(ctx, st, row); err != nil {
+		st.setExit(ExitPersistenceFailed, persistFailure("a tool result", err))
+		return finish
+	}
+	if out.panicked != nil {
+		st.setExit(ExitPanic, &Failure{
+			Reason:  "panic",
+			Message: fmt.Sprintf("The tool %s crashed (%v); the turn stopped, the session is intact and the next turn can run.", c.Name, out.panicked),
+		})
+		return finish
+	}
+	if stop {
+		st.setExit(ExitToolLoop, &Failure{
+			Reason: "tool_loop",
+			Message: fmt.Sprintf("Stopped: the model called %s with the same arguments and got the same result %d times in a row. Rephrase the task or check why the call does not make progress.",
+				c.Name, e.cfg.Guards.ToolLoopStop),
+		})
+		return finish
+	}
+	return proceed
+}
+
+// pairRest gives every call in calls a marker result so no call dangles.
+func (e *Engine) pairRest(ctx context.Context, st *state, calls []llm.ToolCall, text string) {
+	if len(calls) == 0 || st.exit == ExitLeaseLost {
+		return
+	}
+	rows := make([]*store.Message, len(calls))
+	for i, c := range calls {
+		rows[i] = &store.Message{Message: llm.NewToolResult(c, text, true), Synthetic: true}
+	}
+	if err := e.appendRows(ctx, st, rows...); err != nil {
+		// Loading the session repairs orphan calls, so nothing is lost.
+		e.log.Warn("could not pair unfinished tool calls", "session", st.in.Session.ID, "error", err)
+	}
+}
+
+// unanswered lists calls of the round with no result row yet.
+func unanswered(st *state, calls []llm.ToolCall) []llm.ToolCall {
+	answered := map[string]bool{}
+	for i := len(st.rows) - 1; i >= 0 && st.rows[i].Role == llm.RoleTool; i-- {
+		answered[st.rows[i].ToolCallID] = true
+	}
+	var out []llm.ToolCall
+	for _, c := range calls {
+		if !answered[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func pairText(x Exit) string {
+	switch x {
+	case ExitInterrupted:
+		return InterruptedToolResult
+	case ExitToolLoop:
+		return LoopStoppedToolResult
+	}
+	return SkippedToolResult
+}
+
+// uniqueCallIDs gives calls without an id, or with an id already used in
+// this session, a fresh one, so results pair unambiguously.
+func uniqueCallIDs(calls []llm.ToolCall, st *state) []llm.ToolCall {
+	seen := map[string]bool{}
+	for _, r := range st.rows {
+		for _, c := range r.ToolCalls {
+			seen[c.ID] = true
+		}
+	}
+	out := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			base := c.ID
+			if base == "" {
+				base = "call_" + st.in.TurnID
+			}
+			for n := i + 1; ; n++ {
+				id := base + "_" + strconv.Itoa(n)
+				if !seen[id] {
+					c.ID = id
+					break
+				}
+			}
+		}
+		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
