@@ -26,6 +26,9 @@ const (
 	KindLeaseLost ErrorKind = "lease_lost"
 	KindNotFound  ErrorKind = "not_found"
 	KindClosed    ErrorKind = "closed"
+	// KindEnded: the session was closed (e.g. continued in a compression
+	// child); writers follow the lineage to the live tip.
+	KindEnded ErrorKind = "session_ended"
 )
 
 // Error is a failed store operation.
@@ -60,6 +63,8 @@ func (e *Error) Is(target error) bool {
 		return e.Kind == KindLeaseLost
 	case ErrNotFound:
 		return e.Kind == KindNotFound
+	case ErrEnded:
+		return e.Kind == KindEnded
 	}
 	return false
 }
@@ -81,6 +86,8 @@ func (k ErrorKind) Hint() string {
 		return "not found"
 	case KindClosed:
 		return "the store is closed"
+	case KindEnded:
+		return "the session has ended; continue in its newest session"
 	}
 	return ""
 }
@@ -96,6 +103,9 @@ func KindOf(err error) ErrorKind {
 	}
 	if errors.Is(err, ErrNotFound) {
 		return KindNotFound
+	}
+	if errors.Is(err, ErrEnded) {
+		return KindEnded
 	}
 	return KindOther
 }

@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -82,13 +81,10 @@ func persistFailure(what string, err error) *Failure {
 		f.Message = fmt.Sprintf("Could not save %s: the database is read-only. Check the file's permissions.", what)
 	case store.KindCorrupt:
 		f.Message = fmt.Sprintf("Could not save %s: the database file is damaged. Move it aside to start fresh.", what)
+	case store.KindEnded:
+		f.Message = fmt.Sprintf("Could not save %s: the session was closed (it may have been continued in a new session after compression); resume the newest session.", what)
 	default:
-		if errors.Is(err, store.ErrEnded) {
-			f.Reason = "persistence:session_ended"
-			f.Message = fmt.Sprintf("Could not save %s: the session was closed (it may have been continued in a new session after compression); resume the newest session.", what)
-		} else {
-			f.Message = fmt.Sprintf("Could not save %s: %v", what, err)
-		}
+		f.Message = fmt.Sprintf("Could not save %s: %v", what, err)
 	}
 	return f
 }

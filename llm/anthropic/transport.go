@@ -2,14 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
-	"io"
-	"net"
-	"os"
-	"strings"
-	"syscall"
 
 	"github.com/talaria-agent/talaria/llm"
 )
@@ -25,102 +17,5 @@ func classifyTransport(ctx context.Context, err error) llm.TransportKind {
 	default:
 		return llm.TransportCanceled
 	}
-	return transportKind(err)
-}
-
-// transportKind classifies by type first, then by message text for errors
-// whose type is lost in wrapping (HTTP/2, proxies, custom transports).
-func transportKind(err error) llm.TransportKind {
-	if err == nil {
-		return llm.TransportNone
-	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return llm.TransportCanceled
-	case isCertError(err):
-		return llm.TransportTLSCert
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), isTimeout(err):
-		return llm.TransportTimeout
-	case errors.Is(err, syscall.ECONNREFUSED), isDNSError(err):
-		return llm.TransportConnect
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
-		return llm.TransportReset
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return llm.TransportEOF
-	case isTLSError(err):
-		return llm.TransportTLS
-	case isDialError(err):
-		return llm.TransportConnect
-	}
-	return kindFromText(strings.ToLower(err.Error()))
-}
-
-// textKinds is checked in order; certificate words come before generic TLS.
-var textKinds = []struct {
-	kind  llm.TransportKind
-	words []string
-}{
-	{llm.TransportTLSCert, []string{"x509:", "certificate"}},
-	{llm.TransportTLS, []string{"tls:", "tls handshake"}},
-	{llm.TransportTimeout, []string{"timeout", "timed out", "deadline exceeded"}},
-	{llm.TransportConnect, []string{"connection refused", "no such host", "network is unreachable", "no route to host"}},
-	{llm.TransportReset, []string{"connection reset", "broken pipe", "goaway", "stream error", "forcibly closed", "connection aborted"}},
-	{llm.TransportEOF, []string{"unexpected eof"}},
-}
-
-func kindFromText(msg string) llm.TransportKind {
-	for _, tk := range textKinds {
-		for _, w := range tk.words {
-			if strings.Contains(msg, w) {
-				return tk.kind
-			}
-		}
-	}
-	if strings.HasSuffix(msg, ": eof") || msg == "eof" {
-		return llm.TransportEOF
-	}
-	return llm.TransportNone
-}
-
-func isCertError(err error) bool {
-	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
-		return true
-	}
-	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
-		return true
-	}
-	if _, ok := errors.AsType[x509.HostnameError](err); ok {
-		return true
-	}
-	if _, ok := errors.AsType[x509.CertificateInvalidError](err); ok {
-		return true
-	}
-	_, ok := errors.AsType[x509.SystemRootsError](err)
-	return ok
-}
-
-func isTLSError(err error) bool {
-	if _, ok := errors.AsType[tls.AlertError](err); ok {
-		return true
-	}
-	if _, ok := errors.AsType[tls.RecordHeaderError](err); ok {
-		return true
-	}
-	_, ok := errors.AsType[*tls.ECHRejectionError](err)
-	return ok
-}
-
-func isTimeout(err error) bool {
-	ne, ok := errors.AsType[net.Error](err)
-	return ok && ne.Timeout()
-}
-
-func isDNSError(err error) bool {
-	_, ok := errors.AsType[*net.DNSError](err)
-	return ok
-}
-
-func isDialError(err error) bool {
-	oe, ok := errors.AsType[*net.OpError](err)
-	return ok && oe.Op == "dial"
+	return llm.ClassifyTransport(err)
 }

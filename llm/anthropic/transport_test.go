@@ -2,11 +2,7 @@ package anthropic
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -15,58 +11,6 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 )
-
-// urlErr wraps err the way http.Client.Do reports it.
-func urlErr(err error) error {
-	return &url.Error{Op: "Post", URL: "https://api.anthropic.com/v1/messages", Err: err}
-}
-
-func opErr(op string, err error) error {
-	return &net.OpError{Op: op, Net: "tcp", Err: os.NewSyscallError(op, err)}
-}
-
-type timeoutErr struct{}
-
-func (timeoutErr) Error() string   { return "i/o timeout" }
-func (timeoutErr) Timeout() bool   { return true }
-func (timeoutErr) Temporary() bool { return true }
-
-func TestTransportKind(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want llm.TransportKind
-	}{
-		{"nil", nil, llm.TransportNone},
-		{"refused", urlErr(opErr("dial", syscall.ECONNREFUSED)), llm.TransportConnect},
-		{"dns", urlErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}}), llm.TransportConnect},
-		{"other dial failure", urlErr(&net.OpError{Op: "dial", Err: errors.New("socket: too many open files")}), llm.TransportConnect},
-		{"reset", urlErr(opErr("read", syscall.ECONNRESET)), llm.TransportReset},
-		{"broken pipe", urlErr(opErr("write", syscall.EPIPE)), llm.TransportReset},
-		{"unexpected EOF", fmt.Errorf("reading body: %w", io.ErrUnexpectedEOF), llm.TransportEOF},
-		{"EOF before headers", urlErr(io.EOF), llm.TransportEOF},
-		{"net timeout", urlErr(&net.OpError{Op: "read", Err: timeoutErr{}}), llm.TransportTimeout},
-		{"deadline", urlErr(context.DeadlineExceeded), llm.TransportTimeout},
-		{"os deadline", fmt.Errorf("read: %w", os.ErrDeadlineExceeded), llm.TransportTimeout},
-		{"canceled", urlErr(context.Canceled), llm.TransportCanceled},
-		{"unknown authority", urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), llm.TransportTLSCert},
-		{"hostname mismatch", urlErr(x509.HostnameError{Certificate: &x509.Certificate{}, Host: "x"}), llm.TransportTLSCert},
-		{"expired", urlErr(x509.CertificateInvalidError{Reason: x509.Expired}), llm.TransportTLSCert},
-		{"tls alert", urlErr(&net.OpError{Op: "remote error", Err: tls.AlertError(40)}), llm.TransportTLS},
-		{"tls record header", urlErr(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), llm.TransportTLS},
-		{"http2 stream reset text", errors.New("stream error: stream ID 3; INTERNAL_ERROR; received from peer"), llm.TransportReset},
-		{"http2 goaway text", errors.New("http2: server sent GOAWAY and closed the connection"), llm.TransportReset},
-		{"proxied cert text", errors.New("proxy: tls: failed to verify certificate: x509: certificate signed by unknown authority"), llm.TransportTLSCert},
-		{"unrelated", errors.New("something else"), llm.TransportNone},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := transportKind(tt.err); got != tt.want {
-				t.Errorf("transportKind(%v) = %q, want %q", tt.err, got, tt.want)
-			}
-		})
-	}
-}
 
 func TestClassifyTransportContextWins(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
@@ -90,4 +34,13 @@ func TestClassifyTransportContextWins(t *testing.T) {
 			}
 		})
 	}
+}
+
+// urlErr wraps err the way http.Client.Do reports it.
+func urlErr(err error) error {
+	return &url.Error{Op: "Post", URL: "https://api.anthropic.com/v1/messages", Err: err}
+}
+
+func opErr(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Err: os.NewSyscallError(op, err)}
 }

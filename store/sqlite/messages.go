@@ -139,7 +139,7 @@ func (s *Store) whyNotLive(ctx context.Context, tx *wtx, op, id string) error {
 	if reason == "" {
 		reason = "no reason given"
 	}
-	return &store.Error{Op: op, Kind: store.KindOther, Path: s.path,
+	return &store.Error{Op: op, Kind: store.KindEnded, Path: s.path,
 		Err: fmt.Errorf("session %s (ended: %s): %w", id, reason, store.ErrEnded)}
 }
 
