@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/talaria-agent/talaria/compact"
@@ -38,7 +39,8 @@ type Config struct {
 	// is created, so its bytes never change between turns.
 	SystemPrompt      string
 	SystemPromptExtra string
-	// Holder names this process in turn leases (default host:pid:random).
+	// Holder names this process in turn leases (default host:pid:random,
+	// which lets a process on the same host replace a killed holder at once).
 	Holder string
 	// LeaseTTL is how long a lease lives without a refresh (default 300s);
 	// LeaseRefresh how often the refresher renews it (default 60s).
@@ -48,7 +50,13 @@ type Config struct {
 	// session's lease before it gives up with ExitBusy (default 30 min; the
 	// CLI uses a few seconds).
 	AdmitWait time.Duration
-	Logger    *slog.Logger
+	// RotateOnCompression continues a session in a child session whenever
+	// its context is compressed (config compression.rotate): the parent
+	// ends with store.EndCompression and keeps its full transcript, the
+	// child starts from the compressed one. Off, compression archives the
+	// old rows in place.
+	RotateOnCompression bool
+	Logger              *slog.Logger
 }
 
 // Agent runs turns. It is safe for concurrent use; turns of one session
@@ -78,8 +86,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: workspace: %w", err)
 	}
 	if cfg.Holder == "" {
-		host, _ := os.Hostname()
-		cfg.Holder = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomHex(3))
+		cfg.Holder = defaultHolder()
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 300 * time.Second
@@ -186,9 +193,9 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 		}
 	}
 
-	lease, early := a.admit(ctx, sess, msg, turnID)
+	sess, lease, early, err := a.admitTip(ctx, sess, msg, turnID)
 	if early != nil {
-		return *early, nil
+		return *early, err
 	}
 	return a.runAdmitted(ctx, sess, lease, turnID, msg, in), nil
 }
@@ -200,35 +207,42 @@ func (a *Agent) runAdmitted(ctx context.Context, sess *store.Session, lease stor
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	stopped := make(chan struct{})
 	refresherDone := make(chan struct{})
+	// A rotation moves the lease to the child session (rotate.go).
+	tl := &turnLease{l: lease}
 	go func() {
 		defer close(refresherDone)
-		a.refresh(turnCtx, cancel, lease, stopped)
+		a.refresh(turnCtx, cancel, tl, stopped)
 	}()
 	defer func() {
 		close(stopped)
 		<-refresherDone
 		cancel(nil)
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if err := a.cfg.Store.ReleaseLease(rctx, lease); err != nil {
+		if err := a.cfg.Store.ReleaseLease(rctx, tl.get()); err != nil {
 			a.log.Warn("could not release the turn lease; it expires by itself", "session", sess.ID, "error", err)
 		}
 		rcancel()
 	}()
 	defer func() {
 		if p := recover(); p != nil {
-			a.log.Error("turn facade panicked", "session", sess.ID, "panic", p)
-			res = turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitPanic,
-				Failure: &turn.Failure{Reason: "panic", Message: fmt.Sprintf("internal error: %v", p)}}
+			a.log.Error("turn facade panicked", "session", sess.ID, "panic", p, "stack", string(debug.Stack()))
+			msg := fmt.Sprintf("Talaria hit an internal error (%v); the session is intact and the next turn can run. Please report this with the log.", p)
+			res = turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitPanic, Explanation: msg,
+				Failure: &turn.Failure{Reason: "panic", Message: msg}}
 		}
 	}()
-	return a.engine.Run(turnCtx, turn.Input{
+	ti := turn.Input{
 		Session:    sess,
 		Fence:      lease.Fence(),
 		TurnID:     turnID,
 		Message:    msg,
 		Hooks:      in.Hooks,
 		Unattended: in.Unattended,
-	})
+	}
+	if a.cfg.RotateOnCompression {
+		ti.Rotator = &rotator{a: a, parent: sess, lease: tl}
+	}
+	return a.engine.Run(turnCtx, ti)
 }
 
 func (a *Agent) now() time.Time {

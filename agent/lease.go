@@ -21,7 +21,7 @@ func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message,
 	wait := 50 * time.Millisecond
 	var held *store.LeaseHeldError
 	for {
-		lease, err := a.cfg.Store.AcquireLease(ctx, sess.ID, a.cfg.Holder, a.cfg.LeaseTTL)
+		lease, err := a.acquire(ctx, sess.ID)
 		if err == nil {
 			return lease, nil
 		}
@@ -55,6 +55,26 @@ func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message,
 	}
 }
 
+// acquire tries once to take the session's lease. A lease whose holder is a
+// killed process on this host (see holderGone) is released and taken at
+// once: after a kill -9 the session is usable again right away instead of
+// when the dead turn's lease expires. Releasing by the dead holder's token
+// frees nothing if anyone else got the lease meanwhile.
+func (a *Agent) acquire(ctx context.Context, sessionID string) (store.Lease, error) {
+	lease, err := a.cfg.Store.AcquireLease(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL)
+	var held *store.LeaseHeldError
+	if err == nil || !errors.As(err, &held) || held.Token == 0 || !holderGone(held.Holder) {
+		return lease, err
+	}
+	a.log.Info("the session's turn lease belongs to a process that no longer runs; taking it over",
+		"session", sessionID, "holder", held.Holder, "token", held.Token)
+	dead := store.Lease{SessionID: sessionID, Holder: held.Holder, Token: held.Token}
+	if rerr := a.cfg.Store.ReleaseLease(ctx, dead); rerr != nil {
+		return lease, err
+	}
+	return a.cfg.Store.AcquireLease(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL)
+}
+
 // early builds the result of a turn that was never admitted and keeps the
 // user's message as an unsent row.
 func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message, turnID string, exit turn.Exit, f *turn.Failure) *turn.Result {
@@ -68,7 +88,7 @@ func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message,
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	row := &store.Message{Message: msg, TurnID: turnID, Kind: store.KindUnsent, CreatedAt: a.now()}
-	if err := a.cfg.Store.Append(dctx, store.Fence{SessionID: sess.ID}, row); err != nil {
+	if err := a.appendUnsent(dctx, sess.ID, row); err != nil {
 		a.log.Warn("could not save the unsent message", "session", sess.ID, "error", err)
 	}
 	return res
@@ -78,7 +98,7 @@ func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message,
 // watchdog: when the lease is taken over, or cannot be renewed before it
 // expires, it cancels the turn with turn.ErrLeaseLost — a hard interrupt
 // after which the fence refuses the old turn's writes anyway.
-func (a *Agent) refresh(ctx context.Context, cancel context.CancelCauseFunc, lease store.Lease, stopped <-chan struct{}) {
+func (a *Agent) refresh(ctx context.Context, cancel context.CancelCauseFunc, tl *turnLease, stopped <-chan struct{}) {
 	tick := time.NewTicker(a.cfg.LeaseRefresh)
 	defer tick.Stop()
 	for {
@@ -89,12 +109,16 @@ func (a *Agent) refresh(ctx context.Context, cancel context.CancelCauseFunc, lea
 			return
 		case <-tick.C:
 		}
+		lease := tl.get()
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.LeaseRefresh)
 		next, err := a.cfg.Store.RefreshLease(rctx, lease, a.cfg.LeaseTTL)
 		rcancel()
 		switch {
 		case err == nil:
-			lease = next
+			tl.renewed(lease, next)
+		case tl.moved(lease):
+			// A rotation released this lease on purpose; the next tick
+			// renews the child's.
 		case errors.Is(err, store.ErrLeaseLost):
 			a.log.Warn("turn lease taken over; stopping the turn", "session", lease.SessionID)
 			cancel(fmt.Errorf("%w: %v", turn.ErrLeaseLost, err))

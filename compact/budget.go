@@ -35,6 +35,15 @@ func (t Threshold) Limit(window int) int {
 	return int(float64(window) * r)
 }
 
+// Or returns t, or fallback when t is the zero Threshold: a model's own
+// trigger over the global one.
+func (t Threshold) Or(fallback Threshold) Threshold {
+	if t == (Threshold{}) {
+		return fallback
+	}
+	return t
+}
+
 // RefundLimit is the prompt size under which a provider-reported count
 // proves compression pressure gone (80% of Limit), the seed's condition for
 // Budget.Refund: far enough below the trigger that a no-progress pass never

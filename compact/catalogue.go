@@ -44,6 +44,10 @@ type ModelInfo struct {
 	// PriceKnown is false when the price is unknown (open-weight models whose
 	// price depends on the host, local models, unknown models).
 	PriceKnown bool
+	// Threshold, when set (config models.NAME.compression_threshold or
+	// compression_threshold_tokens), is this model's compression trigger in
+	// place of the global one.
+	Threshold Threshold
 }
 
 // Cost prices a usage: uncached input, cache reads, cache writes and output,
@@ -149,6 +153,9 @@ func applyOverride(base ModelInfo, key string, o ModelInfo) ModelInfo {
 	}
 	if o.PriceKnown || o.InputPerMTok > 0 || o.OutputPerMTok > 0 {
 		m.PriceKnown = true
+	}
+	if o.Threshold != (Threshold{}) {
+		m.Threshold = o.Threshold
 	}
 	return m
 }

@@ -71,13 +71,19 @@ func (s *Streak) Reset() {
 
 // streakKey hashes the three parts length-prefixed, so ("ab","c") and
 // ("a","bc") differ and a large result costs one hash, not a stored copy.
+// Parts go through a small buffer: the hash takes no strings, and
+// converting a large result would copy all of it.
 func streakKey(name, args, result string) [sha256.Size]byte {
 	h := sha256.New()
-	var n [8]byte
+	buf := make([]byte, 1024)
 	for _, part := range [3]string{name, args, result} {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
-		h.Write(n[:])
-		h.Write([]byte(part))
+		binary.LittleEndian.PutUint64(buf[:8], uint64(len(part)))
+		h.Write(buf[:8])
+		for len(part) > 0 {
+			n := copy(buf, part)
+			h.Write(buf[:n])
+			part = part[n:]
+		}
 	}
 	var k [sha256.Size]byte
 	h.Sum(k[:0])

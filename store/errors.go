@@ -114,6 +114,10 @@ func KindOf(err error) ErrorKind {
 type LeaseHeldError struct {
 	SessionID string
 	Holder    string
+	// Token is the holder's fencing token: releasing a Lease with it frees
+	// the session only while that holder still has it, which is how a
+	// holder known to be dead (a killed process) is replaced early.
+	Token     int64
 	ExpiresAt time.Time
 }
 

@@ -18,6 +18,7 @@ func (e *Engine) buildContext(ctx context.Context, st *state) verdict {
 		return finish
 	}
 	st.rows = rows
+	e.stripScaffolding(ctx, st) // left by a turn that crashed before its finalizer
 	msg := st.in.Message
 	msg.Role = llm.RoleUser
 	user := &store.Message{Message: msg}

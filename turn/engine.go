@@ -57,12 +57,14 @@ type Route struct {
 // Name is "provider/model", for status lines.
 func (r *Route) Name() string { return r.Provider.Name() + "/" + r.Model }
 
-// GuardConfig turns guards on and off and sets their limits.
+// GuardConfig turns guards on and off and sets their limits. The zero
+// GuardConfig means DefaultGuards (see New).
 type GuardConfig struct {
 	// IdenticalCalls appends a notice to the 3rd identical call's result.
 	IdenticalCalls bool
 	// ToolLoopStop ends an unattended turn (Input.Unattended) with
-	// ExitToolLoop once a streak reaches this count; 0 never stops.
+	// ExitToolLoop once a streak reaches this count; 0 never stops. It
+	// works whether or not IdenticalCalls is on.
 	ToolLoopStop int
 	// SaidButStopped nudges a reply that announces an action it never took.
 	SaidButStopped bool
@@ -164,6 +166,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.LengthContinuations <= 0 {
 		cfg.LengthContinuations = 4
 	}
+	if cfg.Guards == (GuardConfig{}) {
+		// A config that says nothing about guards gets them all on; one that
+		// turns every switch off says so by setting any limit as well.
+		cfg.Guards = DefaultGuards()
+	}
 	if cfg.Guards.EmptyRetries <= 0 {
 		cfg.Guards.EmptyRetries = 3
 	}
@@ -193,6 +200,9 @@ type Input struct {
 	Hooks   Hooks
 	// Unattended turns (gateway, run --yes) may be stopped by the tool-loop guard.
 	Unattended bool
+	// Rotator, when set, continues the session in a child session at each
+	// compression instead of archiving rows in place (see Rotator).
+	Rotator Rotator
 }
 
 // ErrLeaseLost is the cancellation cause the agent's watchdog uses when the

@@ -69,18 +69,27 @@ func (e *Engine) finalize(ctx context.Context, st *state) Result {
 	return *r
 }
 
-// stripScaffolding removes this turn's nudges and notices: they steered
-// the model during the turn and must not be replayed as user turns later.
+// stripScaffolding removes the nudges and notices in the live transcript:
+// they steered the model during their turn and must not be replayed as user
+// turns later. Besides this turn's, it takes those a crashed or killed turn
+// left behind (buildContext calls it before the user's message is written).
 func (e *Engine) stripScaffolding(ctx context.Context, st *state) {
 	var ids []int64
 	for _, r := range st.rows {
-		if r.TurnID == st.in.TurnID && r.Synthetic && (r.Kind == store.KindNudge || r.Kind == store.KindNotice) {
+		if isScaffolding(&r) {
 			ids = append(ids, r.ID)
 		}
 	}
 	if err := e.deleteRows(ctx, st, ids); err != nil {
 		e.log.Warn("could not strip turn scaffolding", "session", st.in.Session.ID, "error", err)
 	}
+}
+
+// isScaffolding reports an engine-written user-role nudge or notice.
+// Synthetic assistant rows (pieces of a continued answer, failure rows) are
+// not scaffolding: they hold what the user was shown.
+func isScaffolding(r *store.Message) bool {
+	return r.Synthetic && r.Role == llm.RoleUser && (r.Kind == store.KindNudge || r.Kind == store.KindNotice)
 }
 
 // closeFailedTurn appends a display-only assistant row that says why the

@@ -26,7 +26,7 @@ func (e *Engine) finishText(ctx context.Context, st *state, resp *llm.Response) 
 		st.fragments = append(st.fragments, text)
 		return e.settle(ctx, st, resp, false)
 	}
-	if e.cfg.Guards.SaidButStopped && !st.graceCall && st.nudges < 2 && guard.TrailingIntent(text) {
+	if e.cfg.Guards.SaidButStopped && !st.graceCall && st.nudges < guard.MaxContinueNudges && guard.TrailingIntent(text) {
 		return e.nudge(ctx, st, resp)
 	}
 	e.flushFinal(ctx, st, e.answerRow(st, resp, text))
@@ -83,7 +83,6 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 		st.finalText = stitch(st.fragments)
 		return finish
 	}
-	st.fragmentIDs = append(st.fragmentIDs, piece.ID, nudge.ID)
 	st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.LengthContinuations))
 	return next
 }
@@ -93,10 +92,9 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 // transcript to be replayed. truncated says the ceiling was hit.
 func (e *Engine) settle(ctx context.Context, st *state, resp *llm.Response, truncated bool) verdict {
 	text := stitch(st.fragments)
-	if err := e.deleteRows(ctx, st, st.fragmentIDs); err != nil {
+	if err := e.deleteRows(ctx, st, continuationRows(st)); err != nil {
 		e.log.Warn("could not remove continuation scaffolding", "session", st.in.Session.ID, "error", err)
 	}
-	st.fragmentIDs = nil
 	row := e.answerRow(st, resp, text)
 	if truncated {
 		st.truncated = true
@@ -106,6 +104,26 @@ func (e *Engine) settle(ctx context.Context, st *state, resp *llm.Response, trun
 	}
 	e.flushFinal(ctx, st, row)
 	return finish
+}
+
+// continuationRows finds this turn's length-continuation scaffolding in the
+// live transcript: the stored pieces and the nudges between them. They are
+// found by what they are, not by remembered IDs, because a compression
+// between two continuations copies them to new rows (or a new session);
+// rows of earlier turns never match, whatever a crash left behind.
+func continuationRows(st *state) []int64 {
+	var ids []int64
+	for _, r := range st.rows {
+		if r.TurnID != st.in.TurnID || !r.Synthetic {
+			continue
+		}
+		piece := r.Role == llm.RoleAssistant && r.FinishReason == llm.FinishLength && r.Kind == store.KindNormal
+		nudge := r.Role == llm.RoleUser && r.Kind == store.KindNudge && r.Text() == LengthContinueNudge
+		if piece || nudge {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
 }
 
 // nudge keeps a reply that ended by announcing an action it did not take,

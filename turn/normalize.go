@@ -8,6 +8,7 @@ import (
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/guard"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
 )
 
 // normalize accounts for an answer (iteration, usage, cost, token
@@ -24,7 +25,7 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 	st.acct.Observe(st.req, resp.Usage)
 	// The provider proved the prompt is back well under the threshold:
 	// give compression its attempts back and lift a no-progress block.
-	refund := e.cfg.Threshold.RefundLimit(st.model.Window)
+	refund := e.threshold(st).RefundLimit(st.model.Window)
 	if resp.Usage.Reported && (st.budget.Used() > 0 || st.budget.Blocked()) && resp.Usage.PromptTokens() < int64(refund) {
 		st.budget.Refund()
 	}
@@ -50,17 +51,31 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 	if !e.cfg.Guards.EmptyResponse {
 		return proceed
 	}
+	return e.emptyAnswer(ctx, st, resp)
+}
+
+// emptyAnswer routes a 200 with neither text nor tool calls through the
+// empty-response guard: retry (after a tool round with a nudge, since
+// resending the same tool results tends to get the same nothing), fall back
+// when the empty is deterministic, or give up saying what it cost.
+func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response) verdict {
 	r := e.route(st)
-	cost, known := st.model.Cost(llm.Usage{InputTokens: int64(st.estimate)})
-	switch st.empty.Observe(guard.EmptyAttempt{
+	cost, known := st.model.Cost(promptUsage(resp.Usage, st.estimate))
+	action := st.empty.Observe(guard.EmptyAttempt{
 		Provider:        r.Provider.Name(),
 		Model:           r.Model,
 		Finish:          resp.FinishReason,
 		Usage:           resp.Usage,
 		EstInputCostUSD: cost,
 		CostKnown:       known,
-	}) {
+	})
+	switch action {
 	case guard.EmptyRetry:
+		if err := e.nudgeAfterTools(ctx, st); err != nil {
+			// The retry does not need the nudge: without it the same
+			// request is sent again.
+			e.log.Warn("could not write the empty-answer nudge", "session", st.in.Session.ID, "error", err)
+		}
 		st.hooks.status(fmt.Sprintf("%s returned an empty answer; retrying (%d so far)", r.Name(), st.empty.Attempts()))
 		return next
 	case guard.EmptyFallback:
@@ -69,15 +84,43 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 			return restart
 		}
 	}
+	msg := "Gave up: " + st.empty.Summary() + ". Rephrase the request, or try another model."
+	if action == guard.EmptyFallback {
+		msg = "Gave up: " + st.empty.Summary() + ", the same way each time with no output at all, so resending it would not help. Rephrase the request, or configure a fallback model."
+	}
 	st.currentRoute().Outcome = "empty_response"
 	st.setExit(ExitFailed, &Failure{
 		Reason:    "empty_response",
-		Retryable: true,
+		Retryable: action != guard.EmptyFallback,
 		Provider:  r.Provider.Name(),
 		Model:     r.Model,
-		Message:   "Gave up: " + st.empty.Summary() + ". Rephrase the request, or try another model.",
+		Message:   msg,
 	})
 	return finish
+}
+
+// promptUsage is the prompt part of an attempt's usage: as reported, or
+// the preflight estimate when the provider reported none.
+func promptUsage(u llm.Usage, estimate int) llm.Usage {
+	if u.Reported && u.PromptTokens() > 0 {
+		return llm.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+	}
+	return llm.Usage{InputTokens: int64(estimate)}
+}
+
+// nudgeAfterTools appends EmptyRetryNudge when the model answered tool
+// results with nothing, so the retry asks it to go on. After a user message
+// (or an earlier nudge) the request is resent as it is. The nudge is
+// scaffolding: the finalizer strips it.
+func (e *Engine) nudgeAfterTools(ctx context.Context, st *state) error {
+	if len(st.rows) == 0 || st.rows[len(st.rows)-1].Role != llm.RoleTool {
+		return nil
+	}
+	return e.appendRows(ctx, st, &store.Message{
+		Message:   llm.NewText(llm.RoleUser, guard.EmptyRetryNudge),
+		Kind:      store.KindNudge,
+		Synthetic: true,
+	})
 }
 
 // filtered handles an answer the provider withheld (content filter or a

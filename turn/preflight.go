@@ -6,8 +6,19 @@ import (
 	"fmt"
 
 	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/store"
 )
+
+// Rotator continues a session in a child session: it creates the child
+// (ParentID = the turn's session, same system prompt), stores rows there
+// as its first transcript, ends the parent with store.EndCompression and
+// moves the turn's lease to the child. It returns the child and the fence
+// the turn writes with from then on. The agent implements it, since it
+// owns the lease; a nil Input.Rotator compresses in place.
+type Rotator interface {
+	Rotate(ctx context.Context, rows []*store.Message) (*store.Session, store.Fence, error)
+}
 
 // preflight runs before every API call: tool results, compression and a
 // fallback switch all change the request size or the window. When the
@@ -15,7 +26,7 @@ import (
 // iteration (refunded: nothing reached a provider).
 func (e *Engine) preflight(ctx context.Context, st *state) verdict {
 	st.estimate = st.acct.Estimate(st.req)
-	limit := e.cfg.Threshold.Limit(st.model.Window)
+	limit := e.threshold(st).Limit(st.model.Window)
 	if st.estimate <= limit || e.cfg.Compressor == nil || !st.budget.Allow() {
 		// Over the threshold with no attempts left, the request still goes:
 		// the threshold is a fraction of the window, and a real overflow
@@ -27,10 +38,67 @@ func (e *Engine) preflight(ctx context.Context, st *state) verdict {
 	return e.compress(ctx, st, limit, false)
 }
 
+// threshold is the compression trigger of the model in use: its own
+// (catalogue override) or the configured one.
+func (e *Engine) threshold(st *state) compact.Threshold {
+	return st.model.Threshold.Or(e.cfg.Threshold)
+}
+
+// recoverOverflow handles a provider's "context too long" (or 413): it
+// compresses and restarts the iteration while attempts remain, and ends
+// the turn compression_exhausted, saying why, instead of looping.
+func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Classified) verdict {
+	o := compact.ParseOverflow(c.ProviderMessage)
+	if o.Limit > 0 && o.Limit < st.model.Window {
+		// The provider enforces a smaller window than the catalogue says (a
+		// local server's configured context, a guessed unknown model):
+		// believe it for the rest of the turn, so preflight measures
+		// against what is enforced.
+		st.model.Window = o.Limit
+	}
+	if e.cfg.Compressor != nil && st.budget.Allow() {
+		// The request that overflowed proves what does not fit, whatever
+		// the estimate said: aim at half of it, or at the threshold when
+		// that is lower, so every pass has to make real progress.
+		measured := max(st.estimate, o.Actual)
+		target := min(e.threshold(st).Limit(st.model.Window), measured/2)
+		st.estimate = measured
+		st.hooks.status(c.Summary + ": compressing and retrying")
+		switch e.compress(ctx, st, target, true) {
+		case restart:
+			return restart
+		case finish:
+			return finish
+		}
+	}
+	r := e.route(st)
+	st.currentRoute().Outcome = string(c.Class)
+	var why string
+	switch {
+	case e.cfg.Compressor == nil:
+		why = "compression is disabled (compression.disabled in the config)"
+	case st.budget.Blocked():
+		why = fmt.Sprintf("compressing it made no further progress (%d pass(es) this turn)", st.budget.Used())
+	default:
+		why = fmt.Sprintf("%d compression passes this turn (compression.attempts) did not make it fit", st.budget.Used())
+	}
+	st.setExit(ExitCompressionExhausted, &Failure{
+		Reason:   string(c.Class),
+		Provider: r.Provider.Name(),
+		Model:    r.Model,
+		Status:   c.Status,
+		Message: fmt.Sprintf("The conversation no longer fits %s's context window and %s. Your history is kept: start a new session, run /compact, or use a model with a larger window.",
+			r.Model, why),
+		Detail: c.ProviderMessage,
+	})
+	return finish
+}
+
 // compress runs one compression pass and makes its result the durable,
-// live transcript. It returns restart when the transcript changed, proceed
-// when the pass made no progress (further passes are then blocked this
-// turn), and finish when compression failed.
+// live transcript: in place (store.Replace archives the old rows), or in
+// a child session when the turn has a Rotator. It returns restart when the
+// transcript changed, proceed when the pass made no progress (further
+// passes are then blocked this turn), and finish when compression failed.
 func (e *Engine) compress(ctx context.Context, st *state, target int, force bool) verdict {
 	st.budget.Spend()
 	out, err := e.cfg.Compressor.Compress(ctx, compact.Input{
@@ -66,11 +134,15 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 	rows := make([]*store.Message, len(out.Rows))
 	for i := range out.Rows {
 		r := out.Rows[i]
+		if r.TurnID == "" {
+			r.TurnID = st.in.TurnID
+		}
+		if r.CreatedAt.IsZero() {
+			r.CreatedAt = e.cfg.Now()
+		}
 		rows[i] = &r
 	}
-	dctx, cancel := durable(ctx)
-	err = e.cfg.Store.Replace(dctx, st.in.Fence, st.lastSeq(), rows...)
-	cancel()
+	rotated, err := e.persistCompressed(ctx, st, rows)
 	if err != nil {
 		st.setExit(ExitPersistenceFailed, persistFailure("the compressed history", err))
 		return finish
@@ -79,6 +151,8 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 	for _, r := range rows {
 		st.rows = append(st.rows, *r)
 	}
+	// The reported count described the old prefix; and a new prefix is a
+	// declared cache boundary.
 	st.acct.Reset()
 	st.compactions++
 	msg := fmt.Sprintf("context compressed: ~%d → ~%d tokens", out.Before, out.After)
@@ -88,8 +162,30 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 	if out.SummaryFailed {
 		msg += " — the summary failed, a placeholder stands in for the removed messages"
 	}
+	if rotated != "" {
+		msg += "; the session continues as " + rotated
+	}
 	st.hooks.status(msg)
 	return restart
+}
+
+// persistCompressed makes rows the live transcript. With a Rotator the
+// turn moves to the child session it returns (rotated is its id);
+// otherwise the old rows are archived in place.
+func (e *Engine) persistCompressed(ctx context.Context, st *state, rows []*store.Message) (rotated string, err error) {
+	dctx, cancel := durable(ctx)
+	defer cancel()
+	if st.in.Rotator == nil {
+		return "", e.cfg.Store.Replace(dctx, st.in.Fence, st.lastSeq(), rows...)
+	}
+	child, fence, err := st.in.Rotator.Rotate(dctx, rows)
+	if err != nil {
+		return "", err
+	}
+	st.in.Session = child
+	st.in.Fence = fence
+	st.result.SessionID = child.ID
+	return child.ID, nil
 }
 
 // addAuxUsage counts the summary call's tokens and cost in the turn.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
@@ -32,7 +33,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		req.MaxTokens = e.maxTokens(st)
 		st.apiCalls++
 		st.currentRoute().Calls++
-		resp, partial, err := e.call(ctx, st, &req)
+		resp, partial, shown, err := e.call(ctx, st, &req)
 		if err == nil {
 			if r.Pool != nil {
 				r.Pool.Succeeded(st.cred)
@@ -44,7 +45,9 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 			e.interruptStream(ctx, st, partial)
 			return nil, finish
 		}
-		if partial != "" {
+		if shown {
+			// Whatever the dead stream showed (text or thinking) is void:
+			// the retry starts the answer afresh.
 			st.hooks.discard()
 		}
 
@@ -74,17 +77,24 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 			Repaired:       st.repaired[c.Class],
 			CanCompress:    e.cfg.Compressor != nil && st.budget.Allow(),
 		}
+		// Refused or unresolvable, nothing listens there: backoff does not
+		// outlast that. One retry covers a server that is restarting; more
+		// only delay the error (three cost ~11s at the default backoff).
+		if isConnectFailure(err) {
+			a.MaxRetries = min(a.MaxRetries, 1)
+			describeConnect(r, &c, err)
+		}
 		// A bound that holds whatever the policy says: retries, rotations
 		// and repairs of one call can never loop forever.
 		if attempt > e.cfg.MaxRetries+maxRotations(r)+4 {
-			e.fail(st, c, "gave up after too many attempts")
+			e.fail(st, c, "Gave up after too many attempts")
 			return nil, finish
 		}
 		switch failover.Decide(c, a) {
 		case failover.ActionRetry:
 			retries++
 			d := e.cfg.Backoff.Delay(retries, c)
-			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, e.cfg.MaxRetries))
+			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, a.MaxRetries))
 			if err := failover.Sleep(ctx, d); err != nil {
 				e.interrupted(ctx, st)
 				return nil, finish
@@ -110,26 +120,37 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 			e.fail(st, c, "")
 			return nil, finish
 		default: // ActionTerminate
-			e.fail(st, c, "")
+			if c.Class == failover.ClassContextOverflow || c.Class == failover.ClassPayloadTooLarge {
+				// No compression left: end compression_exhausted, saying why.
+				return nil, e.compressAfterOverflow(ctx, st, c)
+			}
+			note := ""
+			if c.Retryable && retries > 0 {
+				note = fmt.Sprintf("Gave up after %d %s", retries, plural(retries, "retry", "retries"))
+			}
+			e.fail(st, c, note)
 			return nil, finish
 		}
 	}
 }
 
 // call streams one API call, forwarding deltas to the hooks. partial is the
-// text shown before a failure, which callers discard or keep (interrupt).
-func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (*llm.Response, string, error) {
-	var shown strings.Builder
-	resp, err := llm.Collect(e.route(st).Provider.Stream(ctx, req), func(ev llm.Event) {
+// text shown before a failure, which callers discard or keep (interrupt);
+// shown says whether any delta, text or thinking, reached the hooks.
+func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (resp *llm.Response, partial string, shown bool, err error) {
+	var text strings.Builder
+	resp, err = llm.Collect(e.route(st).Provider.Stream(ctx, req), func(ev llm.Event) {
 		switch ev.Type {
 		case llm.EventTextDelta:
-			shown.WriteString(ev.Text)
+			text.WriteString(ev.Text)
+			shown = shown || ev.Text != ""
 			st.hooks.textDelta(ev.Text)
 		case llm.EventReasoningDelta:
+			shown = shown || ev.Text != ""
 			st.hooks.reasoningDelta(ev.Text)
 		}
 	})
-	return resp, shown.String(), err
+	return resp, text.String(), shown, err
 }
 
 // pickCredential chooses the key for the next call. With every key of the
@@ -150,12 +171,17 @@ func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 		st.setExit(ExitFailed, &Failure{Reason: "credentials", Message: "Could not choose an API key: " + err.Error(), Detail: err.Error()})
 		return finish
 	}
-	reason := cool.Reason
-	if reason == "" {
-		reason = string(failover.ClassRateLimit)
+	// The cooldown's reason is a class name, except for the persisted
+	// marker of an unverified billing verdict.
+	class, unverified := failover.Class(cool.Reason), false
+	switch {
+	case cool.Reason == failover.ReasonBillingUnverified:
+		class, unverified = failover.ClassBilling, true
+	case cool.Reason == "":
+		class = failover.ClassRateLimit
 	}
 	c := failover.Classified{
-		Class:    failover.Class(reason),
+		Class:    class,
 		Provider: r.Provider.Name(),
 		Model:    r.Model,
 		Summary:  fmt.Sprintf("every %s key is cooling down until %s", r.Provider.Name(), cool.Until.Local().Format(time.TimeOnly)),
@@ -164,14 +190,31 @@ func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 		return restart
 	}
 	st.setExit(ExitFailed, &Failure{
-		Reason:    reason,
-		Retryable: true,
-		Provider:  r.Provider.Name(),
-		Model:     r.Model,
-		Message: fmt.Sprintf("Every %s API key is cooling down after recent failures (%s); the first one returns at %s. Wait until then, add another key, or configure a fallback provider.",
-			r.Provider.Name(), reason, cool.Until.Local().Format(time.DateTime)),
+		Reason: string(class),
+		// Only a rate limit clears by itself; a refused key or an empty
+		// account is still refused when its cooldown ends.
+		Retryable:         class == failover.ClassRateLimit || unverified,
+		Provider:          r.Provider.Name(),
+		Model:             r.Model,
+		BillingUnverified: unverified,
+		Message:           coolingMessage(r.Provider.Name(), class, unverified, cool.Until),
 	})
 	return finish
+}
+
+// coolingMessage tells a person what to do when every key of a provider is
+// benched: when the first returns, and whether waiting for it helps.
+func coolingMessage(provider string, class failover.Class, unverified bool, until time.Time) string {
+	at := until.Local().Format(time.DateTime)
+	switch {
+	case unverified:
+		return fmt.Sprintf("Every %s API key is briefly benched after a usage-exhausted answer that may also have been a content filter; the first returns at %s. Check your usage page, and if quota remains suspect the prompt content.", provider, at)
+	case class == failover.ClassAuth || class == failover.ClassAuthPermanent:
+		return fmt.Sprintf("Every %s API key was refused recently and is benched until %s; waiting will not fix a bad key. Check or replace the keys, or configure a fallback provider.", provider, at)
+	case class == failover.ClassBilling:
+		return fmt.Sprintf("Every %s API key hit an out-of-credit error and is benched until %s. Add credit and run again after that time, add a key of another account, or configure a fallback provider.", provider, at)
+	}
+	return fmt.Sprintf("Every %s API key is cooling down after %s failures; the first one returns at %s. Wait until then, add another key, or configure a fallback provider.", provider, class, at)
 }
 
 // classify turns a failed call into a classified error, with the session
@@ -209,29 +252,9 @@ func (e *Engine) fallback(st *state, c failover.Classified) bool {
 
 // compressAfterOverflow handles a provider's "context too long": compress
 // and restart the iteration while attempts remain, else stop plainly
-// instead of looping.
+// instead of looping (preflight.go).
 func (e *Engine) compressAfterOverflow(ctx context.Context, st *state, c failover.Classified) verdict {
-	if e.cfg.Compressor != nil && st.budget.Allow() {
-		st.hooks.status(c.Summary + ": compressing and retrying")
-		switch e.compress(ctx, st, e.cfg.Threshold.Limit(st.model.Window), true) {
-		case restart:
-			return restart
-		case finish:
-			return finish
-		}
-	}
-	r := e.route(st)
-	st.currentRoute().Outcome = string(c.Class)
-	st.setExit(ExitCompressionExhausted, &Failure{
-		Reason:   string(c.Class),
-		Provider: r.Provider.Name(),
-		Model:    r.Model,
-		Status:   c.Status,
-		Message: fmt.Sprintf("The conversation no longer fits %s's context window and compressing it (%d of %d attempts this turn) did not make it fit. Start a new session, or use a model with a larger window.",
-			r.Model, st.budget.Used(), e.cfg.CompressAttempts),
-		Detail: c.ProviderMessage,
-	})
-	return finish
+	return e.recoverOverflow(ctx, st, c)
 }
 
 // fail ends the turn with a classified provider failure.
@@ -246,7 +269,16 @@ func (e *Engine) fail(st *state, c failover.Classified, note string) {
 		msg = c.Summary
 	}
 	if note != "" {
-		msg = note + ": " + msg
+		msg = note + ". " + msg
+	}
+	// The provider's own words often say exactly what to change (which
+	// parameter, which limit); the person should not need --json to see them.
+	if pm := clipWords(c.ProviderMessage, maxQuoted); pm != "" {
+		who := c.Provider
+		if who == "" {
+			who = "The provider"
+		}
+		msg += " " + who + " said: \"" + pm + "\""
 	}
 	st.setExit(ExitFailed, &Failure{
 		Reason:            string(c.Class),
@@ -298,6 +330,32 @@ func (e *Engine) interruptStream(ctx context.Context, st *state, partial string)
 	st.finalText = partial
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// maxQuoted bounds how much of the provider's message a failure quotes.
+const maxQuoted = 300
+
+// clipWords shortens s to about n bytes at a word boundary.
+func clipWords(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:n], ' ')
+	if cut <= 0 {
+		cut = n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return s[:cut] + "…"
+}
+
 func maxRotations(r *Route) int {
 	if r.Pool == nil {
 		return 0
@@ -321,5 +379,7 @@ func roundDelay(d time.Duration) time.Duration {
 	if d >= time.Second {
 		return d.Round(time.Second)
 	}
-	return d.Round(10 * time.Millisecond)
+	// Sub-second waits (a retry-after-ms hint) keep their milliseconds so
+	// a status line never says "retrying in 0s".
+	return d.Round(time.Millisecond)
 }

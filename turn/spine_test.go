@@ -189,7 +189,7 @@ func TestBadToolCallsGetErrorResults(t *testing.T) {
 					fakellm.ToolCall("no_such_tool", `{}`),
 					fakellm.ToolCall("read_file", `{"path": "x.txt"`), // invalid JSON
 				),
-				fakellm.Text("Sorry, let me answer without them."),
+				fakellm.Text("Sorry, those calls failed; here is my answer without them."),
 			)
 			res := env.Run("go")
 			if res.Exit != turn.ExitCompleted || res.APICalls != 2 {

@@ -61,11 +61,10 @@ type state struct {
 	empty  *guard.EmptyGuard
 	nudges int
 
-	// length continuation: fragments of a truncated answer, and the IDs of
-	// scaffolding rows (nudges, notices, fragments) the finalizer strips.
-	fragments   []string
-	fragmentIDs []int64
-	scaffold    []int64
+	// length continuation: fragments of a truncated answer (their stored
+	// rows are found again by continuationRows when the answer settles).
+	fragments []string
+	scaffold  []int64
 
 	// pendingFinal is a final answer whose early flush failed; the
 	// finalizer retries it so it is never dropped silently.

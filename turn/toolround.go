@@ -51,7 +51,7 @@ func (e *Engine) toolRound(ctx context.Context, st *state, resp *llm.Response) v
 		outs := e.runGroup(ctx, st, calls[i:j])
 		for k, out := range outs {
 			if v := e.recordResult(ctx, st, calls[i+k], out); v == finish {
-				e.pairRest(ctx, st, calls[i+k+1:], SkippedToolResult)
+				e.pairRest(ctx, st, calls[i+k+1:], pairText(st.exit))
 				return finish
 			}
 		}
@@ -104,7 +104,20 @@ func (e *Engine) runGroup(ctx context.Context, st *state, calls []llm.ToolCall) 
 
 // runTool validates, approves and runs one call. A tool's panic is caught
 // here so its call is still paired; the turn then ends ExitPanic.
+// Every call is shown (ToolStart/ToolEnd), refused and invalid ones too, so
+// a person sees what the model asked for and why it did not run.
 func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out toolOutcome) {
+	st.hooks.toolStart(c)
+	start := time.Now()
+	defer func() {
+		out.took = time.Since(start)
+		if p := recover(); p != nil {
+			e.log.Error("tool panicked", "tool", c.Name, "panic", p, "stack", string(debug.Stack()))
+			out.panicked = p
+			out.res = tool.Result{Content: fmt.Sprintf("[error: the tool %s crashed: %v]", c.Name, p), IsError: true}
+		}
+		st.hooks.toolEnd(c, out.res, out.took)
+	}()
 	args, err := e.cfg.Tools.Validate(c.Name, c.Arguments)
 	if err != nil {
 		return toolOutcome{res: tool.Result{Content: err.Error(), IsError: true}}
@@ -119,36 +132,31 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 			return toolOutcome{res: tool.Result{Content: reason, IsError: true}}
 		}
 	}
-	st.hooks.toolStart(c)
-	start := time.Now()
-	defer func() {
-		out.took = time.Since(start)
-		out.ran = true
-		if p := recover(); p != nil {
-			e.log.Error("tool panicked", "tool", c.Name, "panic", p, "stack", string(debug.Stack()))
-			out.panicked = p
-			out.res = tool.Result{Content: fmt.Sprintf("[error: the tool %s crashed: %v]", c.Name, p), IsError: true}
-		}
-		st.hooks.toolEnd(c, out.res, out.took)
-	}()
+	out.ran = true
 	res, err := t.Run(ctx, args)
 	if err != nil {
 		res = tool.Result{Content: err.Error(), IsError: true}
 	}
-	return toolOutcome{res: res}
+	out.res = res
+	return out
 }
 
 // recordResult applies the identical-call guard and appends the result.
 func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, out toolOutcome) verdict {
 	content := transcript.CleanText(out.res.Content)
 	stop := false
-	if e.cfg.Guards.IdenticalCalls && out.ran && out.panicked == nil {
+	mayStop := st.in.Unattended && e.cfg.Guards.ToolLoopStop > 0
+	// Refused and invalid calls count too: the same bad call repeated is
+	// the same loop. A panic ends the turn anyway.
+	if out.panicked == nil && (e.cfg.Guards.IdenticalCalls || mayStop) {
 		info, _ := e.cfg.Tools.Info(c.Name)
+		// Observed on the clean result before the notice is appended, so
+		// the notice's changing count cannot break the match.
 		count, notice := st.streak.Observe(c.Name, c.Arguments, content, info.Repeatable)
-		if notice != "" {
+		if notice != "" && e.cfg.Guards.IdenticalCalls {
 			content += "\n" + notice
 		}
-		stop = st.in.Unattended && e.cfg.Guards.ToolLoopStop > 0 && !info.Repeatable && count >= e.cfg.Guards.ToolLoopStop
+		stop = mayStop && count >= e.cfg.Guards.ToolLoopStop
 	}
 	row := &store.Message{Message: llm.NewToolResult(c, content, out.res.IsError)}
 	if err := e.appendRows(ctx, st, row); err != nil {

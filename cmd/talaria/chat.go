@@ -54,7 +54,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	defer a.Close()
 	sid, err := c.pickSession(ctx, a, *sessionID, cont)
 	if err != nil {
-		return c.fail(exitUsage, "%v", err)
+		return c.pickExit(err)
 	}
 
 	sig := make(chan os.Signal, 4)
@@ -62,6 +62,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	defer signal.Stop(sig)
 
 	fmt.Fprintf(c.stdout, "talaria chat — session %s (%s). /help for commands.\n", sid, a.routes[0].Name())
+	noteUnknownModels(c.stderr, a)
 	var lastSig time.Time
 	for {
 		fmt.Fprint(c.stdout, "\n> ")
@@ -93,15 +94,17 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 			sid = next
 			continue
 		}
-		if code, quit := c.chatTurn(ctx, a, sid, line, sig); quit {
+		if code, quit := c.chatTurn(ctx, a, sid, line, sig, &lastSig); quit {
 			return code
 		}
+		sid = c.followTip(ctx, a, sid) // the turn may have rotated the session
 	}
 }
 
 // chatTurn runs one turn, streaming it. The first Ctrl+C stops the turn;
-// a second one while it winds down quits.
-func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan os.Signal) (int, bool) {
+// a second one quits, whether it comes while the turn winds down or soon
+// after at the prompt (the stop is recorded in lastSig for that).
+func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan os.Signal, lastSig *time.Time) (int, bool) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prog := newProgress(c.stderr, c.stdout)
@@ -118,7 +121,7 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 			prog.endLine()
 			prog.mu.Unlock()
 			if !res.OK() && res.Explanation != "" {
-				fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
+				fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, &res))
 			}
 			fmt.Fprintln(c.stderr, summaryLine(&res))
 			return exitOK, false
@@ -128,6 +131,7 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 				return exitInterrupted, true
 			}
 			stopping = true
+			*lastSig = time.Now()
 			fmt.Fprintln(c.stderr, "\n· stopping the turn (Ctrl+C again to quit)")
 			cancel()
 		}
@@ -160,14 +164,15 @@ func (c *cli) slash(ctx context.Context, a *app, sid, line string) (bool, string
 			return false, sid
 		}
 		fmt.Fprintln(c.stdout, usageText(s, a))
+		fmt.Fprintln(c.stdout, contextLine(ctx, a, s))
 	case "/compact":
 		out, err := a.agent.Compact(ctx, sid)
 		if err != nil {
 			fmt.Fprintln(c.stderr, "talaria: "+err.Error())
 			return false, sid
 		}
-		fmt.Fprintf(c.stdout, "compressed: ~%d → ~%d tokens (%d messages summarized, %d tool outputs pruned)\n",
-			out.Before, out.After, out.Summarized, out.Pruned)
+		fmt.Fprintln(c.stdout, "compressed: "+compactLine(out))
+		return false, out.SessionID
 	default:
 		fmt.Fprintf(c.stdout, "unknown command %s\n%s", cmd, chatHelp)
 	}

@@ -57,6 +57,10 @@ func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
 		switch {
 		case len(keys) > 0:
 			say(true, "provider %s%s: %s API at %s, model %s (%s), %d key(s)", name, marker, p.API, p.BaseURL, p.Model, window, len(keys))
+		case !officialHost(p.BaseURL):
+			// As in run: a local server (vLLM, llama.cpp, Ollama) usually
+			// needs no key.
+			say(true, "provider %s%s: %s API at %s, model %s (%s), no key (a local server usually needs none)", name, marker, p.API, p.BaseURL, p.Model, window)
 		case name == cfg.Provider:
 			say(false, "provider %s%s: no key; set %s", name, marker, p.KeyEnv)
 		default:

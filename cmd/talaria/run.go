@@ -73,10 +73,11 @@ func (c *cli) runCmd(ctx context.Context, args []string) int {
 
 	sid, err := c.pickSession(ctx, a, *sessionID, cont)
 	if err != nil {
-		return c.fail(exitUsage, "%v", err)
+		return c.pickExit(err)
 	}
 	in := agent.Input{Text: prompt, Unattended: rf.yes || a.cfg.Approvals == "auto"}
 	if !*quiet {
+		noteUnknownModels(c.stderr, a)
 		in.Hooks = newProgress(c.stderr, nil).hooks()
 	}
 	res, err := a.agent.RunTurn(ctx, sid, in)
@@ -87,13 +88,20 @@ func (c *cli) runCmd(ctx context.Context, args []string) int {
 	} else if res.FinalText != "" {
 		fmt.Fprintln(c.stdout, strings.TrimRight(res.FinalText, "\n"))
 	}
-	if err != nil && !*jsonOut {
+	if err != nil {
+		// No turn could start: an unknown or ended session is a usage
+		// mistake, anything else a store failure.
+		if k := store.KindOf(err); k != store.KindNotFound && k != store.KindEnded {
+			return c.fail(exitOther, "%s", describeDB(err))
+		}
 		return c.fail(exitUsage, "%s", res.Explanation)
 	}
+	// A failure is said even with --quiet: an exit code alone explains
+	// nothing.
+	if !res.OK() && res.Explanation != "" {
+		fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, &res))
+	}
 	if !*quiet {
-		if !res.OK() && res.Explanation != "" {
-			fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
-		}
 		fmt.Fprintln(c.stderr, summaryLine(&res))
 	}
 	return exitCode(&res)

@@ -122,7 +122,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 			return c.fail(exitOther, "%v", err)
 		}
 		if *jsonOut {
-			return c.printJSON(hits)
+			return c.printJSON(hitsJSON(hits))
 		}
 		if len(hits) == 0 {
 			fmt.Fprintln(c.stdout, "no matches")
@@ -156,8 +156,7 @@ func (c *cli) compactCmd(ctx context.Context, rf *routeFlags, id string) int {
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}
-	fmt.Fprintf(c.stdout, "compressed session %s: ~%d → ~%d tokens (%d messages summarized, %d tool outputs pruned)\n",
-		id, out.Before, out.After, out.Summarized, out.Pruned)
+	fmt.Fprintf(c.stdout, "compressed session %s: %s\n", id, compactLine(out))
 	return exitOK
 }
 
@@ -315,6 +314,23 @@ func sessionsJSON(list []store.Session) []sessionOut {
 	out := make([]sessionOut, len(list))
 	for i, s := range list {
 		out[i] = sessionJSON(s)
+	}
+	return out
+}
+
+type hitOut struct {
+	SessionID string    `json:"session_id"`
+	MessageID int64     `json:"message_id"`
+	Seq       int64     `json:"seq"`
+	Role      llm.Role  `json:"role"`
+	Snippet   string    `json:"snippet"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func hitsJSON(hits []store.SearchHit) []hitOut {
+	out := make([]hitOut, len(hits))
+	for i, h := range hits {
+		out[i] = hitOut{SessionID: h.SessionID, MessageID: h.MessageID, Seq: h.Seq, Role: h.Role, Snippet: h.Snippet, CreatedAt: h.CreatedAt}
 	}
 	return out
 }

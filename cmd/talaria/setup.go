@@ -85,8 +85,14 @@ func (c *cli) logger(cfg *config.Config, verbose bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: level}))
 }
 
+// openStore opens the database; its errors are one line naming the file
+// and what to do (dbError).
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*sqlite.Store, error) {
-	return sqlite.Open(ctx, cfg.Database.Path, sqlite.Options{Synchronous: cfg.Database.Synchronous, Logger: log})
+	st, err := sqlite.Open(ctx, cfg.Database.Path, sqlite.Options{Synchronous: cfg.Database.Synchronous, Logger: log})
+	if err != nil {
+		return nil, &dbError{err}
+	}
+	return st, nil
 }
 
 // setupError is a configuration problem: exit code 2 and a one-line message.
@@ -140,6 +146,8 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		SystemPromptExtra: cfg.SystemPromptExtra,
 		AdmitWait:         admitWait,
 		Logger:            log,
+		// compression.rotate: continue compressed sessions in a child.
+		RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
 	})
 	if err != nil {
 		a.Close()
@@ -157,6 +165,7 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 			Model: name, Window: m.Window, MaxOutput: m.MaxOutput,
 			InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
 			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
+			Threshold: compact.Threshold{Ratio: m.CompressionThreshold, Tokens: m.CompressionThresholdTokens},
 		}
 	}
 	g := turn.DefaultGuards()

@@ -20,7 +20,7 @@ func usageText(s *store.Session, a *app) string {
 	if a != nil && len(a.routes) > 0 {
 		info := a.agent.ModelInfo()
 		if info.Known {
-			fmt.Fprintf(&b, "\nmodel %s: %d-token window", info.Model, info.Window)
+			fmt.Fprintf(&b, "\nmodel %s: %d-token window, compression at ~%d tokens", info.Model, info.Window, a.agent.Threshold())
 		} else {
 			fmt.Fprintf(&b, "\nmodel %s is not in the catalogue: assuming a %d-token window (set models.%s in the config)", a.routes[0].Model, info.Window, a.routes[0].Model)
 		}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,10 @@ type Compression struct {
 	Timeout         Duration `yaml:"timeout"`    // summary call (default 60s)
 	TailMessages    int      `yaml:"tail_messages"`
 	Disabled        bool     `yaml:"disabled"`
+	// Rotate continues a session in a new child session at each
+	// compression (the parent ends, its rows untouched) instead of
+	// archiving the compressed rows in place.
+	Rotate bool `yaml:"rotate"`
 }
 
 // Guards turns the loop and stall guards on and off.
@@ -75,6 +80,11 @@ type Model struct {
 	OutputPerMTok     float64 `yaml:"output_per_mtok"`
 	CacheReadPerMTok  float64 `yaml:"cache_read_per_mtok"`
 	CacheWritePerMTok float64 `yaml:"cache_write_per_mtok"`
+	// CompressionThreshold (a fraction of the window) or
+	// CompressionThresholdTokens replaces compression.threshold for this
+	// model.
+	CompressionThreshold       float64 `yaml:"compression_threshold"`
+	CompressionThresholdTokens int     `yaml:"compression_threshold_tokens"`
 }
 
 // Database configures the SQLite store.
@@ -163,7 +173,7 @@ func Load(home string, getenv func(string) string) (*Config, error) {
 		dec.KnownFields(true)
 		// io.EOF: an empty or comments-only file is an empty config.
 		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: %s (fix the file, or move it aside to use defaults)", file, strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, fmt.Errorf("%s: %s (fix the file, or move it aside to use defaults)", file, yamlProblem(err))
 		}
 		c.Home, c.File = home, file
 	case errors.Is(err, fs.ErrNotExist):
@@ -180,6 +190,24 @@ func Load(home string, getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return c, nil
+}
+
+// unknownField rewrites yaml.v3's "field x not found in type config.Config",
+// which names Go types, as what a person typed wrong.
+var unknownField = regexp.MustCompile(`field (\S+) not found in type .*$`)
+
+// yamlProblem puts a decode error on one line: yaml.v3 lists each field
+// problem on a line of its own, and a CLI error must be one line.
+func yamlProblem(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	probs := make([]string, len(te.Errors))
+	for i, p := range te.Errors {
+		probs[i] = unknownField.ReplaceAllString(p, "unknown key $1")
+	}
+	return strings.Join(probs, "; ")
 }
 
 // Built-in providers, usable with no config file.
@@ -302,13 +330,22 @@ func (c *Config) Validate() error {
 	if t := c.Compression.Threshold; t < 0 || t > 1 {
 		return fmt.Errorf("compression.threshold is %g; use a fraction of the window between 0 and 1 (or threshold_tokens)", t)
 	}
+	for name, m := range c.Models {
+		if t := m.CompressionThreshold; t < 0 || t > 1 {
+			return fmt.Errorf("models.%s.compression_threshold is %g; use a fraction of the window between 0 and 1 (or compression_threshold_tokens)", name, t)
+		}
+	}
 	for _, n := range []struct {
 		name string
 		v    int
-	}{{"max_iterations", c.MaxIterations}, {"max_retries", c.MaxRetries}, {"max_tokens", c.MaxTokens}} {
+	}{{"max_iterations", c.MaxIterations}, {"max_retries", c.MaxRetries}, {"max_tokens", c.MaxTokens},
+		{"guards.tool_loop_stop", c.Guards.ToolLoopStop}, {"guards.empty_retries", c.Guards.EmptyRetries}} {
 		if n.v < 0 {
 			return fmt.Errorf("%s is %d; it cannot be negative", n.name, n.v)
 		}
+	}
+	if v := c.Guards.EmptyCostThresholdUSD; v < 0 {
+		return fmt.Errorf("guards.empty_cost_threshold_usd is %g; it cannot be negative", v)
 	}
 	return nil
 }

@@ -69,6 +69,8 @@ func (r *reader) readSSE(ctx context.Context, resp *http.Response, yield func(ll
 		// finish_reason arrived and only the trailing usage chunk or [DONE]
 		// was lost: the answer is complete, and a retry would pay for it
 		// again.
+	} else {
+		drain(resp.Body)
 	}
 	r.done(yield)
 }

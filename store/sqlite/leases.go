@@ -39,7 +39,7 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 		case err != nil:
 			return err
 		case !released && curHolder != holder && expires > t.UnixNano():
-			return &store.LeaseHeldError{SessionID: sessionID, Holder: curHolder, ExpiresAt: fromNanos(expires)}
+			return &store.LeaseHeldError{SessionID: sessionID, Holder: curHolder, Token: token, ExpiresAt: fromNanos(expires)}
 		}
 		l = store.Lease{SessionID: sessionID, Holder: holder, Token: token + 1, AcquiredAt: t, ExpiresAt: t.Add(ttl)}
 		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, holder, token, acquired_at, expires_at, released)

@@ -49,8 +49,8 @@ func testLeaseHeld(t *testing.T, s store.Store) {
 	if !errors.As(err, &held) {
 		t.Fatalf("second holder got %v, want *store.LeaseHeldError", err)
 	}
-	if held.Holder != "A" || held.SessionID != a.ID || !held.ExpiresAt.Equal(l.ExpiresAt) {
-		t.Fatalf("LeaseHeldError = %+v, want holder A until %v", held, l.ExpiresAt)
+	if held.Holder != "A" || held.SessionID != a.ID || held.Token != l.Token || !held.ExpiresAt.Equal(l.ExpiresAt) {
+		t.Fatalf("LeaseHeldError = %+v, want holder A with token %d until %v", held, l.Token, l.ExpiresAt)
 	}
 	// The holder's lease still works.
 	appendMsgs(t, s, l.Fence(), text(llm.RoleUser, "still mine"))

@@ -1,0 +1,5 @@
+package agent
+
+// HostID exposes hostID to the external tests, which build lease holder
+// names the way this process would.
+var HostID = hostID

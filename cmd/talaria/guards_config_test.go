@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/talaria-agent/talaria/internal/config"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// The guards: section of config.yaml reaches the engine: absent keys keep
+// DefaultGuards, each switch turns its guard off, limits pass through.
+func TestGuardsConfigReachesEngine(t *testing.T) {
+	def := turn.DefaultGuards()
+	with := func(f func(*turn.GuardConfig)) turn.GuardConfig { g := def; f(&g); return g }
+	tests := []struct {
+		name, yaml string
+		want       turn.GuardConfig
+	}{
+		{"absent", "", def},
+		{"identical calls off", "guards:\n  identical_calls: false\n", with(func(g *turn.GuardConfig) { g.IdenticalCalls = false })},
+		{"said-but-stopped off", "guards:\n  said_but_stopped: false\n", with(func(g *turn.GuardConfig) { g.SaidButStopped = false })},
+		{"empty response off", "guards:\n  empty_response: false\n", with(func(g *turn.GuardConfig) { g.EmptyResponse = false })},
+		{"all off", "guards:\n  identical_calls: false\n  said_but_stopped: false\n  empty_response: false\n",
+			with(func(g *turn.GuardConfig) { g.IdenticalCalls, g.SaidButStopped, g.EmptyResponse = false, false, false })},
+		{"limits", "guards:\n  tool_loop_stop: 6\n  empty_retries: 1\n  empty_cost_threshold_usd: 1.5\n",
+			with(func(g *turn.GuardConfig) { g.ToolLoopStop, g.EmptyRetries, g.EmptyCostThresholdUSD = 6, 1, 1.5 })},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(home, func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := turnConfig(cfg, []turn.Route{{Model: "m"}}).Guards
+			if got != tc.want {
+				t.Errorf("guards = %+v, want %+v", got, tc.want)
+			}
+			// "All off" must stay all off once the engine fills defaults.
+			if got == (turn.GuardConfig{}) {
+				t.Error("the mapped config is the zero value, which the engine reads as every guard on")
+			}
+		})
+	}
+}

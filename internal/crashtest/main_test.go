@@ -1,0 +1,273 @@
+//go:build unix
+
+package crashtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/sqlite"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// bin is the talaria binary TestMain built.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "talaria-crashtest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "talaria")
+	build := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/cmd/talaria")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "crashtest: go build talaria: %v\n%s", err, out)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// home is one TALARIA_HOME with its database, a workspace, and the model
+// server the processes talk to.
+type home struct {
+	t      *testing.T
+	dir    string
+	db     string
+	ws     string
+	srv    *fakellm.Server
+	api    string
+	reader *sqlite.Store // a second connection, as another process has
+}
+
+func newHome(t *testing.T, srv *fakellm.Server) *home {
+	t.Helper()
+	h := &home{t: t, dir: t.TempDir(), ws: t.TempDir(), srv: srv, api: "openai"}
+	h.db = filepath.Join(h.dir, "state.db")
+	st, err := sqlite.Open(t.Context(), h.db, sqlite.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", h.db, err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	h.reader = st
+	return h
+}
+
+// newSession creates a session the way NewSession does (a fixed system
+// prompt), so every process run continues it with --session.
+func (h *home) newSession() string {
+	h.t.Helper()
+	now := time.Now()
+	s := &store.Session{ID: store.NewID(now), Title: h.t.Name(), Provider: "custom", Model: "m",
+		SystemPrompt: "You are a test agent.", Cwd: h.ws, StartedAt: now, UpdatedAt: now}
+	if err := h.reader.CreateSession(h.t.Context(), s); err != nil {
+		h.t.Fatal(err)
+	}
+	return s.ID
+}
+
+// command builds `talaria <sub> args…` with a clean environment: no user
+// config, no API keys. run and chat get the route flags for h.srv
+// (--api, --base-url, --model m) and the workspace first.
+func (h *home) command(ctx context.Context, sub string, args ...string) *exec.Cmd {
+	all := []string{sub}
+	if sub == "run" || sub == "chat" {
+		base := h.srv.OpenAIBaseURL()
+		if h.api == "anthropic" {
+			base = h.srv.AnthropicBaseURL()
+		}
+		all = append(all, "--api", h.api, "--base-url", base, "--model", "m", "--workspace", h.ws)
+	}
+	all = append(all, args...)
+	cmd := exec.CommandContext(ctx, bin, all...)
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + h.dir,
+		"TMPDIR=" + os.TempDir(),
+		"TALARIA_HOME=" + h.dir,
+	}
+	cmd.Dir = h.ws
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// proc is a started talaria process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdout *lockedBuffer
+	stderr *lockedBuffer
+	done   chan struct{}
+	err    error
+}
+
+func (h *home) start(sub string, args ...string) *proc {
+	h.t.Helper()
+	p := &proc{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd = h.command(h.t.Context(), sub, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		h.t.Fatalf("start talaria %s: %v", sub, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p
+}
+
+// wait waits up to d for the process to exit and returns its exit code
+// (-1 when it was killed by a signal).
+func (p *proc) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Fatalf("talaria did not exit within %v; stderr:\n%s", d, p.stderr)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// exited reports whether the process has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// result decodes the --json result on stdout.
+func (p *proc) result(t *testing.T) turn.Result {
+	t.Helper()
+	var r turn.Result
+	if err := json.Unmarshal([]byte(p.stdout.String()), &r); err != nil {
+		t.Fatalf("stdout is not a turn result (%v):\n%s\nstderr:\n%s", err, p.stdout, p.stderr)
+	}
+	return r
+}
+
+// run runs talaria to the end and returns its exit code.
+func (h *home) run(sub string, args ...string) (*proc, int) {
+	h.t.Helper()
+	p := h.start(sub, args...)
+	return p, p.wait(h.t, 60*time.Second)
+}
+
+// rows reads a session's rows through the test's own connection.
+func (h *home) rows(sid string) []store.Message {
+	h.t.Helper()
+	rows, err := h.reader.Messages(context.Background(), sid, store.MessageQuery{IncludeArchived: true})
+	if err != nil {
+		h.t.Fatalf("read rows: %v", err)
+	}
+	return rows
+}
+
+// checkWire fails the test on a strict-validation violation or a request
+// testenv.WireProblems finds fault with.
+func checkWire(t *testing.T, srv *fakellm.Server) {
+	t.Helper()
+	for _, v := range srv.Violations() {
+		t.Errorf("fakellm strict validation: %s", v)
+	}
+	for i, r := range srv.Requests() {
+		for _, p := range testenv.WireProblems(r.Messages) {
+			t.Errorf("request %d: %s", i, p)
+		}
+	}
+}
+
+// lockedBuffer is an output sink read while the process writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Contains(s string) bool { return strings.Contains(l.String(), s) }
+
+// eventually polls ok every few milliseconds for up to d.
+func eventually(d time.Duration, ok func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if ok() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func fileIn(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+// pidIn reads a pid file the slow job's shell wrote.
+func pidIn(t *testing.T, dir, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return pid
+}
+
+// killPIDFile ends the process named in a pid file.
+func killPIDFile(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := syscall.Kill(pidIn(t, dir, name), syscall.SIGTERM); err != nil {
+		t.Fatalf("kill %s: %v", name, err)
+	}
+}
+
+// gone reports whether pid no longer runs; a zombie counts as gone.
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}

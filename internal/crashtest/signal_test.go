@@ -1,0 +1,141 @@
+//go:build unix
+
+package crashtest
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// signalBound is how soon a process must react to Ctrl+C. The engine's own
+// bound (1s) is tested in-process; this one leaves room for a loaded
+// machine.
+const signalBound = 5 * time.Second
+
+// slowJobStopped checks what a stopped slow job must leave: its shell and
+// the shell's background child are gone, and its one call is paired with a
+// result that says it was interrupted.
+func slowJobStopped(t *testing.T, h *home, sid string) {
+	t.Helper()
+	for _, f := range []string{"sh.pid", "bg.pid"} {
+		pid := pidIn(t, h.ws, f)
+		if !eventually(2*time.Second, func() bool { return gone(pid) }) {
+			t.Errorf("process %d (%s) survived the interrupt", pid, f)
+		}
+	}
+	rows := h.rows(sid)
+	var roles []string
+	for _, r := range rows {
+		roles = append(roles, string(r.Role))
+	}
+	if !slices.Equal(roles, []string{"user", "assistant", "tool"}) {
+		t.Fatalf("rows %v, want user, call, result", roles)
+	}
+	if r := rows[2]; r.ToolCallID != rows[1].ToolCalls[0].ID || !strings.Contains(r.Text(), "interrupted") {
+		t.Errorf("result %q for %s; want the call's own interrupted result", r.Text(), r.ToolCallID)
+	}
+}
+
+// Ctrl+C in `talaria run` while a tool runs: the process group of the
+// command is killed, the call is paired, the process exits 130, and the
+// session continues cleanly.
+func TestRunCtrlC(t *testing.T) {
+	srv := fakellm.New()
+	defer srv.Close()
+	srv.SetDefault(model)
+	h := newHome(t, srv)
+	sid := h.newSession()
+	p := h.start("run", "--session", sid, "--yes", "--quiet", "--json", slowPrompt)
+	toolStarted(t, h)
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code := p.wait(t, 30*time.Second)
+	took := time.Since(sent)
+	t.Logf("talaria run exited %v after SIGINT", took.Round(time.Millisecond))
+	if took > signalBound {
+		t.Errorf("talaria run took %v to stop after Ctrl+C", took)
+	}
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitInterrupted, p.stderr)
+	}
+	if res := p.result(t); res.Exit != turn.ExitInterrupted {
+		t.Errorf("result exit %s", res.Exit)
+	}
+	slowJobStopped(t, h, sid)
+	srv.Reset()
+	if c, code := h.run("run", "--session", sid, "--quiet", continuePrompt); code != 0 {
+		t.Fatalf("continue: exit %d\n%s", code, c.stderr)
+	}
+	checkWire(t, srv)
+}
+
+// In `talaria chat` the first Ctrl+C stops the running turn and keeps the
+// chat; a second one quits — also when the turn had already wound down and
+// the chat is back at its prompt.
+func TestChatCtrlCTwice(t *testing.T) {
+	srv := fakellm.New()
+	defer srv.Close()
+	srv.SetDefault(model)
+	h := newHome(t, srv)
+	sid := h.newSession()
+
+	cmd := h.command(t.Context(), "chat", "--session", sid, "--yes")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	defer stdin.Close()
+	if _, err := io.WriteString(stdin, slowPrompt+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	toolStarted(t, h)
+
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(signalBound, func() bool { return p.stderr.Contains("was interrupted") }) {
+		t.Fatalf("the turn did not stop after the first Ctrl+C; stderr:\n%s", p.stderr)
+	}
+	if p.exited() {
+		t.Fatalf("the first Ctrl+C quit the chat; it should only stop the turn:\n%s", p.stderr)
+	}
+	// The turn is over and the chat back at its prompt: a second Ctrl+C
+	// (soon, as a person presses it) quits.
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(signalBound):
+		t.Fatalf("the second Ctrl+C did not quit the chat; stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+	}
+	slowJobStopped(t, h, sid)
+	if code := cmd.ProcessState.ExitCode(); code != 0 && code != exitInterrupted {
+		t.Errorf("chat exit %d after a second Ctrl+C", code)
+	}
+	// Nothing the turn saved is lost and the session goes on.
+	if rows := h.rows(sid); slices.ContainsFunc(rows, func(m store.Message) bool { return m.Kind.DisplayOnly() }) {
+		t.Errorf("an interrupted turn left a display-only row: %+v", rows)
+	}
+	srv.Reset()
+	if c, code := h.run("run", "--session", sid, "--quiet", continuePrompt); code != 0 {
+		t.Fatalf("continue: exit %d\n%s", code, c.stderr)
+	}
+	checkWire(t, srv)
+}

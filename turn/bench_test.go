@@ -1,0 +1,150 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/bench/benchscript"
+	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/openai"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// noopTool is a trivial read-only tool, so the benchmark measures the
+// engine, not a tool.
+func noopTool() tool.Tool {
+	return &testenv.FuncTool{
+		Meta: tool.Info{
+			Name:        "noop",
+			Description: "Does nothing and says so.",
+			Parameters:  testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"),
+			ReadOnly:    true,
+		},
+		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+			return tool.Result{Content: "ok " + string(args)}, nil
+		},
+	}
+}
+
+// BenchmarkRoundTrip measures engine overhead per API round trip: a turn of
+// benchscript.Rounds tool rounds against the scripted server at zero
+// latency, over real HTTP through the real SDK adapter, with every row
+// written durably to SQLite (WAL, synchronous=normal) as the design
+// requires. Built-in tools are registered too, so each request carries
+// their schemas. One op is a whole turn; read ns/roundtrip.
+//
+// By default the scripted server runs in this process, so its work counts
+// in cpu-ns/roundtrip. With TALARIA_BENCH_URL set to a running
+// `bench/fakellm-server -script noop`, the turns go there instead and the
+// CPU figure is the engine's (and its HTTP client's) alone.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, api := range testenv.APIs {
+		b.Run(api, func(b *testing.B) { benchTurns(b, api, 0) })
+	}
+}
+
+// BenchmarkRoundTripLongSession is BenchmarkRoundTrip on a session that
+// already holds 1,000 messages: every request carries them, and the engine
+// projects the whole transcript each iteration.
+func BenchmarkRoundTripLongSession(b *testing.B) {
+	for _, api := range testenv.APIs {
+		b.Run(api, func(b *testing.B) { benchTurns(b, api, 1000) })
+	}
+}
+
+func benchTurns(b *testing.B, api string, prior int) {
+	external := os.Getenv("TALARIA_BENCH_URL")
+	env := testenv.New(b, testenv.Options{API: api, Model: "gpt-4.1", ExtraTools: []tool.Tool{noopTool()}, Configure: func(c *agent.Config) {
+		if external == "" {
+			return
+		}
+		r := &c.Turn.Routes[0]
+		if api == "anthropic" {
+			r.Provider = anthropic.New(anthropic.Config{Name: "bench", BaseURL: external, APIKey: "k"})
+		} else {
+			r.Provider = openai.New(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k"})
+		}
+		r.BaseURL = external
+	}})
+	env.Srv.SetDefault(benchscript.Noop)
+	ctx := context.Background()
+	history := priorRows(prior)
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		// A fresh session per turn keeps every op the same size.
+		sess, err := env.Agent.NewSession(ctx, agent.SessionOptions{Title: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(history) > 0 {
+			if err := env.Store.Append(ctx, store.Fence{SessionID: sess.ID}, cloneRows(history)...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		env.Srv.Reset() // the recorded requests would grow without bound
+		b.StartTimer()
+
+		c0 := cpuTime()
+		res, err := env.Agent.RunTurn(ctx, sess.ID, agent.Input{Text: "call noop ten times"})
+		cpu += cpuTime() - c0
+		if err != nil || res.Exit != turn.ExitCompleted || res.APICalls != benchscript.Rounds+1 {
+			b.Fatalf("turn: exit %s, %d calls, err %v, failure %+v", res.Exit, res.APICalls, err, res.Failure)
+		}
+	}
+	trips := float64(b.N * (benchscript.Rounds + 1))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/trips, "ns/roundtrip")
+	// CPU of this whole process (GC included).
+	b.ReportMetric(float64(cpu.Nanoseconds())/trips, "cpu-ns/roundtrip")
+}
+
+// priorRows is an earlier conversation of n messages in the rhythm of real
+// work: a request, a tool call, its ~1 KB result, an answer.
+func priorRows(n int) []store.Message {
+	rows := make([]store.Message, 0, n)
+	result := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { /* ... */ }\n", 15)
+	for i := 0; len(rows) < n; i++ {
+		call := llm.ToolCall{ID: fmt.Sprintf("old_%d", i), Name: "read_file", Arguments: fmt.Sprintf(`{"path":"f%d.go"}`, i)}
+		asst := llm.NewText(llm.RoleAssistant, "Let me look at that file.")
+		asst.ToolCalls = []llm.ToolCall{call}
+		for _, m := range []llm.Message{
+			llm.NewText(llm.RoleUser, fmt.Sprintf("What does f%d.go do?", i)),
+			asst,
+			llm.NewToolResult(call, result, false),
+			llm.NewText(llm.RoleAssistant, "It defines an HTTP handler that does nothing yet."),
+		} {
+			if len(rows) < n {
+				rows = append(rows, store.Message{Message: m})
+			}
+		}
+	}
+	// End on a finished exchange, so the new turn's user message follows an
+	// answer.
+	for len(rows) > 0 && rows[len(rows)-1].Role != llm.RoleAssistant {
+		rows = rows[:len(rows)-1]
+	}
+	return rows
+}
+
+// cloneRows gives Append fresh values (it assigns their IDs and seqs).
+func cloneRows(rows []store.Message) []*store.Message {
+	out := make([]*store.Message, len(rows))
+	for i := range rows {
+		r := rows[i]
+		out[i] = &r
+	}
+	return out
+}
