@@ -57,33 +57,26 @@ type Route struct {
 // Name is "provider/model", for status lines.
 func (r *Route) Name() string { return r.Provider.Name() + "/" + r.Model }
 
-// GuardConfig turns guards on and off and sets their limits. The zero
-// GuardConfig means DefaultGuards (see New).
+// GuardConfig tunes the guards. Every guard is on unless switched off, so
+// the zero GuardConfig is the default: all guards on, default limits.
 type GuardConfig struct {
-	// IdenticalCalls appends a notice to the 3rd identical call's result.
-	IdenticalCalls bool
+	// NoIdenticalCalls drops the notice appended to the 3rd identical
+	// call's result.
+	NoIdenticalCalls bool
 	// ToolLoopStop ends an unattended turn (Input.Unattended) with
 	// ExitToolLoop once a streak reaches this count; 0 never stops. It
-	// works whether or not IdenticalCalls is on.
+	// works whether or not the notice is on.
 	ToolLoopStop int
-	// SaidButStopped nudges a reply that announces an action it never took.
-	SaidButStopped bool
-	// EmptyResponse bounds retries of empty answers and spots deterministic ones.
-	EmptyResponse bool
-	// EmptyRetries and EmptyCostThresholdUSD tune the empty-response guard.
+	// NoSaidButStopped drops the nudge for a reply that announces an
+	// action it never took.
+	NoSaidButStopped bool
+	// NoEmptyResponse takes an empty answer as it is, without the
+	// empty-response guard's bounded retries and deterministic-empty check.
+	NoEmptyResponse bool
+	// EmptyRetries (default 3) and EmptyCostThresholdUSD (default 0.25)
+	// tune the empty-response guard.
 	EmptyRetries          int
 	EmptyCostThresholdUSD float64
-}
-
-// DefaultGuards turns every guard on with its default limits.
-func DefaultGuards() GuardConfig {
-	return GuardConfig{
-		IdenticalCalls:        true,
-		SaidButStopped:        true,
-		EmptyResponse:         true,
-		EmptyRetries:          3,
-		EmptyCostThresholdUSD: 0.25,
-	}
 }
 
 // Config is everything an Engine needs. Zero values get sensible defaults
@@ -165,11 +158,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.LengthContinuations <= 0 {
 		cfg.LengthContinuations = 4
-	}
-	if cfg.Guards == (GuardConfig{}) {
-		// A config that says nothing about guards gets them all on; one that
-		// turns every switch off says so by setting any limit as well.
-		cfg.Guards = DefaultGuards()
 	}
 	if cfg.Guards.EmptyRetries <= 0 {
 		cfg.Guards.EmptyRetries = 3

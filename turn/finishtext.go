@@ -26,7 +26,7 @@ func (e *Engine) finishText(ctx context.Context, st *state, resp *llm.Response) 
 		st.fragments = append(st.fragments, text)
 		return e.settle(ctx, st, resp, false)
 	}
-	if e.cfg.Guards.SaidButStopped && !st.graceCall && st.nudges < guard.MaxContinueNudges && guard.TrailingIntent(text) {
+	if !e.cfg.Guards.NoSaidButStopped && !st.graceCall && st.nudges < guard.MaxContinueNudges && guard.TrailingIntent(text) {
 		return e.nudge(ctx, st, resp)
 	}
 	e.flushFinal(ctx, st, e.answerRow(st, resp, text))

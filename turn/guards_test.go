@@ -178,12 +178,12 @@ func TestToolLoopStop(t *testing.T) {
 		{"unattended stops", true, func(g *turn.GuardConfig) { g.ToolLoopStop = 4 }, turn.ExitToolLoop, 2},
 		{"attended never stops", false, func(g *turn.GuardConfig) { g.ToolLoopStop = 4 }, turn.ExitCompleted, 2},
 		{"zero never stops", true, func(g *turn.GuardConfig) { g.ToolLoopStop = 0 }, turn.ExitCompleted, 2},
-		{"stops with the notice off", true, func(g *turn.GuardConfig) { g.ToolLoopStop = 4; g.IdenticalCalls = false }, turn.ExitToolLoop, 0},
+		{"stops with the notice off", true, func(g *turn.GuardConfig) { g.ToolLoopStop = 4; g.NoIdenticalCalls = true }, turn.ExitToolLoop, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
-				c.Turn.Guards = turn.DefaultGuards()
+				c.Turn.Guards = turn.GuardConfig{}
 				tc.guards(&c.Turn.Guards)
 			}})
 			// The 4th round calls twice: after the stop, the second call is
@@ -686,7 +686,7 @@ func TestGuardSwitches(t *testing.T) {
 					t.Errorf("%d notices, want 1", n)
 				}
 			}},
-		{name: "identical calls off", guards: &turn.GuardConfig{SaidButStopped: true, EmptyResponse: true, EmptyRetries: 3},
+		{name: "identical calls off", guards: &turn.GuardConfig{NoIdenticalCalls: true},
 			steps: []fakellm.Step{same, same, same, fakellm.Text("done")}, wantCalls: 4,
 			check: func(t *testing.T, env *testenv.Env, _ turn.Result) {
 				if n := noticeCount(env.Rows()); n != 0 {
@@ -694,7 +694,7 @@ func TestGuardSwitches(t *testing.T) {
 				}
 			}},
 		{name: "zero config: said-but-stopped on", steps: []fakellm.Step{fakellm.Text("Let me now check."), fakellm.Text("Checked.")}, wantCalls: 2},
-		{name: "said-but-stopped off", guards: &turn.GuardConfig{IdenticalCalls: true, EmptyResponse: true, EmptyRetries: 3},
+		{name: "said-but-stopped off", guards: &turn.GuardConfig{NoSaidButStopped: true},
 			steps: []fakellm.Step{fakellm.Text("Let me now check."), fakellm.Text("Checked.")}, wantCalls: 1,
 			check: func(t *testing.T, _ *testenv.Env, res turn.Result) {
 				if res.FinalText != "Let me now check." {
@@ -702,7 +702,7 @@ func TestGuardSwitches(t *testing.T) {
 				}
 			}},
 		{name: "zero config: empty response on", steps: []fakellm.Step{fakellm.Empty(), fakellm.Text("hi")}, wantCalls: 2},
-		{name: "empty response off", guards: &turn.GuardConfig{IdenticalCalls: true, SaidButStopped: true, EmptyRetries: 3},
+		{name: "empty response off", guards: &turn.GuardConfig{NoEmptyResponse: true},
 			steps: []fakellm.Step{fakellm.Empty(), fakellm.Text("hi")}, wantCalls: 1,
 			check: func(t *testing.T, _ *testenv.Env, res turn.Result) {
 				if res.Exit != turn.ExitCompleted || res.FinalText != "" {

@@ -48,7 +48,7 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 	case llm.FinishLength:
 		return proceed // an empty cut answer still goes through continuation
 	}
-	if !e.cfg.Guards.EmptyResponse {
+	if e.cfg.Guards.NoEmptyResponse {
 		return proceed
 	}
 	return e.emptyAnswer(ctx, st, resp)

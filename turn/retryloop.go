@@ -112,7 +112,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 			st.hooks.status(fmt.Sprintf("%s: adjusting the request and retrying", c.Summary))
 			e.assemble(st)
 		case failover.ActionCompress:
-			return nil, e.compressAfterOverflow(ctx, st, c)
+			return nil, e.recoverOverflow(ctx, st, c)
 		case failover.ActionFallback:
 			if e.fallback(st, c) {
 				return nil, restart
@@ -122,7 +122,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		default: // ActionTerminate
 			if c.Class == failover.ClassContextOverflow || c.Class == failover.ClassPayloadTooLarge {
 				// No compression left: end compression_exhausted, saying why.
-				return nil, e.compressAfterOverflow(ctx, st, c)
+				return nil, e.recoverOverflow(ctx, st, c)
 			}
 			note := ""
 			if c.Retryable && retries > 0 {
@@ -248,13 +248,6 @@ func (e *Engine) fallback(st *state, c failover.Classified) bool {
 	e.useRoute(st, st.routeIdx+1)
 	st.hooks.status(fmt.Sprintf("falling back from %s to %s: %s", from, e.route(st).Name(), c.Summary))
 	return true
-}
-
-// compressAfterOverflow handles a provider's "context too long": compress
-// and restart the iteration while attempts remain, else stop plainly
-// instead of looping (preflight.go).
-func (e *Engine) compressAfterOverflow(ctx context.Context, st *state, c failover.Classified) verdict {
-	return e.recoverOverflow(ctx, st, c)
 }
 
 // fail ends the turn with a classified provider failure.

@@ -148,12 +148,12 @@ func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, ou
 	mayStop := st.in.Unattended && e.cfg.Guards.ToolLoopStop > 0
 	// Refused and invalid calls count too: the same bad call repeated is
 	// the same loop. A panic ends the turn anyway.
-	if out.panicked == nil && (e.cfg.Guards.IdenticalCalls || mayStop) {
+	if out.panicked == nil && (!e.cfg.Guards.NoIdenticalCalls || mayStop) {
 		info, _ := e.cfg.Tools.Info(c.Name)
 		// Observed on the clean result before the notice is appended, so
 		// the notice's changing count cannot break the match.
 		count, notice := st.streak.Observe(c.Name, c.Arguments, content, info.Repeatable)
-		if notice != "" && e.cfg.Guards.IdenticalCalls {
+		if notice != "" && !e.cfg.Guards.NoIdenticalCalls {
 			content += "\n" + notice
 		}
 		stop = mayStop && count >= e.cfg.Guards.ToolLoopStop

@@ -168,16 +168,14 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 			Threshold: compact.Threshold{Ratio: m.CompressionThreshold, Tokens: m.CompressionThresholdTokens},
 		}
 	}
-	g := turn.DefaultGuards()
-	g.IdenticalCalls = boolOr(cfg.Guards.IdenticalCalls, true)
-	g.SaidButStopped = boolOr(cfg.Guards.SaidButStopped, true)
-	g.EmptyResponse = boolOr(cfg.Guards.EmptyResponse, true)
-	g.ToolLoopStop = cfg.Guards.ToolLoopStop
-	if cfg.Guards.EmptyRetries > 0 {
-		g.EmptyRetries = cfg.Guards.EmptyRetries
-	}
-	if cfg.Guards.EmptyCostThresholdUSD > 0 {
-		g.EmptyCostThresholdUSD = cfg.Guards.EmptyCostThresholdUSD
+	// Unset limits stay zero: the engine applies its defaults.
+	g := turn.GuardConfig{
+		NoIdenticalCalls:      !boolOr(cfg.Guards.IdenticalCalls, true),
+		NoSaidButStopped:      !boolOr(cfg.Guards.SaidButStopped, true),
+		NoEmptyResponse:       !boolOr(cfg.Guards.EmptyResponse, true),
+		ToolLoopStop:          cfg.Guards.ToolLoopStop,
+		EmptyRetries:          cfg.Guards.EmptyRetries,
+		EmptyCostThresholdUSD: cfg.Guards.EmptyCostThresholdUSD,
 	}
 	tc := turn.Config{
 		Routes:           routes,
