@@ -23,7 +23,9 @@ func TestGuardsConfigReachesEngine(t *testing.T) {
 		{"said-but-stopped off", "guards:\n  said_but_stopped: false\n", with(func(g *turn.GuardConfig) { g.NoSaidButStopped = true })},
 		{"empty response off", "guards:\n  empty_response: false\n", with(func(g *turn.GuardConfig) { g.NoEmptyResponse = true })},
 		{"all off", "guards:\n  identical_calls: false\n  said_but_stopped: false\n  empty_response: false\n",
-			with(func(g *turn.GuardConfig) { g.NoIdenticalCalls, g.NoSaidButStopped, g.NoEmptyResponse = true, true, true })},
+			with(func(g *turn.GuardConfig) {
+				g.NoIdenticalCalls, g.NoSaidButStopped, g.NoEmptyResponse = true, true, true
+			})},
 		{"limits", "guards:\n  tool_loop_stop: 6\n  empty_retries: 1\n  empty_cost_threshold_usd: 1.5\n",
 			with(func(g *turn.GuardConfig) { g.ToolLoopStop, g.EmptyRetries, g.EmptyCostThresholdUSD = 6, 1, 1.5 })},
 	}
