@@ -81,7 +81,11 @@ func (p *progress) toolEnd(c llm.ToolCall, r tool.Result, took time.Duration) {
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(r.Content), "\n")
 	lines := strings.Count(r.Content, "\n") + 1
-	fmt.Fprintf(p.w, "  %s %s: %s (%d lines, %s)\n", mark, c.Name, clip(first, 80), lines, took.Round(time.Millisecond))
+	unit := "lines"
+	if lines == 1 {
+		unit = "line"
+	}
+	fmt.Fprintf(p.w, "  %s %s: %s (%d %s, %s)\n", mark, c.Name, clip(first, 80), lines, unit, took.Round(time.Millisecond))
 }
 
 func (p *progress) status(line string) {
