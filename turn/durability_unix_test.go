@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,7 +45,7 @@ func TestInterruptDuringTool(t *testing.T) {
 				go func() {
 					// Cancel once both processes exist.
 					for range 500 {
-						if fileExists(env.Workspace, "sh.pid") && fileExists(env.Workspace, "bg.pid") {
+						if testenv.FileExists(env.Workspace, "sh.pid") && testenv.FileExists(env.Workspace, "bg.pid") {
 							break
 						}
 						time.Sleep(10 * time.Millisecond)
@@ -61,8 +59,8 @@ func TestInterruptDuringTool(t *testing.T) {
 				t.Fatalf("exit %s, want interrupted (%s)", res.Exit, res.Explanation)
 			}
 			for _, f := range []string{"sh.pid", "bg.pid"} {
-				pid := readPID(t, env.Workspace, f)
-				if !eventually(2*time.Second, func() bool { return processGone(pid) }) {
+				pid := testenv.ReadPID(t, env.Workspace, f)
+				if !testenv.Eventually(2*time.Second, func() bool { return testenv.ProcessGone(pid) }) {
 					t.Errorf("process %d (%s) still runs after the interrupt", pid, f)
 				}
 			}
@@ -87,51 +85,5 @@ func TestInterruptDuringTool(t *testing.T) {
 			}
 			nextTurnAccepted(t, env, "what happened?")
 		})
-	}
-}
-
-func fileExists(dir, name string) bool {
-	_, err := os.Stat(filepath.Join(dir, name))
-	return err == nil
-}
-
-func readPID(t *testing.T, dir, name string) int {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return pid
-}
-
-// processGone reports whether pid no longer runs (a zombie waiting to be
-// reaped by init counts as gone).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return os.IsNotExist(err)
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
-}
-
-func eventually(d time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if ok() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -217,57 +216,10 @@ func (l *lockedBuffer) String() string {
 
 func (l *lockedBuffer) Contains(s string) bool { return strings.Contains(l.String(), s) }
 
-// eventually polls ok every few milliseconds for up to d.
-func eventually(d time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if ok() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func fileIn(dir, name string) bool {
-	_, err := os.Stat(filepath.Join(dir, name))
-	return err == nil
-}
-
-// pidIn reads a pid file the slow job's shell wrote.
-func pidIn(t *testing.T, dir, name string) int {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return pid
-}
-
 // killPIDFile ends the process named in a pid file.
 func killPIDFile(t *testing.T, dir, name string) {
 	t.Helper()
-	if err := syscall.Kill(pidIn(t, dir, name), syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(testenv.ReadPID(t, dir, name), syscall.SIGTERM); err != nil {
 		t.Fatalf("kill %s: %v", name, err)
 	}
-}
-
-// gone reports whether pid no longer runs; a zombie counts as gone.
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return os.IsNotExist(err)
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -26,8 +27,8 @@ const signalBound = 5 * time.Second
 func slowJobStopped(t *testing.T, h *home, sid string) {
 	t.Helper()
 	for _, f := range []string{"sh.pid", "bg.pid"} {
-		pid := pidIn(t, h.ws, f)
-		if !eventually(2*time.Second, func() bool { return gone(pid) }) {
+		pid := testenv.ReadPID(t, h.ws, f)
+		if !testenv.Eventually(2*time.Second, func() bool { return testenv.ProcessGone(pid) }) {
 			t.Errorf("process %d (%s) survived the interrupt", pid, f)
 		}
 	}
@@ -109,7 +110,7 @@ func TestChatCtrlCTwice(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if !eventually(signalBound, func() bool { return p.stderr.Contains("was interrupted") }) {
+	if !testenv.Eventually(signalBound, func() bool { return p.stderr.Contains("was interrupted") }) {
 		t.Fatalf("the turn did not stop after the first Ctrl+C; stderr:\n%s", p.stderr)
 	}
 	if p.exited() {

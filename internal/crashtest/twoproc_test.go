@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -25,8 +26,8 @@ const (
 // have written their pid files.
 func toolStarted(t *testing.T, h *home) {
 	t.Helper()
-	if !eventually(20*time.Second, func() bool {
-		return fileIn(h.ws, "sh.pid") && fileIn(h.ws, "bg.pid")
+	if !testenv.Eventually(20*time.Second, func() bool {
+		return testenv.FileExists(h.ws, "sh.pid") && testenv.FileExists(h.ws, "bg.pid")
 	}) {
 		t.Fatal("the slow job never started")
 	}
