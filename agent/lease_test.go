@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -404,7 +402,7 @@ func TestPanicEndsTurnCleanly(t *testing.T) {
 				Meta: tool.Info{Name: "explode", Description: "panics", Parameters: testenv.ObjectSchema(`{}`)},
 				Fn:   func(context.Context, json.RawMessage) (tool.Result, error) { panic("tool exploded") },
 			}
-			logs := &syncBuffer{}
+			logs := &testenv.Buffer{}
 			env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{explode}, Configure: func(cfg *agent.Config) {
 				cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 			}})
@@ -431,22 +429,4 @@ func TestPanicEndsTurnCleanly(t *testing.T) {
 			runOK(t, env, "still alive?")
 		})
 	}
-}
-
-// syncBuffer is a log sink safe for the turn's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -46,25 +45,6 @@ type cliOut struct {
 	stderr string
 }
 
-// syncBuffer is safe for concurrent writes, like the *os.File it stands in
-// for: the chat prints from the turn's goroutine and the prompt loop.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // run runs `talaria args...` with stdin.
 func (e *cliEnv) run(stdin string, args ...string) cliOut {
 	e.t.Helper()
@@ -73,7 +53,7 @@ func (e *cliEnv) run(stdin string, args ...string) cliOut {
 
 func (e *cliEnv) runReader(stdin io.Reader, args ...string) cliOut {
 	e.t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.Buffer
 	code := run(context.Background(), args, stdin, &stdout, &stderr, e.getenv)
 	return cliOut{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

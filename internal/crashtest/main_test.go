@@ -3,15 +3,12 @@
 package crashtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -110,15 +107,15 @@ func (h *home) command(ctx context.Context, sub string, args ...string) *exec.Cm
 // proc is a started talaria process.
 type proc struct {
 	cmd    *exec.Cmd
-	stdout *lockedBuffer
-	stderr *lockedBuffer
+	stdout *testenv.Buffer
+	stderr *testenv.Buffer
 	done   chan struct{}
 	err    error
 }
 
 func (h *home) start(sub string, args ...string) *proc {
 	h.t.Helper()
-	p := &proc{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &proc{stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, done: make(chan struct{})}
 	p.cmd = h.command(h.t.Context(), sub, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -195,26 +192,6 @@ func checkWire(t *testing.T, srv *fakellm.Server) {
 		}
 	}
 }
-
-// lockedBuffer is an output sink read while the process writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Contains(s string) bool { return strings.Contains(l.String(), s) }
 
 // killPIDFile ends the process named in a pid file.
 func killPIDFile(t *testing.T, dir, name string) {
