@@ -26,7 +26,7 @@ echo "== machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/nu
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
 
 echo "== build (CGO_ENABLED=0)"
-CGO_ENABLED=0 go build -trimpath -o "$out/talaria" ./cmd/talaria
+CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$out/talaria" ./cmd/talaria
 go build -o "$out/fakellm-server" ./bench/fakellm-server
 go test -c -o "$out/turn.test" ./turn/
 ls -l "$out/talaria" | awk '{printf "talaria binary: %.1f MB\n", $5/1048576}'
