@@ -51,27 +51,6 @@ func leaseFree(t *testing.T, env *testenv.Env) {
 	}
 }
 
-// runOK runs a turn that must complete and checks what it sent.
-func runOK(t *testing.T, env *testenv.Env, text string) []fakellm.Msg {
-	t.Helper()
-	env.Srv.Reset()
-	env.Srv.Script(fakellm.Text("Done: " + text))
-	res := env.Run(text)
-	if res.Exit != turn.ExitCompleted {
-		t.Fatalf("turn %q: exit %s: %s", text, res.Exit, res.Explanation)
-	}
-	env.NoViolations()
-	reqs := env.Srv.Requests()
-	if len(reqs) == 0 {
-		t.Fatalf("turn %q sent no request", text)
-	}
-	msgs := reqs[len(reqs)-1].Messages
-	for _, p := range testenv.WireProblems(msgs) {
-		t.Errorf("turn %q: %s", text, p)
-	}
-	return msgs
-}
-
 // A session busy with another holder's turn: the turn waits AdmitWait, then
 // returns the early result busy — after saving the message as a display-
 // only unsent row, which is never sent to a model.
@@ -95,7 +74,7 @@ func TestBusySessionKeepsMessage(t *testing.T) {
 		t.Fatalf("rows %+v; want the message kept as one unsent row", rows)
 	}
 	release()
-	for _, m := range runOK(t, env, "now?") {
+	for _, m := range env.ContinueOK("now?") {
 		if strings.Contains(m.Text, "are you there?") {
 			t.Errorf("the unsent message was sent: %+v", m)
 		}
@@ -109,7 +88,7 @@ func TestAdmissionWaitsForHolder(t *testing.T) {
 	const hold = 200 * time.Millisecond
 	time.AfterFunc(hold, release)
 	start := time.Now()
-	runOK(t, env, "after you")
+	env.ContinueOK("after you")
 	if took := time.Since(start); took < hold {
 		t.Errorf("the turn ran after %v, before the holder released at %v", took, hold)
 	}
@@ -272,7 +251,7 @@ func TestTakenOverTurnIsFencedOut(t *testing.T) {
 	if ran.Load() != 1 {
 		t.Errorf("the slow tool ran %d times", ran.Load())
 	}
-	msgs := runOK(t, env, "C's task")
+	msgs := env.ContinueOK("C's task")
 	if len(msgs) < 3 || msgs[2].Role != "tool" || !strings.Contains(msgs[2].Text, "interrupted") {
 		t.Errorf("next request %+v; want A's orphan call answered by a synthetic result", msgs)
 	}
@@ -311,7 +290,7 @@ func TestRefreshFailureStopsTurn(t *testing.T) {
 	}
 	fs.FailRefreshes(nil)
 	leaseFree(t, env)
-	runOK(t, env, "again")
+	env.ContinueOK("again")
 }
 
 // Cleanup on every exit: the refresher is stopped and joined — RunTurn does
@@ -379,7 +358,7 @@ func TestCleanupOnEveryExit(t *testing.T) {
 				t.Errorf("%d refreshes after RunTurn returned: the refresher outlived its turn", m-n)
 			}
 			leaseFree(t, env)
-			runOK(t, env, "next")
+			env.ContinueOK("next")
 		})
 	}
 }
@@ -426,7 +405,7 @@ func TestPanicEndsTurnCleanly(t *testing.T) {
 				}
 			}
 			leaseFree(t, env)
-			runOK(t, env, "still alive?")
+			env.ContinueOK("still alive?")
 		})
 	}
 }

@@ -57,29 +57,6 @@ func (c *canceller) returnedWithin(t *testing.T, d time.Duration) {
 	}
 }
 
-// nextTurnAccepted runs one more turn and checks the request it sent: valid
-// for fakellm's strict validation, well-formed by testenv.WireProblems, and
-// free of scaffolding. It returns that request's messages.
-func nextTurnAccepted(t *testing.T, env *testenv.Env, text string) []fakellm.Msg {
-	t.Helper()
-	env.Srv.Reset()
-	env.Srv.Script(fakellm.Text("Picking up where we left off."))
-	res := env.Run(text)
-	if res.Exit != turn.ExitCompleted {
-		t.Fatalf("next turn: exit %s: %s", res.Exit, res.Explanation)
-	}
-	env.NoViolations()
-	reqs := env.Srv.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("next turn sent %d requests, want 1", len(reqs))
-	}
-	msgs := reqs[0].Messages
-	for _, p := range append(testenv.WireProblems(msgs), testenv.ScaffoldLeft(msgs)...) {
-		t.Errorf("next turn's request: %s", p)
-	}
-	return msgs
-}
-
 // Ctrl+C while the answer streams: the turn ends at once, what the user
 // was shown is kept as an interrupted assistant row, an empty one replays
 // the neutral placeholder, and the next turn is accepted.
@@ -144,7 +121,7 @@ func TestInterruptWhileStreaming(t *testing.T) {
 					}
 				}
 
-				msgs := nextTurnAccepted(t, env, "go on")
+				msgs := env.ContinueOK("go on")
 				if len(msgs) != 3 || msgs[1].Role != "assistant" || msgs[1].Text != wantWire {
 					t.Fatalf("next request = %+v; want the interrupted answer replayed as %q", msgs, wantWire)
 				}
@@ -181,7 +158,7 @@ func TestInterruptDuringBackoff(t *testing.T) {
 			if got := testenv.Roles(env.Rows()); !slices.Equal(got, []string{"user"}) {
 				t.Fatalf("rows %v, want the user's message only", got)
 			}
-			msgs := nextTurnAccepted(t, env, "second question")
+			msgs := env.ContinueOK("second question")
 			if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "first question") || !strings.Contains(msgs[0].Text, "second question") {
 				t.Fatalf("next request = %+v; want both questions in one user message", msgs)
 			}
@@ -247,7 +224,7 @@ func TestToolCallWriteFailureRunsNoTool(t *testing.T) {
 				t.Errorf("rows %v, want the user's message only", got)
 			}
 			fs.FailAppends(nil)
-			nextTurnAccepted(t, env, "try again")
+			env.ContinueOK("try again")
 			if n := ran.Load(); n != 0 {
 				t.Errorf("the unsaved call ran later (%d times)", n)
 			}
@@ -314,7 +291,7 @@ func TestFinalAnswerFlushFailure(t *testing.T) {
 			if answers != 1 {
 				t.Fatalf("%d answer rows, want exactly 1", answers)
 			}
-			nextTurnAccepted(t, env, "thanks")
+			env.ContinueOK("thanks")
 		})
 	}
 }

@@ -83,7 +83,7 @@ func TestInterruptDuringTool(t *testing.T) {
 					t.Errorf("a call that never ran got %q, want the interrupted marker", r.Text())
 				}
 			}
-			nextTurnAccepted(t, env, "what happened?")
+			env.ContinueOK("what happened?")
 		})
 	}
 }

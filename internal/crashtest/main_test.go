@@ -53,6 +53,17 @@ type home struct {
 	reader *sqlite.Store // a second connection, as another process has
 }
 
+// newModelHome is a home whose scripted server answers with the default
+// model script, and a session in it.
+func newModelHome(t *testing.T) (*home, string) {
+	t.Helper()
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.SetDefault(model)
+	h := newHome(t, srv)
+	return h, h.newSession()
+}
+
 func newHome(t *testing.T, srv *fakellm.Server) *home {
 	t.Helper()
 	h := &home{t: t, dir: t.TempDir(), ws: t.TempDir(), srv: srv, api: "openai"}

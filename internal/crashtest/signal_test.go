@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -49,11 +48,7 @@ func slowJobStopped(t *testing.T, h *home, sid string) {
 // command is killed, the call is paired, the process exits 130, and the
 // session continues cleanly.
 func TestRunCtrlC(t *testing.T) {
-	srv := fakellm.New()
-	defer srv.Close()
-	srv.SetDefault(model)
-	h := newHome(t, srv)
-	sid := h.newSession()
+	h, sid := newModelHome(t)
 	p := h.start("run", "--session", sid, "--yes", "--quiet", "--json", slowPrompt)
 	toolStarted(t, h)
 	sent := time.Now()
@@ -73,22 +68,18 @@ func TestRunCtrlC(t *testing.T) {
 		t.Errorf("result exit %s", res.Exit)
 	}
 	slowJobStopped(t, h, sid)
-	srv.Reset()
+	h.srv.Reset()
 	if c, code := h.run("run", "--session", sid, "--quiet", continuePrompt); code != 0 {
 		t.Fatalf("continue: exit %d\n%s", code, c.stderr)
 	}
-	checkWire(t, srv)
+	checkWire(t, h.srv)
 }
 
 // In `talaria chat` the first Ctrl+C stops the running turn and keeps the
 // chat; a second one quits — also when the turn had already wound down and
 // the chat is back at its prompt.
 func TestChatCtrlCTwice(t *testing.T) {
-	srv := fakellm.New()
-	defer srv.Close()
-	srv.SetDefault(model)
-	h := newHome(t, srv)
-	sid := h.newSession()
+	h, sid := newModelHome(t)
 
 	cmd := h.command(t.Context(), "chat", "--session", sid, "--yes")
 	stdin, err := cmd.StdinPipe()
@@ -134,9 +125,9 @@ func TestChatCtrlCTwice(t *testing.T) {
 	if rows := h.rows(sid); slices.ContainsFunc(rows, func(m store.Message) bool { return m.Kind.DisplayOnly() }) {
 		t.Errorf("an interrupted turn left a display-only row: %+v", rows)
 	}
-	srv.Reset()
+	h.srv.Reset()
 	if c, code := h.run("run", "--session", sid, "--quiet", continuePrompt); code != 0 {
 		t.Fatalf("continue: exit %d\n%s", code, c.stderr)
 	}
-	checkWire(t, srv)
+	checkWire(t, h.srv)
 }

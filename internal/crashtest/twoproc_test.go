@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -38,11 +37,7 @@ func toolStarted(t *testing.T, h *home) {
 // unsent row; one that waits runs after the first turn ends. The turns'
 // rows never interleave and every request is valid.
 func TestTwoProcessesOneSession(t *testing.T) {
-	srv := fakellm.New()
-	defer srv.Close()
-	srv.SetDefault(model)
-	h := newHome(t, srv)
-	sid := h.newSession()
+	h, sid := newModelHome(t)
 
 	first := h.start("run", "--session", sid, "--yes", "--quiet", "--json", slowPrompt)
 	toolStarted(t, h)
@@ -92,8 +87,8 @@ func TestTwoProcessesOneSession(t *testing.T) {
 	if !slices.ContainsFunc(rows, func(m store.Message) bool { return m.Kind == store.KindUnsent }) {
 		t.Error("the busy process's message was not kept")
 	}
-	checkWire(t, srv)
-	for i, r := range srv.Requests() {
+	checkWire(t, h.srv)
+	for i, r := range h.srv.Requests() {
 		for _, m := range r.Messages {
 			if strings.Contains(m.Text, "Impatient") {
 				t.Errorf("request %d sent the unsent message", i)
@@ -107,11 +102,7 @@ func TestTwoProcessesOneSession(t *testing.T) {
 // append is refused by the fence in the same transaction, it stops with
 // the cause named, and the other holder's rows stay untouched.
 func TestTakenOverProcessIsFenced(t *testing.T) {
-	srv := fakellm.New()
-	defer srv.Close()
-	srv.SetDefault(model)
-	h := newHome(t, srv)
-	sid := h.newSession()
+	h, sid := newModelHome(t)
 
 	victim := h.start("run", "--session", sid, "--yes", "--quiet", "--json", slowPrompt)
 	toolStarted(t, h)
@@ -155,9 +146,9 @@ func TestTakenOverProcessIsFenced(t *testing.T) {
 	if err := h.reader.ReleaseLease(t.Context(), taker); err != nil {
 		t.Fatal(err)
 	}
-	srv.Reset()
+	h.srv.Reset()
 	if p, code := h.run("run", "--session", sid, "--quiet", continuePrompt); code != 0 {
 		t.Fatalf("continue: exit %d\n%s", code, p.stderr)
 	}
-	checkWire(t, srv)
+	checkWire(t, h.srv)
 }
