@@ -22,9 +22,9 @@ type Accountant struct {
 }
 
 // Observe records that request r was answered with usage u. A usage the
-// provider did not report (u.Reported false) is ignored.
+// provider did not measure (not reported, or without prompt tokens: "usage": {}) is ignored.
 func (a *Accountant) Observe(r *llm.Request, u llm.Usage) {
-	if r == nil || !u.Reported {
+	if r == nil || !u.Measured() {
 		return
 	}
 	a.valid = true

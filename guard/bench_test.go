@@ -40,7 +40,7 @@ func BenchmarkTrailingIntent(b *testing.B) {
 }
 
 func BenchmarkEmptyGuardObserve(b *testing.B) {
-	g := NewEmptyGuard(0, 0)
+	g := NewEmptyGuard(-1, 0)
 	a := EmptyAttempt{Provider: "p", Model: "m", Finish: llm.FinishStop, Usage: llm.Usage{InputTokens: 1000, OutputTokens: 1, Reported: true}}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -82,10 +82,11 @@ type EmptyGuard struct {
 
 // NewEmptyGuard returns a guard allowing maxRetries retries of an empty
 // answer, or a single one when an attempt's estimated input cost exceeds
-// costThresholdUSD. Values <= 0 select DefaultEmptyRetries and
-// DefaultEmptyCostThresholdUSD.
+// costThresholdUSD. Zero retries means none: the first empty answer gives
+// up. A negative maxRetries selects DefaultEmptyRetries, a costThresholdUSD
+// <= 0 DefaultEmptyCostThresholdUSD.
 func NewEmptyGuard(maxRetries int, costThresholdUSD float64) *EmptyGuard {
-	if maxRetries <= 0 {
+	if maxRetries < 0 {
 		maxRetries = DefaultEmptyRetries
 	}
 	if costThresholdUSD <= 0 {
@@ -98,7 +99,8 @@ func NewEmptyGuard(maxRetries int, costThresholdUSD float64) *EmptyGuard {
 
 // Observe records an empty attempt and says what to do next, in this order:
 //   - EmptyFallback when this and the previous attempt both reported usage
-//     with zero output tokens (reasoning counts as output) and came from the
+//     (with prompt tokens: an empty or all-zero usage object counts as
+//     absent) with zero output tokens (reasoning counts as output) and came from the
 //     same provider, model and finish reason: resending reproduces the same
 //     empty, a different model may answer;
 //   - EmptyGiveUp when the retries are spent: maxRetries, or 1 once any
@@ -110,11 +112,13 @@ func (g *EmptyGuard) Observe(a EmptyAttempt) EmptyAction {
 		g.costUSD += a.EstInputCostUSD
 		g.costKnown++
 		if a.EstInputCostUSD > g.thresholdUSD {
-			g.budget = 1
+			g.budget = min(g.budget, 1)
 		}
 	}
 	sig := emptySignature{provider: a.Provider, model: a.Model, finish: a.Finish}
-	zero := a.Usage.Reported && a.Usage.OutputTokens == 0 && a.Usage.ReasoningTokens == 0
+	// Only real numbers prove zero output: some servers send "usage": {}
+	// or all zeros, and a usage without prompt tokens measured nothing.
+	zero := a.Usage.Measured() && a.Usage.OutputTokens == 0 && a.Usage.ReasoningTokens == 0
 	deterministic := zero && g.prevZero && sig == g.prev
 	g.prev, g.prevZero = sig, zero
 	switch {

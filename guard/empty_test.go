@@ -16,10 +16,14 @@ func TestEmptyGuard(t *testing.T) {
 	noUsage := attempt("m1", llm.FinishStop, llm.Usage{})
 	reasoning := attempt("m1", llm.FinishStop, llm.Usage{InputTokens: 26_000, ReasoningTokens: 40, Reported: true})
 	someOutput := attempt("m1", llm.FinishStop, llm.Usage{InputTokens: 26_000, OutputTokens: 3, Reported: true})
+	// "usage": {} or all zeros, as some servers send: reported, but it
+	// measured nothing.
+	emptyUsage := attempt("m1", llm.FinishStop, llm.Usage{Reported: true})
 
 	tests := []struct {
 		name       string
-		maxRetries int
+		maxRetries int // 0: the default
+		noRetries  bool
 		threshold  float64
 		attempts   []EmptyAttempt
 		want       []EmptyAction
@@ -48,6 +52,23 @@ func TestEmptyGuard(t *testing.T) {
 			name:     "missing usage in between breaks the pair",
 			attempts: []EmptyAttempt{det, noUsage, det, det},
 			want:     []EmptyAction{EmptyRetry, EmptyRetry, EmptyRetry, EmptyFallback},
+		},
+		{
+			name:     "an empty or all-zero usage object is no proof of zero output",
+			attempts: []EmptyAttempt{emptyUsage, emptyUsage, emptyUsage, emptyUsage},
+			want:     []EmptyAction{EmptyRetry, EmptyRetry, EmptyRetry, EmptyGiveUp},
+		},
+		{
+			name:      "zero retries gives up at the first empty",
+			noRetries: true,
+			attempts:  []EmptyAttempt{noUsage},
+			want:      []EmptyAction{EmptyGiveUp},
+		},
+		{
+			name:      "zero retries wins over an expensive attempt",
+			noRetries: true,
+			attempts:  []EmptyAttempt{priced(noUsage, 5)},
+			want:      []EmptyAction{EmptyGiveUp},
 		},
 		{
 			name:     "reasoning tokens count as output",
@@ -99,7 +120,14 @@ func TestEmptyGuard(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := NewEmptyGuard(tc.maxRetries, tc.threshold)
+			retries := tc.maxRetries
+			switch {
+			case tc.noRetries:
+				retries = 0
+			case retries == 0:
+				retries = -1
+			}
+			g := NewEmptyGuard(retries, tc.threshold)
 			for i, a := range tc.attempts {
 				if got := g.Observe(a); got != tc.want[i] {
 					t.Fatalf("attempt %d: %v, want %v", i+1, got, tc.want[i])
@@ -113,8 +141,8 @@ func TestEmptyGuard(t *testing.T) {
 }
 
 func TestEmptyGuardReset(t *testing.T) {
-	det := EmptyAttempt{Provider: "p", Model: "m", Finish: llm.FinishStop, Usage: llm.Usage{Reported: true}, EstInputCostUSD: 1, CostKnown: true}
-	g := NewEmptyGuard(0, 0)
+	det := EmptyAttempt{Provider: "p", Model: "m", Finish: llm.FinishStop, Usage: llm.Usage{InputTokens: 10, Reported: true}, EstInputCostUSD: 1, CostKnown: true}
+	g := NewEmptyGuard(-1, 0)
 	g.Observe(det)
 	g.Reset()
 	if g.Attempts() != 0 {

@@ -159,6 +159,12 @@ type Usage struct {
 	Reported bool `json:"reported"`
 }
 
+// Measured reports whether the usage holds real numbers: reported, with
+// prompt tokens. Some servers send "usage": {} or all zeros, which proves
+// nothing about the answer's size, so callers that draw conclusions from a
+// count (zero output, a prompt under a limit) treat such usage as absent.
+func (u Usage) Measured() bool { return u.Reported && u.PromptTokens() > 0 }
+
 // PromptTokens is the full size of the prompt the provider saw.
 func (u Usage) PromptTokens() int64 {
 	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens

@@ -74,8 +74,10 @@ type GuardConfig struct {
 	// empty-response guard's bounded retries and deterministic-empty check.
 	NoEmptyResponse bool
 	// EmptyRetries (default 3) and EmptyCostThresholdUSD (default 0.25)
-	// tune the empty-response guard.
+	// tune the empty-response guard; NoEmptyRetry allows none (the config's
+	// guards.empty_retries: 0), so the first empty answer ends the turn.
 	EmptyRetries          int
+	NoEmptyRetry          bool
 	EmptyCostThresholdUSD float64
 }
 
@@ -159,7 +161,10 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.LengthContinuations <= 0 {
 		cfg.LengthContinuations = 4
 	}
-	if cfg.Guards.EmptyRetries <= 0 {
+	switch {
+	case cfg.Guards.NoEmptyRetry:
+		cfg.Guards.EmptyRetries = 0
+	case cfg.Guards.EmptyRetries <= 0:
 		cfg.Guards.EmptyRetries = 3
 	}
 	if cfg.Guards.EmptyCostThresholdUSD <= 0 {

@@ -738,3 +738,40 @@ func noticeCount(rows []store.Message) int {
 	}
 	return n
 }
+
+// guards.empty_retries: 0 means no retry, and an empty or all-zero usage
+// object is no proof of zero output: two such empties do not end the turn
+// as deterministic, they get the retry budget.
+func TestEmptyRetriesZeroAndMeaninglessUsage(t *testing.T) {
+	zeroUsage := fakellm.Step{Finish: "stop", Usage: &fakellm.Usage{}}
+	tests := []struct {
+		name      string
+		noRetry   bool
+		steps     []fakellm.Step
+		wantExit  turn.Exit
+		wantCalls int
+	}{
+		{name: "zero retries ends at the first empty", noRetry: true,
+			steps: []fakellm.Step{fakellm.Empty(), fakellm.Text("never")}, wantExit: turn.ExitFailed, wantCalls: 1},
+		{name: "all-zero usage keeps the retry budget",
+			steps: []fakellm.Step{zeroUsage, zeroUsage, fakellm.Text("here it is")}, wantExit: turn.ExitCompleted, wantCalls: 3},
+	}
+	for _, tc := range tests {
+		for _, api := range testenv.APIs {
+			t.Run(tc.name+"/"+api, func(t *testing.T) {
+				env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) {
+					c.Turn.Guards.NoEmptyRetry = tc.noRetry
+				}})
+				env.Srv.Script(tc.steps...)
+				res := env.Run("say something")
+				if res.Exit != tc.wantExit || res.APICalls != tc.wantCalls {
+					t.Fatalf("exit %s after %d calls (%s); want %s after %d", res.Exit, res.APICalls, res.Explanation, tc.wantExit, tc.wantCalls)
+				}
+				if tc.wantExit == turn.ExitFailed && (res.Failure == nil || res.Failure.Reason != "empty_response") {
+					t.Fatalf("failure %+v; want empty_response", res.Failure)
+				}
+				env.NoViolations()
+			})
+		}
+	}
+}

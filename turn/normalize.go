@@ -26,7 +26,7 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 	// The provider proved the prompt is back well under the threshold:
 	// give compression its attempts back and lift a no-progress block.
 	refund := e.threshold(st).RefundLimit(st.model.Window)
-	if resp.Usage.Reported && (st.budget.Used() > 0 || st.budget.Blocked()) && resp.Usage.PromptTokens() < int64(refund) {
+	if resp.Usage.Measured() && (st.budget.Used() > 0 || st.budget.Blocked()) && resp.Usage.PromptTokens() < int64(refund) {
 		st.budget.Refund()
 	}
 
@@ -102,7 +102,7 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 // promptUsage is the prompt part of an attempt's usage: as reported, or
 // the preflight estimate when the provider reported none.
 func promptUsage(u llm.Usage, estimate int) llm.Usage {
-	if u.Reported && u.PromptTokens() > 0 {
+	if u.Measured() {
 		return llm.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
 	}
 	return llm.Usage{InputTokens: int64(estimate)}

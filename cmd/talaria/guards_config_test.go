@@ -28,6 +28,8 @@ func TestGuardsConfigReachesEngine(t *testing.T) {
 			})},
 		{"limits", "guards:\n  tool_loop_stop: 6\n  empty_retries: 1\n  empty_cost_threshold_usd: 1.5\n",
 			with(func(g *turn.GuardConfig) { g.ToolLoopStop, g.EmptyRetries, g.EmptyCostThresholdUSD = 6, 1, 1.5 })},
+		// Zero retries means none, not the default of three.
+		{"no empty retries", "guards:\n  empty_retries: 0\n", with(func(g *turn.GuardConfig) { g.NoEmptyRetry = true })},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

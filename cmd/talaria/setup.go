@@ -174,7 +174,8 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 		NoSaidButStopped:      !boolOr(cfg.Guards.SaidButStopped, true),
 		NoEmptyResponse:       !boolOr(cfg.Guards.EmptyResponse, true),
 		ToolLoopStop:          cfg.Guards.ToolLoopStop,
-		EmptyRetries:          cfg.Guards.EmptyRetries,
+		EmptyRetries:          emptyRetries(cfg.Guards.EmptyRetries),
+		NoEmptyRetry:          cfg.Guards.EmptyRetries != nil && *cfg.Guards.EmptyRetries == 0,
 		EmptyCostThresholdUSD: cfg.Guards.EmptyCostThresholdUSD,
 	}
 	tc := turn.Config{
@@ -335,4 +336,13 @@ func (c *cli) setupExit(err error) int {
 		return c.fail(exitUsage, "%s", se.msg)
 	}
 	return c.fail(exitOther, "%v", err)
+}
+
+// emptyRetries passes a set guards.empty_retries through; 0 travels as
+// GuardConfig.NoEmptyRetry, since the engine's zero means its default.
+func emptyRetries(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
 }

@@ -68,7 +68,7 @@ type Guards struct {
 	ToolLoopStop          int     `yaml:"tool_loop_stop"` // unattended runs: stop after N identical calls (0 = never)
 	SaidButStopped        *bool   `yaml:"said_but_stopped"`
 	EmptyResponse         *bool   `yaml:"empty_response"`
-	EmptyRetries          int     `yaml:"empty_retries"`
+	EmptyRetries          *int    `yaml:"empty_retries"` // nil: the default (3); 0: no retries
 	EmptyCostThresholdUSD float64 `yaml:"empty_cost_threshold_usd"`
 }
 
@@ -339,7 +339,7 @@ func (c *Config) Validate() error {
 		name string
 		v    int
 	}{{"max_iterations", c.MaxIterations}, {"max_retries", c.MaxRetries}, {"max_tokens", c.MaxTokens},
-		{"guards.tool_loop_stop", c.Guards.ToolLoopStop}, {"guards.empty_retries", c.Guards.EmptyRetries}} {
+		{"guards.tool_loop_stop", c.Guards.ToolLoopStop}, {"guards.empty_retries", intOr(c.Guards.EmptyRetries, 0)}} {
 		if n.v < 0 {
 			return fmt.Errorf("%s is %d; it cannot be negative", n.name, n.v)
 		}
@@ -376,4 +376,12 @@ func (p Provider) KeyList(getenv func(string) string) []string {
 		}
 	}
 	return keys
+}
+
+// intOr is *p, or def when the key was absent.
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
 }

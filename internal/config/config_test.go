@@ -20,11 +20,15 @@ func loadGuardsFile(t *testing.T, body string) (*Config, error) {
 
 func TestGuardsKeys(t *testing.T) {
 	off, on := false, true
+	zero, two := 0, 2
 	tests := []struct {
 		name string
 		body string
 		want Guards
 	}{
+		// An explicit zero is kept apart from an absent key: it means no
+		// retries, where absent means the default.
+		{name: "zero empty retries", body: "guards:\n  empty_retries: 0\n", want: Guards{EmptyRetries: &zero}},
 		{name: "absent: every switch unset", body: "max_iterations: 10\n", want: Guards{}},
 		{
 			name: "each switch off",
@@ -34,7 +38,7 @@ func TestGuardsKeys(t *testing.T) {
 		{
 			name: "one switch off, one on, limits set",
 			body: "guards:\n  identical_calls: true\n  empty_response: false\n  tool_loop_stop: 5\n  empty_retries: 2\n  empty_cost_threshold_usd: 0.5\n",
-			want: Guards{IdenticalCalls: &on, EmptyResponse: &off, ToolLoopStop: 5, EmptyRetries: 2, EmptyCostThresholdUSD: 0.5},
+			want: Guards{IdenticalCalls: &on, EmptyResponse: &off, ToolLoopStop: 5, EmptyRetries: &two, EmptyCostThresholdUSD: 0.5},
 		},
 	}
 	for _, tc := range tests {
@@ -56,9 +60,9 @@ func TestGuardsKeys(t *testing.T) {
 					t.Errorf("%s = %s, want %s", b.key, showBool(b.got), showBool(b.want))
 				}
 			}
-			if g.ToolLoopStop != tc.want.ToolLoopStop || g.EmptyRetries != tc.want.EmptyRetries || g.EmptyCostThresholdUSD != tc.want.EmptyCostThresholdUSD {
-				t.Errorf("limits = %d, %d, %g; want %d, %d, %g", g.ToolLoopStop, g.EmptyRetries, g.EmptyCostThresholdUSD,
-					tc.want.ToolLoopStop, tc.want.EmptyRetries, tc.want.EmptyCostThresholdUSD)
+			if g.ToolLoopStop != tc.want.ToolLoopStop || intOr(g.EmptyRetries, -1) != intOr(tc.want.EmptyRetries, -1) || g.EmptyCostThresholdUSD != tc.want.EmptyCostThresholdUSD {
+				t.Errorf("limits = %d, %d, %g; want %d, %d, %g", g.ToolLoopStop, intOr(g.EmptyRetries, -1), g.EmptyCostThresholdUSD,
+					tc.want.ToolLoopStop, intOr(tc.want.EmptyRetries, -1), tc.want.EmptyCostThresholdUSD)
 			}
 		})
 	}
