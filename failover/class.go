@@ -29,6 +29,19 @@ const (
 	ClassReasoningMandatory      Class = "reasoning_mandatory"
 	ClassMultimodalToolContent   Class = "multimodal_tool_content_unsupported"
 	ClassLlamaCppGrammar         Class = "llama_cpp_grammar_pattern"
+	// ClassImageUnsupported: the model takes no images at all (a text-only
+	// model, a route without vision); the images are replaced by a note
+	// and the request retried once.
+	ClassImageUnsupported Class = "image_unsupported"
+	// ClassToolCallTruncated: the output limit cut a tool call's arguments
+	// (finish "length" with unparsable arguments). The engine asks for a
+	// smaller call, raising the cap where the model allows, at most three
+	// times; the turn then fails with this class. Never from Classify.
+	ClassToolCallTruncated Class = "tool_call_truncated"
+	// ClassReasoningExhausted: the model spent the whole output budget on
+	// reasoning and wrote no answer; continuing only produces more
+	// reasoning. Never from Classify.
+	ClassReasoningExhausted Class = "reasoning_exhausted_output"
 	// ClassCanceled is the caller's own context ending: never retried and
 	// never blamed on the provider.
 	ClassCanceled Class = "canceled"
@@ -61,7 +74,8 @@ func recoveryOf(c Class) (r recovery, ok bool) {
 	case ClassAuthPermanent, ClassSSLCert, ClassProviderPolicyBlocked, ClassFormatError, ClassOutputCap,
 		ClassImageTooLarge, ClassImageCorrupt, ClassRoleAlternation, ClassThinkingSignature,
 		ClassInvalidEncryptedContent, ClassReasoningMandatory, ClassMultimodalToolContent,
-		ClassLlamaCppGrammar, ClassCanceled:
+		ClassLlamaCppGrammar, ClassCanceled, ClassImageUnsupported, ClassToolCallTruncated,
+		ClassReasoningExhausted:
 		return recovery{}, true
 	}
 	return recovery{}, false
@@ -76,6 +90,7 @@ func Classes() []Class {
 		ClassProviderPolicyBlocked, ClassContentPolicyBlocked, ClassFormatError, ClassOutputCap,
 		ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent,
 		ClassReasoningMandatory, ClassMultimodalToolContent, ClassLlamaCppGrammar,
+		ClassImageUnsupported, ClassToolCallTruncated, ClassReasoningExhausted,
 		ClassCanceled, ClassUnknown,
 	}
 }
@@ -87,8 +102,15 @@ func (c Class) ShapeRepairable() bool {
 	switch c {
 	case ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent,
 		ClassReasoningMandatory, ClassMultimodalToolContent, ClassLlamaCppGrammar,
-		ClassImageTooLarge, ClassImageCorrupt:
+		ClassImageTooLarge, ClassImageCorrupt, ClassImageUnsupported:
 		return true
 	}
 	return false
+}
+
+// EngineOnly reports whether the class is decided by the turn engine from
+// an answer (a cut tool call, a thinking-only reply), never by Classify
+// from an error.
+func (c Class) EngineOnly() bool {
+	return c == ClassToolCallTruncated || c == ClassReasoningExhausted
 }

@@ -117,6 +117,7 @@ func TestRecoveryProfiles(t *testing.T) {
 		ClassProviderPolicyBlocked: {}, ClassContentPolicyBlocked: {fallback: true}, ClassFormatError: {},
 		ClassOutputCap: {}, ClassRoleAlternation: {}, ClassThinkingSignature: {}, ClassInvalidEncryptedContent: {},
 		ClassReasoningMandatory: {}, ClassMultimodalToolContent: {}, ClassLlamaCppGrammar: {},
+		ClassImageUnsupported: {}, ClassToolCallTruncated: {}, ClassReasoningExhausted: {},
 		ClassCanceled: {}, ClassUnknown: {retry: true, fallback: true},
 	}
 	for _, c := range Classes() {

@@ -109,6 +109,16 @@ func actionText(c Classified) string {
 		return "stops; the same request would be rejected again."
 	case ClassProviderPolicyBlocked, ClassSSLCert, ClassAuthPermanent:
 		return "stops; neither retrying nor falling back on this account can help."
+	case ClassImageUnsupported:
+		return "replaces the images with a short note once and retries, so the model answers from the text; then stops if it fails again."
+	case ClassThinkingSignature:
+		return "drops the replayed thinking blocks (whose signatures the provider refused) once and retries, then stops if it fails again."
+	case ClassInvalidEncryptedContent:
+		return "drops the replayed encrypted reasoning once and retries without it, then stops if it fails again."
+	case ClassToolCallTruncated:
+		return "asks the model for a smaller call up to three times, raising max_tokens where the model allows, then stops."
+	case ClassReasoningExhausted:
+		return "stops after one call; continuing would only produce more reasoning."
 	}
 	if c.Class.ShapeRepairable() {
 		return "repairs the request shape once and retries, then stops if it fails again."
@@ -124,11 +134,11 @@ func ExitFamily(c Class) string {
 		return "auth"
 	case ClassRateLimit, ClassUpstreamRateLimit, ClassOverloaded:
 		return "rate_limit"
-	case ClassContextOverflow, ClassPayloadTooLarge, ClassOutputCap:
+	case ClassContextOverflow, ClassPayloadTooLarge, ClassOutputCap, ClassToolCallTruncated, ClassReasoningExhausted:
 		return "context"
 	case ClassFormatError, ClassContentPolicyBlocked, ClassProviderPolicyBlocked, ClassModelNotFound,
 		ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent, ClassReasoningMandatory,
-		ClassMultimodalToolContent, ClassLlamaCppGrammar, ClassImageTooLarge, ClassImageCorrupt:
+		ClassMultimodalToolContent, ClassLlamaCppGrammar, ClassImageTooLarge, ClassImageCorrupt, ClassImageUnsupported:
 		return "bad_request"
 	case ClassCanceled:
 		return "interrupted"

@@ -114,7 +114,10 @@ func TestExitFamily(t *testing.T) {
 		ClassModelNotFound: "bad_request", ClassRoleAlternation: "bad_request", ClassThinkingSignature: "bad_request",
 		ClassInvalidEncryptedContent: "bad_request", ClassReasoningMandatory: "bad_request",
 		ClassMultimodalToolContent: "bad_request", ClassLlamaCppGrammar: "bad_request",
-		ClassImageTooLarge: "bad_request", ClassImageCorrupt: "bad_request",
+		ClassImageTooLarge: "bad_request", ClassImageCorrupt: "bad_request", ClassImageUnsupported: "bad_request",
+		// A cut tool call and a thinking-only answer are the output-limit
+		// family (exit 5), like output_cap.
+		ClassToolCallTruncated: "context", ClassReasoningExhausted: "context",
 		ClassCanceled:    "interrupted",
 		ClassServerError: "other", ClassTimeout: "other", ClassSSLCert: "other", ClassUnknown: "other",
 	}

@@ -97,6 +97,12 @@ func summary(c Classified) string {
 		return p + " does not accept images in tool results" + s
 	case ClassLlamaCppGrammar:
 		return "llama.cpp could not compile a tool schema to a grammar" + s
+	case ClassImageUnsupported:
+		return modelName(c) + " does not accept images" + s
+	case ClassToolCallTruncated:
+		return "a tool call of " + modelName(c) + " was cut off by the output limit"
+	case ClassReasoningExhausted:
+		return modelName(c) + " spent its output budget on reasoning"
 	case ClassCanceled:
 		return "request canceled by the caller"
 	}
@@ -154,7 +160,17 @@ func advice(c Classified) string {
 		return "The provider rejected the request as malformed; retrying the same request will not help. The provider message says what to change."
 	case ClassOutputCap:
 		return "The requested output length exceeds what the model can produce; lowering max_tokens to the model's limit fixes it."
-	case ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent, ClassReasoningMandatory,
+	case ClassImageUnsupported:
+		return "This model cannot read images; Talaria replaces them with a note and retries once. To have images read, use a vision-capable model."
+	case ClassThinkingSignature:
+		return "The provider refused the signature of a replayed thinking block (often after switching models or keys, or an edited transcript); Talaria drops the replayed thinking and retries once."
+	case ClassInvalidEncryptedContent:
+		return "The provider could not decrypt replayed reasoning (often after switching accounts, organisations or models); Talaria drops it and retries once."
+	case ClassToolCallTruncated:
+		return "The model's tool call did not fit its output limit. Raise max_tokens (or the model's max_output), or ask for the work in smaller steps, e.g. write a large file in parts."
+	case ClassReasoningExhausted:
+		return "The model used all of max_tokens on reasoning and wrote no answer. Raise max_tokens, or lower the thinking budget or reasoning effort."
+	case ClassRoleAlternation, ClassReasoningMandatory,
 		ClassMultimodalToolContent, ClassLlamaCppGrammar:
 		return "The provider rejected the shape of the conversation; Talaria repairs it once and retries. If it still fails, start a new session or switch models."
 	case ClassCanceled:

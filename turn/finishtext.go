@@ -21,6 +21,14 @@ func (e *Engine) finishText(ctx context.Context, st *state, resp *llm.Response) 
 	if resp.FinishReason == llm.FinishLength && !st.graceCall {
 		return e.continueTruncated(ctx, st, resp)
 	}
+	if e.cutAfterTools(st, resp, text) {
+		// Some local servers end an answer mid-sentence with "stop" right
+		// after tool results: continue it once, as if cut by the limit.
+		st.midStop = true
+		cut := *resp
+		cut.FinishReason = llm.FinishLength
+		return e.continueTruncated(ctx, st, &cut)
+	}
 	if len(st.fragments) > 0 {
 		// The last piece of a continued answer: settle all pieces into one row.
 		st.fragments = append(st.fragments, text)
@@ -83,8 +91,24 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 		st.finalText = stitch(st.fragments)
 		return finish
 	}
-	st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.LengthContinuations))
+	if st.midStop && len(st.fragments) == 1 {
+		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
+	} else {
+		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.LengthContinuations))
+	}
 	return next
+}
+
+// cutAfterTools reports a "stop" answer that ends mid-sentence right after
+// tool results, the first time in a turn.
+func (e *Engine) cutAfterTools(st *state, resp *llm.Response, text string) bool {
+	if resp.FinishReason != llm.FinishStop || st.graceCall || st.midStop || len(st.fragments) > 0 {
+		return false
+	}
+	if len(st.rows) == 0 || st.rows[len(st.rows)-1].Role != llm.RoleTool {
+		return false
+	}
+	return guard.CutMidSentence(text)
 }
 
 // settle replaces the pieces and nudges of a continued answer with one

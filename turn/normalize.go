@@ -35,6 +35,12 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 		// gets its text kept and the calls dropped.
 		resp.Message.ToolCalls = nil
 	}
+	if cut := cutCalls(resp); len(cut) > 0 && !st.graceCall {
+		return e.truncatedCall(ctx, st, resp, cut)
+	}
+	if thinkingOnlyCut(resp) {
+		return e.reasoningExhausted(st)
+	}
 	text := resp.Message.Text()
 	hasCalls := len(resp.Message.ToolCalls) > 0
 	if strings.TrimSpace(text) != "" || hasCalls {

@@ -33,7 +33,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		req.MaxTokens = e.maxTokens(st)
 		st.apiCalls++
 		st.currentRoute().Calls++
-		resp, partial, shown, err := e.call(ctx, st, &req)
+		resp, partial, shown, cut, err := e.call(ctx, st, &req)
 		if err == nil {
 			if r.Pool != nil {
 				r.Pool.Succeeded(st.cred)
@@ -51,6 +51,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 			st.hooks.discard()
 		}
 
+		st.cutCall = cut
 		c := e.classify(st, err)
 		e.log.Info("api call failed", "session", st.in.Session.ID, "route", r.Name(),
 			"class", c.Class, "status", c.Status, "error", err)
@@ -93,6 +94,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		switch failover.Decide(c, a) {
 		case failover.ActionRetry:
 			retries++
+			e.noteCutCall(ctx, st)
 			d := e.cfg.Backoff.Delay(retries, c)
 			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, a.MaxRetries))
 			if err := failover.Sleep(ctx, d); err != nil {
@@ -100,6 +102,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 				return nil, finish
 			}
 		case failover.ActionRotate:
+			e.noteCutCall(ctx, st)
 			st.hasCred = false
 			st.hooks.status(fmt.Sprintf("switching to another %s key: %s", r.Provider.Name(), c.Summary))
 		case failover.ActionClamp:
@@ -136,10 +139,13 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 
 // call streams one API call, forwarding deltas to the hooks. partial is the
 // text shown before a failure, which callers discard or keep (interrupt);
-// shown says whether any delta, text or thinking, reached the hooks.
-func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (resp *llm.Response, partial string, shown bool, err error) {
+// shown says whether any delta, text or thinking, reached the hooks; cut is
+// the large tool call a failed stream died inside, if any.
+func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (resp *llm.Response, partial string, shown bool, cut *cutCall, err error) {
 	var text strings.Builder
+	var watch callWatch
 	resp, err = llm.Collect(e.route(st).Provider.Stream(ctx, req), func(ev llm.Event) {
+		watch.observe(ev)
 		switch ev.Type {
 		case llm.EventTextDelta:
 			text.WriteString(ev.Text)
@@ -150,7 +156,10 @@ func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (resp *l
 			st.hooks.reasoningDelta(ev.Text)
 		}
 	})
-	return resp, text.String(), shown, err
+	if err != nil {
+		cut = watch.cut()
+	}
+	return resp, text.String(), shown, cut, err
 }
 
 // pickCredential chooses the key for the next call. With every key of the
@@ -289,7 +298,7 @@ func (e *Engine) fail(st *state, c failover.Classified, note string) {
 // assemble applies it.
 func (e *Engine) repairShape(st *state, class failover.Class) {
 	switch class {
-	case failover.ClassImageTooLarge, failover.ClassImageCorrupt, failover.ClassMultimodalToolContent:
+	case failover.ClassImageTooLarge, failover.ClassImageCorrupt, failover.ClassMultimodalToolContent, failover.ClassImageUnsupported:
 		st.stripped["images"] = true
 	case failover.ClassThinkingSignature, failover.ClassInvalidEncryptedContent:
 		st.stripped["reasoning"] = true

@@ -61,6 +61,16 @@ type state struct {
 	empty  *guard.EmptyGuard
 	nudges int
 
+	// truncatedCalls counts answers whose tool call the output limit cut;
+	// midStop is set once a stop mid-sentence after tool results was
+	// continued; cutCall describes a stream that died inside a large tool
+	// call's arguments, for the retry's note; emergency is set once the
+	// emergency compression pass ran.
+	truncatedCalls int
+	midStop        bool
+	cutCall        *cutCall
+	emergency      bool
+
 	// length continuation: fragments of a truncated answer (their stored
 	// rows are found again by continuationRows when the answer settles).
 	fragments []string

@@ -246,6 +246,12 @@ func TestRunExitCodes(t *testing.T) {
 		{"context overflow that compression cannot fix", repeat(fakellm.RawError(400, openAIContextBody), 4), exitContext, "context_overflow", 1},
 		{"output cap after the clamp", repeat(fakellm.RawError(400, openAIMaxTokensBody), 2), exitContext, "output_cap", 2},
 		{"bad request", []fakellm.Step{fakellm.RawError(400, openAIValidateBody)}, exitBadRequest, "format_error", 1},
+		// The output-limit family: a tool call cut off every time, and an
+		// answer that was only thinking.
+		{"tool call cut by the output limit", repeat(fakellm.Step{Calls: []fakellm.Call{fakellm.ToolCall("read_file", `{"path":"a`)}, Finish: "length"}, 4),
+			exitContext, "tool_call_truncated", 4},
+		{"thinking used the output budget", []fakellm.Step{{Text: "<think>pondering the question", Finish: "length"}, fakellm.Text("never")},
+			exitContext, "reasoning_exhausted_output", 1},
 		{"server error after every retry", repeat(fakellm.RawError(500, openAIServerBody, fast), 4), exitOther, "server_error", 4},
 	}
 	for _, tt := range tests {

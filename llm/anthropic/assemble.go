@@ -117,7 +117,11 @@ type assembler struct {
 	stopReason string
 	stopped    bool
 
-	text   strings.Builder
+	text strings.Builder
+	// think moves inline <think>…</think> out of text blocks; what it
+	// finds is the reasoning when no thinking block came.
+	think  llm.ThinkSplitter
+	inline strings.Builder
 	blocks map[int]*blockState
 	order  []*blockState // in start order
 	calls  []*callState
@@ -166,6 +170,7 @@ func (a *assembler) feed(name string, data []byte) ([]llm.Event, error) {
 		a.applyUsage(ev.Usage, false)
 	case "message_stop":
 		a.stopped = true
+		a.emitText(a.think.Flush())
 	case "error":
 		e := &streamErrorEvent{Body: bytes.Clone(data)}
 		if ev.Error != nil {
@@ -231,8 +236,18 @@ func (a *assembler) addText(s string) {
 	if s == "" {
 		return
 	}
-	a.text.WriteString(s)
-	a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: s})
+	a.emitText(a.think.Feed(s))
+}
+
+func (a *assembler) emitText(text, reasoning string) {
+	if reasoning != "" {
+		a.inline.WriteString(reasoning)
+		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
+	}
+	if text != "" {
+		a.text.WriteString(text)
+		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
+	}
 }
 
 func (a *assembler) addThinking(b *blockState, s string) {
@@ -304,6 +319,10 @@ func (a *assembler) reasoning() *llm.Reasoning {
 		case b.kind == kindRedacted && r.Redacted == "":
 			r.Redacted = b.redacted
 		}
+	}
+	if !haveThinking && a.inline.Len() > 0 {
+		// Unsigned: shown and kept, never replayed to Anthropic.
+		r.Text = a.inline.String()
 	}
 	if r.Empty() {
 		return nil

@@ -15,6 +15,8 @@ type assembler struct {
 	id, model string
 	text      strings.Builder
 	reasoning strings.Builder
+	// think moves inline <think>…</think> out of the content into reasoning.
+	think     llm.ThinkSplitter
 	refused   bool
 	calls     []*callState // in order of first appearance
 	finishRaw string
@@ -77,8 +79,7 @@ func (a *assembler) addDelta(d *wireDelta, whole bool) {
 		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: r})
 	}
 	if d.Content != "" {
-		a.text.WriteString(d.Content)
-		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: d.Content})
+		a.addContent(a.think.Feed(d.Content))
 	}
 	if d.Refusal != "" {
 		// A refusal is shown like text: it is what the user gets to read.
@@ -93,6 +94,18 @@ func (a *assembler) addDelta(d *wireDelta, whole bool) {
 			tc.Index = &idx
 		}
 		a.addToolCall(tc)
+	}
+}
+
+// addContent emits answer text and the reasoning split out of it.
+func (a *assembler) addContent(text, reasoning string) {
+	if reasoning != "" {
+		a.reasoning.WriteString(reasoning)
+		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
+	}
+	if text != "" {
+		a.text.WriteString(text)
+		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
 	}
 }
 
@@ -187,6 +200,7 @@ func (a *assembler) idTaken(st *callState) bool {
 // arrived (so events and Response agree), then EventDone.
 func (a *assembler) finish() []llm.Event {
 	a.out = a.out[:0]
+	a.addContent(a.think.Flush())
 	calls := slices.Clone(a.calls)
 	slices.SortStableFunc(calls, func(x, y *callState) int { return x.index - y.index })
 	for _, st := range calls {
