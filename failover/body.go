@@ -24,8 +24,10 @@ type errLayer struct {
 	Reasons   []string // Google ErrorInfo reasons and QuotaFailure quota ids
 	// RetryDelay is Google's RetryInfo.retryDelay.
 	RetryDelay time.Duration
-	// ResetMillis is OpenRouter's metadata.headers X-RateLimit-Reset (epoch ms).
+	// ResetMillis is OpenRouter's metadata.headers X-RateLimit-Reset (epoch
+	// ms), or a body's resets_at; ResetIn a body's resets_in_seconds.
 	ResetMillis int64
+	ResetIn     time.Duration
 	// NCtx and NPrompt are llama.cpp's exceed_context_size_error counts.
 	NCtx, NPrompt int
 	// Upstream marks a layer unwrapped from an aggregator's metadata.raw or
@@ -124,6 +126,14 @@ func addLayer(e map[string]any, upstream, anthropic bool, depth int, out *[]errL
 		if l.NumCode == 0 {
 			l.NumCode = num(s)
 		}
+	}
+	// ChatGPT-plan usage limits: "resets_at" (epoch seconds) and
+	// "resets_in_seconds" say when the allowance returns.
+	if at := num(e["resets_at"]); at > 0 {
+		l.ResetMillis = int64(at) * 1000
+	}
+	if in := num(e["resets_in_seconds"]); in > 0 {
+		l.ResetIn = time.Duration(in) * time.Second
 	}
 	if inner, ok := e["innererror"].(map[string]any); ok {
 		l.InnerCode = str(inner["code"])

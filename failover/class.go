@@ -33,6 +33,14 @@ const (
 	// model, a route without vision); the images are replaced by a note
 	// and the request retried once.
 	ClassImageUnsupported Class = "image_unsupported"
+	// ClassEndpointNotFound: a 404 that is not about a model (a wrong base
+	// URL or path, a proxy's page): no model change or retry helps on this
+	// route; another route may work.
+	ClassEndpointNotFound Class = "endpoint_not_found"
+	// ClassLongContextUnavailable: Anthropic refused the long-context (1M)
+	// beta for this account; the request must fit the standard window or
+	// go to another route.
+	ClassLongContextUnavailable Class = "long_context_unavailable"
 	// ClassToolCallTruncated: the output limit cut a tool call's arguments
 	// (finish "length" with unparsable arguments). The engine asks for a
 	// smaller call, raising the cap where the model allows, at most three
@@ -69,8 +77,10 @@ func recoveryOf(c Class) (r recovery, ok bool) {
 		return recovery{retryable: true, fallback: true}, true
 	case ClassContextOverflow, ClassPayloadTooLarge:
 		return recovery{compress: true}, true
-	case ClassModelNotFound, ClassContentPolicyBlocked:
+	case ClassModelNotFound, ClassContentPolicyBlocked, ClassEndpointNotFound:
 		return recovery{fallback: true}, true
+	case ClassLongContextUnavailable:
+		return recovery{fallback: true, compress: true}, true
 	case ClassAuthPermanent, ClassSSLCert, ClassProviderPolicyBlocked, ClassFormatError, ClassOutputCap,
 		ClassImageTooLarge, ClassImageCorrupt, ClassRoleAlternation, ClassThinkingSignature,
 		ClassInvalidEncryptedContent, ClassReasoningMandatory, ClassMultimodalToolContent,
@@ -90,7 +100,8 @@ func Classes() []Class {
 		ClassProviderPolicyBlocked, ClassContentPolicyBlocked, ClassFormatError, ClassOutputCap,
 		ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent,
 		ClassReasoningMandatory, ClassMultimodalToolContent, ClassLlamaCppGrammar,
-		ClassImageUnsupported, ClassToolCallTruncated, ClassReasoningExhausted,
+		ClassImageUnsupported, ClassEndpointNotFound, ClassLongContextUnavailable,
+		ClassToolCallTruncated, ClassReasoningExhausted,
 		ClassCanceled, ClassUnknown,
 	}
 }

@@ -70,6 +70,77 @@ func all(checks ...func(*testing.T, Classified)) func(*testing.T, Classified) {
 	}
 }
 
+// Status-less texts and bodies collected for issue 11, each with where it
+// was found.
+var (
+	// waylaidwanderer/node-chatgpt-api#66.
+	nodeENOTFOUND = "FetchError: request to https://api.openai.com/v1/completions failed, reason: getaddrinfo ENOTFOUND api.openai.com"
+	// Chanzhaoyu/chatgpt-web#1323.
+	nodeEAIAGAIN = "request to https://api.openai.com/v1/chat/completions failed, reason: getaddrinfo EAI_AGAIN api.openai.com"
+	// Node's net error text (nodejs.org/api/errors.html, ECONNREFUSED).
+	nodeECONNREFUSED = "Error: connect ECONNREFUSED 127.0.0.1:11434"
+	// Node's net error text (nodejs.org/api/errors.html, ECONNRESET).
+	nodeECONNRESET = "Error: read ECONNRESET"
+	// Node 18+ fetch (undici) refusing to connect.
+	undiciFetchFailed = "TypeError: fetch failed"
+	// requests/urllib3 behind a broken resolver.
+	pyNameResolution = "HTTPSConnectionPool(host='api.openai.com', port=443): Max retries exceeded with url: /v1/chat/completions (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection object>: Failed to resolve 'api.openai.com' ([Errno -3] Temporary failure in name resolution)\"))"
+	pyNameNotKnown   = "[Errno -2] Name or service not known"
+	goNoRoute        = "dial tcp 10.0.0.7:8000: connect: no route to host"
+	goUnreachable    = "dial tcp [2606:4700::6810:7b2a]:443: connect: network is unreachable"
+	// ollama/ollama-python#436.
+	httpxDisconnected = "httpcore.RemoteProtocolError: Server disconnected without sending a response."
+	// Kilo-Org/kilocode#12543, envoyproxy/envoy#9747.
+	envoyReset = "upstream connect error or disconnect/reset before headers. reset reason: connection termination"
+	goDeadline = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+	// openai-node's APIConnectionTimeoutError text.
+	nodeTimedOut = "Request timed out after 600000ms."
+	// HanaokaYuzu/Gemini-API#135.
+	pyBadRecordMAC = "[SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or bad record mac (_ssl.c:2570)"
+	// mistralai/mistral-vibe#508.
+	pyAlertBadRecordMAC = "API error from mistral (model: mistral-vibe-cli-latest): [SSL: SSLV3_ALERT_BAD_RECORD_MAC] ssl/tls alert bad record mac (_ssl.c:2580)"
+	pyUnexpectedEOF     = "[SSL: UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol (_ssl.c:1007)"
+	pyCertFailed        = "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate (_ssl.c:1006)"
+	// continuedev/continue#9592.
+	bedrockTooLong = "The model returned the following errors: Input is too long for requested model."
+	// anomalyco/opencode#44889.
+	litellmWindow = "ContextWindowExceededError: litellm.BadRequestError: Context Window exceeded for given call. No models have context window large enough for this call."
+	// BerriAI/litellm#15968.
+	azureInputLimit = "AzureException BadRequestError - Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 509178 tokens. Please reduce the length of the messages."
+	// BerriAI/litellm#10793.
+	sglangContext = "The input (5000 tokens) is longer than the model's context length (4096 tokens)."
+	// langchain-ai/langchain-aws#419.
+	bedrockPayload = "ValidationException: An error occurred (ValidationException) when calling the InvokeModel operation: 1 validation error detected: Value at 'body' failed to satisfy constraint: Member must have length less than or equal to 25000000 (request entity too large)"
+	// OpenRouter's 401 (openrouter.ai/docs errors).
+	orNoAuth = `{"error":{"message":"No auth credentials found","code":401}}`
+
+	// router-for-me/CLIProxyAPI#1666, Biliniko/cpa-control-center#5.
+	codexUsageLimit = `{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"free","resets_in_seconds":529498}}`
+	// MiniMax-AI/MiniMax-M2.7#36.
+	minimaxUsageLimit = `{"type":"error","error":{"type":"rate_limit_error","message":"usage limit exceeded, 5-hour usage limit reached for Token Plan Starter (0/0 used), resets at 2026-05-15T15:00:00Z (2056)"},"request_id":"065651beccc4579e5c7e66c939d1987e"}`
+	// anthropics/claude-code#8132.
+	anthAPIOverloaded = `{"type":"error","error":{"type":"api_error","message":"Overloaded"},"request_id":null}`
+	// vllm-project/vllm#20409 (the ValueError text); tenstorrent/vllm#35
+	// (served as a 500).
+	vllm500Context = `{"object":"error","message":"This model's maximum context length is 16384 tokens. However, you requested 122946 tokens (112946 in the messages, 10000 in the completion). Please reduce the length of the messages or completion.","type":"InternalServerError","param":null,"code":500}`
+	// OpenHands/OpenHands#5350 (litellm's proxy body).
+	litellmWrappedOverflow = `{"error":{"message":"litellm.BadRequestError: litellm.ContextWindowExceededError: AnthropicError - {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 209303 tokens > 200000 maximum\"}}","type":null,"param":null,"code":"500"}}`
+	// Azure OpenAI's missing deployment (learn.microsoft.com, Azure OpenAI error codes).
+	azureDeployment = `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}`
+	// anthropics/claude-code#27944.
+	anthLongContext = `{"type":"error","error":{"type":"invalid_request_error","message":"The long context beta is not yet available for this subscription."},"request_id":"req_011CYRQ9cQJjTy2DHBkbPsQD"}`
+	// lijunzh/koda#813 (LM Studio / Ollama wording), hiyouga/LlamaFactory#5918.
+	lmStudioNoImages = `{"error":"This model does not support image input."}`
+	// Wei-Shaw/sub2api#6899.
+	sub2apiNoImages = `{"error":{"message":"此模型不支持图像输入。请尝试其他模型","type":"invalid_request_error"}}`
+	// sigoden/aichat#1100, skye-harris/hass_local_openai_llm#15.
+	ollamaPageNotFound = "404 page not found"
+	// vybestack/llxprt-code#775.
+	ollamaPageNotFoundJSON = `{"error":{"message":"404 page not found","code":404,"status":"Not Found"}}`
+	// tsundereraws/aisub-translator#2.
+	nginx404 = "<html>\n<head><title>404 Not Found</title></head>\n<body>\n<center><h1>404 Not Found</h1></center>\n<hr><center>nginx</center>\n</body>\n</html>"
+)
+
 // Real error bodies, each with where it was found. Sources are public issue
 // threads and provider docs quoting the provider's own answer.
 var (
@@ -448,8 +519,12 @@ func realCases(now time.Time) []classifyCase {
 		{name: "408", in: Input{Provider: "openai", Status: 408}, want: ClassTimeout},
 		{name: "502 html page", in: Input{Provider: "openai", Status: 502, Body: []byte("<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>")}, want: ClassServerError},
 		{name: "504", in: Input{Provider: "openai", Status: 504}, want: ClassServerError},
-		{name: "404 without model words is a guess", in: Input{Provider: "custom", Status: 404, Body: []byte("404 page not found")}, want: ClassModelNotFound,
-			check: wantUncertain},
+		// A 404 that is not about a model is a wrong endpoint, not a
+		// missing model (issue 11, item 12).
+		{name: "404 without model words is a wrong endpoint", in: Input{Provider: "custom", Status: 404, Body: []byte(ollamaPageNotFound)}, want: ClassEndpointNotFound},
+		{name: "404 with nothing at all is a guessed wrong endpoint", in: Input{Provider: "custom", Status: 404}, want: ClassEndpointNotFound, check: wantUncertain},
+		{name: "404 json page not found (ollama via a client)", in: Input{Provider: "ollama", Status: 404, Body: []byte(ollamaPageNotFoundJSON)}, want: ClassEndpointNotFound},
+		{name: "404 html nginx page", in: Input{Provider: "custom", Status: 404, Body: []byte(nginx404)}, want: ClassEndpointNotFound},
 		{name: "403 without billing words is auth", in: Input{Provider: "openai", Status: 403, Body: []byte(`{"error":{"message":"Forbidden"}}`)}, want: ClassAuth},
 		{name: "401 with billing words is billing", in: Input{Provider: "deepseek", Status: 401, Body: []byte(`{"error":{"message":"Insufficient Balance","type":"unknown_error"}}`)}, want: ClassBilling},
 
@@ -480,6 +555,57 @@ func realCases(now time.Time) []classifyCase {
 					t.Error("canceled must never be retried, rotated or fallen back from")
 				}
 			}},
+		// Status-less texts as users paste them (issue 11, item 11).
+		{name: "node getaddrinfo ENOTFOUND", in: Input{Message: nodeENOTFOUND}, want: ClassTimeout},
+		{name: "node getaddrinfo EAI_AGAIN", in: Input{Message: nodeEAIAGAIN}, want: ClassTimeout},
+		{name: "node ECONNREFUSED", in: Input{Message: nodeECONNREFUSED}, want: ClassTimeout},
+		{name: "node ECONNRESET", in: Input{Message: nodeECONNRESET}, want: ClassTimeout},
+		{name: "undici fetch failed", in: Input{Message: undiciFetchFailed}, want: ClassTimeout},
+		{name: "python name resolution", in: Input{Message: pyNameResolution}, want: ClassTimeout},
+		{name: "python name or service not known", in: Input{Message: pyNameNotKnown}, want: ClassTimeout},
+		{name: "no route to host", in: Input{Message: goNoRoute}, want: ClassTimeout},
+		{name: "network is unreachable", in: Input{Message: goUnreachable}, want: ClassTimeout},
+		{name: "httpx server disconnected", in: Input{Message: httpxDisconnected}, want: ClassTimeout},
+		{name: "envoy reset before headers", in: Input{Message: envoyReset}, want: ClassTimeout},
+		{name: "envoy reset before headers on a huge session is a probable overflow", in: Input{Message: envoyReset, ContextTokens: 190000, ContextWindow: 200000}, want: ClassContextOverflow, check: wantUncertain},
+		{name: "go deadline exceeded", in: Input{Message: goDeadline}, want: ClassTimeout},
+		{name: "openai-node request timed out", in: Input{Message: nodeTimedOut}, want: ClassTimeout},
+		{name: "tls bad record mac (python)", in: Input{Message: pyBadRecordMAC}, want: ClassTimeout},
+		{name: "tls alert bad record mac mid-generation", in: Input{Message: pyAlertBadRecordMAC}, want: ClassTimeout},
+		{name: "tls unexpected eof", in: Input{Message: pyUnexpectedEOF}, want: ClassTimeout},
+		{name: "tls certificate failure is not transient", in: Input{Message: pyCertFailed}, want: ClassSSLCert},
+		{name: "bedrock input too long, message only", in: Input{Message: bedrockTooLong}, want: ClassContextOverflow},
+		{name: "litellm context window exceeded, message only", in: Input{Message: litellmWindow}, want: ClassContextOverflow},
+		{name: "azure input tokens exceed the configured limit", in: Input{Message: azureInputLimit}, want: ClassContextOverflow},
+		{name: "sglang longer than the context length", in: Input{Message: sglangContext}, want: ClassContextOverflow},
+		{name: "bedrock body over the payload limit", in: Input{Message: bedrockPayload}, want: ClassPayloadTooLarge},
+		{name: "anthropic request_too_large, message only", in: Input{Message: "Request exceeds the maximum allowed number of bytes."}, want: ClassPayloadTooLarge},
+		{name: "openai invalid key, message only", in: Input{Message: "Error code: 401 - " + openAIBadKey}, want: ClassAuth},
+		{name: "openrouter no auth credentials, message only", in: Input{Message: orNoAuth}, want: ClassAuth},
+		{name: "quota, message only", in: Input{Message: "You exceeded your current quota, please check your plan and billing details."}, want: ClassBilling},
+		{name: "anthropic credit balance, message only", in: Input{Message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}, want: ClassBilling},
+		{name: "anthropic rate limit, message only", in: Input{Message: "This request would exceed your account's rate limit. Please try again later."}, want: ClassRateLimit},
+		{name: "model not found, message only", in: Input{Message: "The model `gpt-5-turbo` does not exist or you do not have access to it."}, want: ClassModelNotFound},
+		{name: "content policy, message only", in: Input{Message: "Invalid prompt: your prompt was flagged as potentially violating our usage policy."}, want: ClassContentPolicyBlocked},
+
+		// Disambiguation the field has learned (issue 11, item 12).
+		{name: "429 usage limit that resets is a rate limit, with its reset", in: Input{Provider: "openai", Status: 429, Body: []byte(codexUsageLimit)}, want: ClassRateLimit,
+			check: func(t *testing.T, c Classified) {
+				if want := now.Add(529498 * time.Second); !c.ResetAt.Equal(want) {
+					t.Errorf("ResetAt = %v, want %v", c.ResetAt, want)
+				}
+			}},
+		{name: "402 usage limit that resets is a rate limit, not billing", in: Input{Provider: "openai", Status: 402, Body: []byte(codexUsageLimit)}, want: ClassRateLimit},
+		{name: "429 minimax 5-hour usage limit", in: Input{Provider: "minimax", API: "anthropic", Status: 429, Body: []byte(minimaxUsageLimit)}, want: ClassRateLimit},
+		{name: "429 whose body says overloaded", in: Input{Provider: "openai", Status: 429, Body: []byte(openAIOverloaded)}, want: ClassOverloaded},
+		{name: "500 api_error Overloaded is overloaded", in: Input{Provider: "anthropic", API: "anthropic", Status: 500, Body: []byte(anthAPIOverloaded)}, want: ClassOverloaded},
+		{name: "500 whose body is an overflow compresses", in: Input{Provider: "vllm", Status: 500, Body: []byte(vllm500Context)}, want: ClassContextOverflow},
+		{name: "500 litellm wrapping an anthropic overflow", in: Input{Provider: "litellm", Status: 500, Body: []byte(litellmWrappedOverflow)}, want: ClassContextOverflow},
+		{name: "azure deployment not found is the model", in: Input{Provider: "azure", Status: 404, Body: []byte(azureDeployment)}, want: ClassModelNotFound},
+		{name: "anthropic long context beta refused", in: Input{Provider: "anthropic", API: "anthropic", Status: 400, Body: []byte(anthLongContext)}, want: ClassLongContextUnavailable},
+		{name: "model without vision (lm studio, ollama)", in: Input{Provider: "lmstudio", Status: 400, Body: []byte(lmStudioNoImages)}, want: ClassImageUnsupported},
+		{name: "model without vision, chinese gateway", in: Input{Provider: "sub2api", Status: 400, Body: []byte(sub2apiNoImages)}, want: ClassImageUnsupported},
+		{name: "an unsupported image format is a bad image, not a text-only model", in: Input{Provider: "openai", Status: 400, Body: []byte(`{"error":{"message":"Invalid image: unsupported image format","type":"invalid_request_error"}}`)}, want: ClassImageCorrupt},
 		{name: "unrecognised failure", in: Input{Provider: "openai", Message: "something odd happened"}, want: ClassUnknown,
 			check: func(t *testing.T, c Classified) {
 				if !c.Retryable || c.Certain {

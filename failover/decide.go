@@ -67,7 +67,8 @@ type Attempt struct {
 //   - shape classes repair once, then fall back (when the class allows it)
 //     or terminate; format_error falls back only when another route could
 //     accept the request;
-//   - model_not_found and content_policy_blocked fall back;
+//   - model_not_found, endpoint_not_found and content_policy_blocked fall
+//     back; long_context_unavailable falls back, else compresses;
 //   - provider_policy_blocked, ssl_cert_verification, auth_permanent and
 //     canceled terminate.
 func Decide(c Classified, a Attempt) Action {
@@ -121,8 +122,18 @@ func Decide(c Classified, a Attempt) Action {
 			return ActionCompress
 		}
 		return ActionTerminate
-	case ClassModelNotFound, ClassContentPolicyBlocked:
+	case ClassModelNotFound, ClassContentPolicyBlocked, ClassEndpointNotFound:
 		return fallbackOr(ActionTerminate)
+	case ClassLongContextUnavailable:
+		// Another route keeps the whole conversation; without one, shrink
+		// it to the standard window.
+		if a.CanFallback {
+			return ActionFallback
+		}
+		if a.CanCompress {
+			return ActionCompress
+		}
+		return ActionTerminate
 	case ClassFormatError:
 		if c.Fallback {
 			return fallbackOr(ActionTerminate)

@@ -118,6 +118,7 @@ func TestRecoveryProfiles(t *testing.T) {
 		ClassOutputCap: {}, ClassRoleAlternation: {}, ClassThinkingSignature: {}, ClassInvalidEncryptedContent: {},
 		ClassReasoningMandatory: {}, ClassMultimodalToolContent: {}, ClassLlamaCppGrammar: {},
 		ClassImageUnsupported: {}, ClassToolCallTruncated: {}, ClassReasoningExhausted: {},
+		ClassEndpointNotFound: {fallback: true}, ClassLongContextUnavailable: {fallback: true, compress: true},
 		ClassCanceled: {}, ClassUnknown: {retry: true, fallback: true},
 	}
 	for _, c := range Classes() {
@@ -134,5 +135,32 @@ func TestRecoveryProfiles(t *testing.T) {
 	}
 	if _, ok := recoveryOf("not_a_class"); ok {
 		t.Error("recoveryOf must reject classes outside the vocabulary")
+	}
+}
+
+// The classes issue 11 added decide by their own recovery.
+func TestDecideNewClasses(t *testing.T) {
+	tests := []struct {
+		class Class
+		a     Attempt
+		want  Action
+	}{
+		{ClassEndpointNotFound, Attempt{CanFallback: true}, ActionFallback},
+		{ClassEndpointNotFound, Attempt{}, ActionTerminate},
+		{ClassLongContextUnavailable, Attempt{CanFallback: true, CanCompress: true}, ActionFallback},
+		{ClassLongContextUnavailable, Attempt{CanCompress: true}, ActionCompress},
+		{ClassLongContextUnavailable, Attempt{}, ActionTerminate},
+		{ClassImageUnsupported, Attempt{}, ActionRepair},
+		{ClassImageUnsupported, Attempt{Repaired: true}, ActionTerminate},
+		{ClassThinkingSignature, Attempt{}, ActionRepair},
+		{ClassInvalidEncryptedContent, Attempt{}, ActionRepair},
+		{ClassInvalidEncryptedContent, Attempt{Repaired: true, CanFallback: true}, ActionTerminate},
+		{ClassToolCallTruncated, Attempt{CanFallback: true}, ActionTerminate},
+		{ClassReasoningExhausted, Attempt{CanFallback: true}, ActionTerminate},
+	}
+	for _, tc := range tests {
+		if got := Decide(classified(tc.class), tc.a); got != tc.want {
+			t.Errorf("Decide(%s, %+v) = %v, want %v", tc.class, tc.a, got, tc.want)
+		}
 	}
 }

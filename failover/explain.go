@@ -100,8 +100,10 @@ func actionText(c Classified) string {
 		return "compresses the conversation and restarts the step while compression attempts remain, else stops."
 	case ClassOutputCap:
 		return "lowers max_tokens to the stated limit once and retries; it never falls back for this."
-	case ClassModelNotFound, ClassContentPolicyBlocked:
+	case ClassModelNotFound, ClassContentPolicyBlocked, ClassEndpointNotFound:
 		return "falls back to the next model if one is configured, else stops."
+	case ClassLongContextUnavailable:
+		return "falls back to the next model if one is configured, else compresses the conversation to fit the standard window."
 	case ClassFormatError:
 		if c.Fallback {
 			return "falls back to the next route if one is configured, else stops."
@@ -138,10 +140,30 @@ func ExitFamily(c Class) string {
 		return "context"
 	case ClassFormatError, ClassContentPolicyBlocked, ClassProviderPolicyBlocked, ClassModelNotFound,
 		ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent, ClassReasoningMandatory,
-		ClassMultimodalToolContent, ClassLlamaCppGrammar, ClassImageTooLarge, ClassImageCorrupt, ClassImageUnsupported:
+		ClassMultimodalToolContent, ClassLlamaCppGrammar, ClassImageTooLarge, ClassImageCorrupt, ClassImageUnsupported,
+		ClassEndpointNotFound, ClassLongContextUnavailable:
 		return "bad_request"
 	case ClassCanceled:
 		return "interrupted"
 	}
 	return "other"
+}
+
+// ProviderRulesSkipped lists, for an Input without a provider, the
+// provider-specific rules Classify could not apply; nil when the provider
+// (or, for a rule, what stands in for it) is known. explain-error prints it
+// so a person knows what naming the provider might change.
+func ProviderRulesSkipped(in Input) []string {
+	if in.Provider != "" {
+		return nil
+	}
+	var out []string
+	if in.API == "" {
+		out = append(out, "Anthropic's error types in a body without Anthropic's {\"type\":\"error\"} envelope (--provider anthropic or --api anthropic)")
+	}
+	if !isOpenRouter(in) {
+		out = append(out, "OpenRouter's relayed upstream rate limits on a 429 (--provider openrouter or --base-url)")
+	}
+	out = append(out, "the provider's name in the advice and in key cooldowns")
+	return out
 }

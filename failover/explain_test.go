@@ -115,6 +115,7 @@ func TestExitFamily(t *testing.T) {
 		ClassInvalidEncryptedContent: "bad_request", ClassReasoningMandatory: "bad_request",
 		ClassMultimodalToolContent: "bad_request", ClassLlamaCppGrammar: "bad_request",
 		ClassImageTooLarge: "bad_request", ClassImageCorrupt: "bad_request", ClassImageUnsupported: "bad_request",
+		ClassEndpointNotFound: "bad_request", ClassLongContextUnavailable: "bad_request",
 		// A cut tool call and a thinking-only answer are the output-limit
 		// family (exit 5), like output_cap.
 		ClassToolCallTruncated: "context", ClassReasoningExhausted: "context",

@@ -55,6 +55,9 @@ func readHints(h http.Header, layers []errLayer, text string, now time.Time) hin
 				out.resetAt, out.specific = t, true
 			}
 		}
+		if l.ResetIn > 0 && out.resetAt.IsZero() {
+			out.resetAt, out.specific = now.Add(l.ResetIn), true
+		}
 	}
 	if m := retryInRe.FindStringSubmatch(text); m != nil {
 		if d := parseLooseDuration(m[1]); d > 0 && out.retryAfter == 0 {

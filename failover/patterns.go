@@ -111,6 +111,15 @@ func multimodalToolContent(s string) bool {
 		containsAny(s, "not supported", "only allowed", "only supports", "unsupported")
 }
 
+// imageUnsupported: the model takes no images at all. Not a bad image
+// ("unsupported image format" is imageCorrupt): the words say the model or
+// endpoint does not support image input or vision.
+func imageUnsupported(s string) bool {
+	return containsAny(s, "does not support image input", "doesn't support image input", "does not support images",
+		"doesn't support images", "does not support vision", "image input is not supported", "image input not supported",
+		"images are not supported", "vision is not supported", "model is not multimodal", "不支持图像输入", "不支持图片")
+}
+
 func imageTooLarge(s string) bool {
 	return containsAny(s, "image exceeds", "image too large", "image_too_large", "image is too large") ||
 		(strings.Contains(s, "image") && containsAny(s, "dimensions exceed", "exceed max allowed size", "maximum size", "too big"))
@@ -132,7 +141,34 @@ func contextOverflow(s string) bool {
 		"prompt is too long", "prompt too long", "max_model_len", "input is too long", "input too long",
 		"too many input tokens", "too many tokens", "exceeds the available context size",
 		"input length exceeds", "reduce the length of the messages", "exceed context limit",
-		"input token count", "context size")
+		"input token count", "context size", "context window exceeded", "longer than the model's context length",
+		"input tokens exceed the configured limit", "input is too long for requested model")
+}
+
+// contextOverflowStrict holds only phrases no server echoes from a request:
+// it is what a 5xx body is searched for, where an overflow must be
+// compressed, not retried.
+func contextOverflowStrict(s string) bool {
+	return containsAny(s, "context_length_exceeded", "maximum context length is", "prompt is too long:",
+		"context window exceeded", "exceeds the available context size", "input is too long for requested model",
+		"longer than the model's context length", "contextwindowexceedederror")
+}
+
+// payloadTooLarge: the body, not the token count, is over a size limit.
+func payloadTooLarge(s string) bool {
+	return containsAny(s, "request entity too large", "payload too large", "request_too_large",
+		"exceeds the maximum allowed number of bytes", "request body too large", "body exceeded")
+}
+
+// longContextUnavailable: Anthropic's refusal of the 1M-context beta.
+func longContextUnavailable(s string) bool {
+	return strings.Contains(s, "long context beta") && containsAny(s, "not yet available", "not available")
+}
+
+// endpointNotFound: a 404 that names a path or page, not a model.
+func endpointNotFound(s string) bool {
+	return containsAny(s, "page not found", "404 not found", "resource not found", "no route", "unknown url",
+		"not found</", "invalid url", "cannot post", "path not found", "no such endpoint", "endpoint not found")
 }
 
 func providerPolicy(s string) bool {
@@ -156,7 +192,7 @@ func billingUnverified(s string) bool {
 // billingWords: credit or quota exhausted. strict leaves out the bare words
 // "quota" and "billing", which some providers use for rate limits.
 func billingWords(s string, strict bool) bool {
-	if containsAny(s, "insufficient_quota", "exceeded your current quota", "credit balance",
+	if containsAny(s, "insufficient_quota", "exceeded your current quota", "credit balance", "requires more credits",
 		"insufficient credit", "insufficient balance", "insufficient funds", "out of credits",
 		"not enough credits", "purchase credits", "add credits", "add more credits", "more credits",
 		"payment required", "spend limit", "spending limit", "billing_error", "unpaid", "plans & billing") {
@@ -166,7 +202,8 @@ func billingWords(s string, strict bool) bool {
 }
 
 func authWords(s string) bool {
-	return containsAny(s, "invalid api key", "incorrect api key", "api key not valid", "invalid x-api-key",
+	return containsAny(s, "invalid api key", "incorrect api key", "no auth credentials found", "api key is invalid",
+		"authentication failed", "invalid_authentication", "invalid token", "api key not valid", "invalid x-api-key",
 		"invalid_api_key", "api key not found", "invalid authentication", "authentication_error",
 		"unauthorized", "invalid bearer token", "api_key_invalid", "missing api key", "no api key",
 		"token has expired", "expired token")
@@ -182,7 +219,8 @@ var modelNotFoundRe = regexp.MustCompile(`model\b[^.]{0,80}\bnot found|no endpoi
 
 func modelNotFound(s string) bool {
 	return containsAny(s, "model_not_found", "model not found", "no such model", "unknown model",
-		"try pulling it first", "is not a valid model", "invalid model") ||
+		"try pulling it first", "is not a valid model", "invalid model", "deploymentnotfound",
+		"deployment for this resource does not exist", "you don't have access to the model") ||
 		(strings.Contains(s, "model") && strings.Contains(s, "does not exist")) ||
 		modelNotFoundRe.MatchString(s)
 }
@@ -195,7 +233,14 @@ func toolSchemaRejected(s string) bool {
 func rateLimitWords(s string) bool {
 	return containsAny(s, "rate limit", "rate_limit", "ratelimit", "too many requests", "throttl",
 		"resource_exhausted", "resource has been exhausted", "requests per minute", "tokens per min",
-		"concurrency limit")
+		"concurrency limit", "usage limit", "usage_limit_reached", "quota exceeded for metric")
+}
+
+// usageLimitResets: a usage allowance that resets by itself ("The usage
+// limit has been reached … resets_at", "5-hour usage limit reached …
+// resets at …"): a rate limit, whatever the status says.
+func usageLimitResets(s string) bool {
+	return containsAny(s, "usage limit", "usage_limit") && containsAny(s, "reset", "try again")
 }
 
 func overloadedWords(s string) bool {
@@ -211,11 +256,19 @@ var eofRe = regexp.MustCompile(`\beof\b`)
 
 func disconnectWords(s string) bool {
 	return containsAny(s, "connection reset", "broken pipe", "connection closed", "server closed",
-		"stream ended", "premature close", "socket hang up", "connection aborted") || eofRe.MatchString(s)
+		"stream ended", "premature close", "socket hang up", "connection aborted", "econnreset",
+		"server disconnected without sending a response", "disconnect/reset before headers",
+		"remoteprotocolerror", "incomplete chunked read", "peer closed connection") || eofRe.MatchString(s)
 }
 
+// connectWords: the request never reached a server (Go, Node and Python
+// wordings of refused connections and failed name resolution).
 func connectWords(s string) bool {
-	return containsAny(s, "connection refused", "no such host", "dial tcp", "network is unreachable")
+	return containsAny(s, "connection refused", "no such host", "dial tcp", "network is unreachable",
+		"econnrefused", "enotfound", "eai_again", "getaddrinfo", "name or service not known",
+		"temporary failure in name resolution", "nodename nor servname", "no route to host", "ehostunreach",
+		"enetunreach", "fetch failed", "failed to establish a new connection", "apiconnectionerror",
+		"connection error.", "could not resolve host")
 }
 
 func certWords(s string) bool {
@@ -225,11 +278,19 @@ func certWords(s string) bool {
 		"unable to get local issuer certificate")
 }
 
+// transientTLSWords: TLS failures that a retry on a new connection fixes
+// (a corrupted record, an alert mid-stream, an EOF during the handshake),
+// as opposed to certWords, which no retry fixes.
 func transientTLSWords(s string) bool {
-	return containsAny(s, "tls: ", "tls handshake", "handshake failure", "ssl")
+	return containsAny(s, "tls: ", "tls handshake", "handshake failure", "ssl", "bad record mac",
+		"decryption failed", "alert internal error", "unexpected eof while reading", "eof occurred in violation of protocol")
 }
 
 func serverErrorWords(s string) bool {
 	return containsAny(s, "internal server error", "internal error", "bad gateway", "server_error",
 		"upstream connect error", "server had an error")
+}
+
+func timeoutWordsStrict(s string) bool {
+	return containsAny(s, "request timed out after", "deadline exceeded", "etimedout", "readtimeout", "read timeout")
 }

@@ -31,6 +31,8 @@ func byProviderShape(f *facts) (verdict, bool) {
 	}
 	t := f.text
 	switch {
+	case longContextUnavailable(t):
+		return is(ClassLongContextUnavailable), true // Anthropic, any status
 	case containsAny(t, "exceeds the available context size", "the input length exceeds the context length"):
 		return is(ClassContextOverflow), true // llama.cpp server, Ollama
 	case grammarPattern(t):
@@ -63,6 +65,11 @@ func anthropicType(l errLayer) (verdict, bool) {
 	case "rate_limit_error":
 		return is(ClassRateLimit), true
 	case "api_error":
+		// A 500 api_error whose message is "Overloaded" is the overload,
+		// retried the same way but counted as such (fallback after two).
+		if strings.Contains(msg, "overloaded") {
+			return is(ClassOverloaded), true
+		}
 		return is(ClassServerError), true
 	case "timeout_error":
 		return is(ClassTimeout), true
@@ -142,7 +149,7 @@ func byStatus(f *facts) (verdict, bool) {
 	case s == 402:
 		// "402 … try again in an hour" / "… resets at midnight" is a limit
 		// that clears by itself; otherwise the account needs money.
-		if f.hints.specific {
+		if f.hints.specific || usageLimitResets(t) {
 			return is(ClassRateLimit), true
 		}
 		return is(ClassBilling), true
@@ -159,8 +166,12 @@ func byStatus(f *facts) (verdict, bool) {
 		}
 		return is(ClassAuth), true
 	case s == 404:
-		// A 404 without model words may be a wrong base URL; say so.
-		return verdict{class: ClassModelNotFound, uncertain: !modelNotFound(t)}, true
+		// Only a 404 about a model is model_not_found; one that names a
+		// page or path, or says nothing, is most likely a wrong base URL.
+		if modelNotFound(t) {
+			return is(ClassModelNotFound), true
+		}
+		return verdict{class: ClassEndpointNotFound, uncertain: !endpointNotFound(t)}, true
 	case s == 408:
 		return is(ClassTimeout), true
 	case s == 409:
@@ -170,10 +181,24 @@ func byStatus(f *facts) (verdict, bool) {
 	case s == 429:
 		return f.tooManyRequests(), true
 	case s == 503 || s == 529:
+		if contextOverflowStrict(t) {
+			return is(ClassContextOverflow), true
+		}
 		return is(ClassOverloaded), true
 	case s >= 500:
 		// 5xx bodies are not searched for request-shape words: some echo
-		// the request, and the failure is the server's either way.
+		// the request, and the failure is the server's either way. An
+		// unmistakable overflow is the exception (vLLM and LiteLLM answer
+		// some with a 500): retrying it only fails again, compressing fixes it.
+		if v, ok := byCode(f); ok && v.class == ClassContextOverflow {
+			return v, true
+		}
+		if contextOverflowStrict(t) {
+			return is(ClassContextOverflow), true
+		}
+		if overloadedWords(t) {
+			return is(ClassOverloaded), true
+		}
 		return is(ClassServerError), true
 	}
 	return f.badRequest(), true
@@ -188,6 +213,14 @@ func (f *facts) tooManyRequests() verdict {
 	}
 	if v, ok := byCode(f); ok && v.class == ClassBilling {
 		return v
+	}
+	// A 429 that says the server is overloaded is not about this key:
+	// rotating it or cooling it down would be wrong.
+	if overloadedWords(t) && !rateLimitWords(t) {
+		return is(ClassOverloaded)
+	}
+	if usageLimitResets(t) {
+		return is(ClassRateLimit)
 	}
 	if billingWords(t, false) && !f.hints.specific {
 		return verdict{class: ClassBilling, unverified: billingUnverified(t) && !billingWords(t, true)}
@@ -255,6 +288,8 @@ func requestShape(t string) (verdict, bool) {
 		return is(ClassRoleAlternation), true
 	case multimodalToolContent(t):
 		return is(ClassMultimodalToolContent), true
+	case imageUnsupported(t):
+		return is(ClassImageUnsupported), true
 	case imageTooLarge(t):
 		return is(ClassImageTooLarge), true
 	case imageCorrupt(t):
@@ -263,6 +298,8 @@ func requestShape(t string) (verdict, bool) {
 		return is(ClassLlamaCppGrammar), true
 	case contextOverflow(t):
 		return is(ClassContextOverflow), true
+	case payloadTooLarge(t):
+		return is(ClassPayloadTooLarge), true
 	case providerPolicy(t):
 		return is(ClassProviderPolicyBlocked), true
 	case contentPolicy(t):
@@ -337,11 +374,14 @@ func byMessage(f *facts) (verdict, bool) {
 		return is(ClassOverloaded), true
 	case rateLimitWords(t):
 		return is(ClassRateLimit), true
-	case timeoutWords(t):
+	case connectWords(t):
+		// Nothing reached a server: never an overflow, whatever the size.
+		return is(ClassTimeout), true
+	case timeoutWords(t), timeoutWordsStrict(t):
 		return is(ClassTimeout), true
 	case disconnectWords(t):
 		return f.disconnect(), true
-	case connectWords(t), transientTLSWords(t):
+	case transientTLSWords(t):
 		return is(ClassTimeout), true
 	case serverErrorWords(t):
 		return is(ClassServerError), true

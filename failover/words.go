@@ -99,6 +99,10 @@ func summary(c Classified) string {
 		return "llama.cpp could not compile a tool schema to a grammar" + s
 	case ClassImageUnsupported:
 		return modelName(c) + " does not accept images" + s
+	case ClassEndpointNotFound:
+		return p + " has no such endpoint" + s
+	case ClassLongContextUnavailable:
+		return p + " refused the long-context beta for this account" + s
 	case ClassToolCallTruncated:
 		return "a tool call of " + modelName(c) + " was cut off by the output limit"
 	case ClassReasoningExhausted:
@@ -160,6 +164,10 @@ func advice(c Classified) string {
 		return "The provider rejected the request as malformed; retrying the same request will not help. The provider message says what to change."
 	case ClassOutputCap:
 		return "The requested output length exceeds what the model can produce; lowering max_tokens to the model's limit fixes it."
+	case ClassEndpointNotFound:
+		return "The server answered 404 for the API path itself, not for a model: the base URL is most likely wrong (a missing or extra /v1, the native API instead of the OpenAI-compatible one, a proxy path). Check base_url in the config."
+	case ClassLongContextUnavailable:
+		return "The account cannot use the long-context (1M token) beta. Remove the context-1m beta header from the provider's headers, or use a model or account with the larger window; the conversation must fit the standard window."
 	case ClassImageUnsupported:
 		return "This model cannot read images; Talaria replaces them with a note and retries once. To have images read, use a vision-capable model."
 	case ClassThinkingSignature:

@@ -14,13 +14,16 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 )
 
-const explainUsage = `Usage: talaria explain-error --provider P [flags] [--body S | --body-file F | < body]
+const explainUsage = `Usage: talaria explain-error [--provider P] [flags] [--body S | --body-file F | < body]
 
 Classifies a provider error the way a running turn would, and says what
 happened, whether retrying can help, and what Talaria would do about it.
 Paste the HTTP status and body you got; --message is the error text a client
-library showed when there was no body; --transport names a connection-level
-failure (timeout, connect, reset, eof, tls, tls-cert).
+library, proxy or another tool showed (it may be all you have: no status is
+needed); --transport names a connection-level failure (timeout, connect,
+reset, eof, tls, tls-cert). Without --provider the error is classified from
+status, headers, body and text alone, and the output says which
+provider-specific rules could not be applied.
 
 Flags:
 `
@@ -37,7 +40,7 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 	var in failover.Input
 	var headers headerFlags
 	var body, bodyFile, transport string
-	fs.StringVar(&in.Provider, "provider", "", "provider that failed: openai, anthropic, openrouter, azure, gemini, vllm, llama.cpp, ollama, ... (required)")
+	fs.StringVar(&in.Provider, "provider", "", "provider that failed: openai, anthropic, openrouter, azure, gemini, vllm, llama.cpp, ollama, ... (optional)")
 	fs.StringVar(&in.Model, "model", "", "model that was called")
 	fs.StringVar(&in.API, "api", "", "wire format: openai or anthropic (guessed from --provider when empty)")
 	fs.StringVar(&in.BaseURL, "base-url", "", "base URL that was called (helps recognise aggregators and local servers)")
@@ -57,9 +60,6 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 			return exitOK
 		}
 		return exitUsage
-	}
-	if in.Provider == "" {
-		return c.fail(exitUsage, "--provider is required (e.g. --provider openai)")
 	}
 	switch {
 	case body != "" && bodyFile != "":
@@ -98,14 +98,21 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 	if in.Status == 0 && len(in.Body) == 0 && in.Message == "" && in.Transport == "" {
 		return c.fail(exitUsage, "nothing to explain: give --status and --body, --message, or --transport")
 	}
-	if in.API == "" {
+	if in.API == "" && in.Provider != "" {
 		in.API = guessAPI(in.Provider)
 	}
 	cl := failover.Classify(in)
+	skipped := failover.ProviderRulesSkipped(in)
 	if *jsonOut {
-		return c.printJSON(cl)
+		return c.printJSON(struct {
+			failover.Classified
+			ProviderRulesSkipped []string `json:"provider_rules_skipped,omitempty"`
+		}{cl, skipped})
 	}
 	fmt.Fprintln(c.stdout, strings.TrimRight(failover.Explain(cl), "\n"))
+	if len(skipped) > 0 {
+		fmt.Fprintln(c.stdout, "Not applied (no --provider): "+strings.Join(skipped, "; ")+".")
+	}
 	return exitOK
 }
 

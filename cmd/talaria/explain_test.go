@@ -114,6 +114,18 @@ func TestExplainErrorRealBodies(t *testing.T) {
 			"ssl_cert_verification", flags{}, []string{"certificate"}},
 		{"client message only", []string{"--provider", "openai", "--message", "read tcp 10.0.0.2:51234->1.2.3.4:443: read: connection reset by peer"},
 			"timeout", flags{retry: true, fallback: true}, nil},
+		// Without --provider (issue 11): classified from what was pasted,
+		// saying which provider-specific rules were not applied.
+		{"no provider: anthropic overloaded", []string{"--status", "529", "--body", anthOverloadedBody},
+			"overloaded", flags{retry: true, fallback: true}, []string{"Not applied (no --provider)", "--provider anthropic"}},
+		{"no provider: node DNS failure, text only", []string{"--message", "FetchError: request to https://api.openai.com/v1/completions failed, reason: getaddrinfo ENOTFOUND api.openai.com"},
+			"timeout", flags{retry: true, fallback: true}, []string{"Not applied"}},
+		{"no provider: 404 page not found is the endpoint", []string{"--status", "404", "--body", "404 page not found"},
+			"endpoint_not_found", flags{fallback: true}, []string{"base URL"}},
+		{"no provider: long context beta refused", []string{"--status", "400", "--body", `{"type":"error","error":{"type":"invalid_request_error","message":"The long context beta is not yet available for this subscription."}}`},
+			"long_context_unavailable", flags{fallback: true, compress: true}, []string{"standard window"}},
+		{"no provider: usage limit that resets", []string{"--status", "429", "--body", `{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"free","resets_in_seconds":529498}}`},
+			"rate_limit", flags{retry: true, rotate: true, fallback: true}, []string{"resets at"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,7 +210,6 @@ func TestExplainErrorUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no provider", []string{"--status", "429"}, "--provider is required"},
 		{"nothing to explain", []string{"--provider", "openai", "--body-file", ""}, "nothing to explain"},
 		{"bad header", []string{"--provider", "openai", "--status", "429", "--header", "Retry-After 20"}, `use "Name: value"`},
 		{"bad transport", []string{"--provider", "openai", "--transport", "smoke"}, "use timeout, connect"},
