@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"slices"
+
 	"github.com/talaria-agent/talaria/llm"
 )
 
@@ -13,6 +15,11 @@ import (
 //   - messages whose role is not user, assistant or tool are dropped (the
 //     system prompt travels in llm.Request.System);
 //   - assistant and tool messages before the first user message are dropped;
+//   - consecutive assistant messages that each carry tool calls, with no
+//     result or user message between them, are one turn split over several
+//     messages (parallel calls as other tools store them): they merge into
+//     one (calls concatenated in order, text joined, the first reasoning
+//     kept), so the results that follow pair with all of the calls;
 //   - a tool result is kept only when it answers a still-unanswered call of
 //     the nearest preceding assistant message; otherwise it is an orphan and
 //     is dropped;
@@ -40,9 +47,24 @@ func Repair(msgs []llm.Message) ([]llm.Message, Report) {
 // item is a user or assistant message that survives the first pass; tool
 // results hang off the assistant item they answer.
 type item struct {
-	idx   int  // index into the input
-	slot0 int  // first index into repairer.slots (assistant with tool calls)
-	moved bool // a result came after a user message following the assistant
+	idx    int   // index into the input
+	merged []int // later assistant messages with calls merged into this one
+	slot0  int   // first index into repairer.slots (assistant with tool calls)
+	moved  bool  // a result came after a user message following the assistant
+}
+
+// calls returns the item's tool calls: its own, then those of the
+// assistant messages merged into it.
+func (it *item) calls(msgs []llm.Message) []llm.ToolCall {
+	calls := msgs[it.idx].ToolCalls
+	if len(it.merged) == 0 {
+		return calls
+	}
+	calls = slices.Clone(calls)
+	for _, j := range it.merged {
+		calls = append(calls, msgs[j].ToolCalls...)
+	}
+	return calls
 }
 
 type repairer struct {
@@ -58,16 +80,29 @@ func (r *repairer) collect(msgs []llm.Message) {
 	cur := -1          // item index of the nearest preceding assistant
 	afterUser := false // a user message came after that assistant
 	seenUser := false
+	openCalls := false // the last message kept is an assistant with calls, none answered yet
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
 		case llm.RoleUser:
 			seenUser = true
 			afterUser = true
+			openCalls = false
 			r.items = append(r.items, item{idx: i})
 		case llm.RoleAssistant:
 			if !seenUser {
 				r.rep.DroppedLeading++
+				continue
+			}
+			if openCalls && len(m.ToolCalls) > 0 {
+				// The same turn split over two messages: its calls join
+				// the group (its slots follow the group's directly).
+				it := &r.items[cur]
+				it.merged = append(it.merged, i)
+				for range m.ToolCalls {
+					r.slots = append(r.slots, -1)
+				}
+				r.rep.MergedCallGroups++
 				continue
 			}
 			r.items = append(r.items, item{idx: i, slot0: len(r.slots)})
@@ -76,7 +111,9 @@ func (r *repairer) collect(msgs []llm.Message) {
 			}
 			cur = len(r.items) - 1
 			afterUser = false
+			openCalls = len(m.ToolCalls) > 0
 		case llm.RoleTool:
+			openCalls = false
 			if !seenUser {
 				r.rep.DroppedLeading++
 				continue
@@ -95,7 +132,7 @@ func (r *repairer) collect(msgs []llm.Message) {
 func (r *repairer) assign(msgs []llm.Message, cur, i int, afterUser bool) bool {
 	it := &r.items[cur]
 	id := msgs[i].ToolCallID
-	for j, c := range msgs[it.idx].ToolCalls {
+	for j, c := range it.calls(msgs) {
 		s := &r.slots[it.slot0+j]
 		if c.ID == id && *s < 0 {
 			*s = i
@@ -123,6 +160,9 @@ func (r *repairer) emit(msgs []llm.Message) []llm.Message {
 			out = append(out, m)
 			continue
 		}
+		if len(it.merged) > 0 {
+			m = mergeSplit(msgs, &it)
+		}
 		orig := m.ToolCalls
 		var dup, empty int
 		m.ToolCalls, dup, empty = r.ids.unique(msgs, orig)
@@ -144,6 +184,24 @@ func (r *repairer) emit(msgs []llm.Message) []llm.Message {
 		}
 	}
 	return out
+}
+
+// mergeSplit builds the one assistant message of a turn stored split over
+// several: text joined, calls concatenated, the first reasoning kept (a
+// signature covers one block, so blocks cannot be joined).
+func mergeSplit(msgs []llm.Message, it *item) llm.Message {
+	m := msgs[it.idx]
+	m.ToolCalls = it.calls(msgs)
+	for _, j := range it.merged {
+		o := &msgs[j]
+		if len(o.Content) > 0 {
+			m.Content = joinParts(m.Content, o.Content)
+		}
+		if m.Reasoning.Empty() && !o.Reasoning.Empty() {
+			m.Reasoning = o.Reasoning
+		}
+	}
+	return m
 }
 
 // emitResults appends the results of one call group: the recorded results

@@ -20,6 +20,10 @@ func TestRepair(t *testing.T) {
 	laterReasoning.Reasoning = &llm.Reasoning{Text: "r2"}
 	mergedReasoning := asst("a\n\nb", call("c1"))
 	mergedReasoning.Reasoning = &llm.Reasoning{Text: "r2"}
+	splitReasoned := asst("and this", call("c2"))
+	splitReasoned.Reasoning = &llm.Reasoning{Text: "second thoughts"}
+	splitMerged := asst("reading both\n\nand this", call("c1"), call("c2"), call("c3"))
+	splitMerged.Reasoning = &llm.Reasoning{Text: "second thoughts"}
 	renamed := func(m llm.Message, id string) llm.Message { m.ToolCallID = id; return m }
 	callNamed := func(id, args string) llm.ToolCall { c := call(args); c.ID = id; return c }
 
@@ -33,6 +37,26 @@ func TestRepair(t *testing.T) {
 			name: "valid sequence unchanged",
 			in:   []llm.Message{user("hi"), asst("", call("c1"), call("c2")), result("c1", "r1"), result("c2", "r2"), asst("done"), user("next")},
 			want: []llm.Message{user("hi"), asst("", call("c1"), call("c2")), result("c1", "r1"), result("c2", "r2"), asst("done"), user("next")},
+		},
+		{
+			// Issue 11, item 8: parallel calls stored as consecutive
+			// assistant messages, then all results. The earlier calls'
+			// real results must not become "interrupted".
+			name: "one turn split over consecutive assistant messages",
+			in:   []llm.Message{user("go"), asst("reading both", call("c1")), splitReasoned, asst("", call("c3")), result("c1", "r1"), result("c2", "r2"), result("c3", "r3"), asst("done")},
+			want: []llm.Message{user("go"), splitMerged, result("c1", "r1"), result("c2", "r2"), result("c3", "r3"), asst("done")},
+			rep:  Report{MergedCallGroups: 2},
+		},
+		{
+			name: "a split turn whose results come out of order",
+			in:   []llm.Message{user("go"), asst("", call("c1")), asst("", call("c2")), result("c2", "r2"), result("c1", "r1"), asst("done")},
+			want: []llm.Message{user("go"), asst("", call("c1"), call("c2")), result("c1", "r1"), result("c2", "r2"), asst("done")},
+			rep:  Report{MergedCallGroups: 1, Reordered: 1},
+		},
+		{
+			name: "sequential rounds are not merged",
+			in:   []llm.Message{user("go"), asst("", call("c1")), result("c1", "r1"), asst("", call("c2")), result("c2", "r2"), asst("done")},
+			want: []llm.Message{user("go"), asst("", call("c1")), result("c1", "r1"), asst("", call("c2")), result("c2", "r2"), asst("done")},
 		},
 		{
 			name: "empty input",

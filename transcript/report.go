@@ -17,6 +17,7 @@ type Report struct {
 	EmptyIDs         int // tool calls without an id that were given one
 	MergedUsers      int // user messages merged into the user message before them
 	MergedAssistants int // assistant messages merged into the assistant message before them
+	MergedCallGroups int // assistant messages with calls merged into the one before (a turn stored split)
 	EmptyAssistants  int // assistant messages given InterruptedPlaceholder
 	EmptyUsers       int // user messages given EmptyUserText
 }
@@ -40,6 +41,7 @@ func (r Report) String() string {
 		{"empty_ids", r.EmptyIDs},
 		{"merged_users", r.MergedUsers},
 		{"merged_assistants", r.MergedAssistants},
+		{"merged_call_groups", r.MergedCallGroups},
 		{"empty_assistants", r.EmptyAssistants},
 		{"empty_users", r.EmptyUsers},
 	}
