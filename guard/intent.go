@@ -29,12 +29,25 @@ func TrailingIntent(text string) bool {
 		return false
 	}
 	s = normalizeIntentText(s)
-	if hasQuestion(s) || containsAny(s, waitsForUser[:]) {
+	if hasQuestion(s) || containsAny(s, waitsForUser[:]) || strings.ContainsAny(s, "？¿") {
 		return false
 	}
+	// English first: it is what most replies are written in, and its
+	// check is the cheaper one.
+	return englishIntent(s) || foreignIntent(s)
+}
+
+// englishIntent applies the English rules to the normalized reply s.
+func englishIntent(s string) bool {
 	last := lastSentence(strings.TrimRight(s, trailingNoise))
 	if i := strings.LastIndex(last, ": "); i >= 0 {
+		label := last[:i]
 		last = last[i+2:]
+		if isLabel(label) {
+			// "Next: I run the tests", "Then: I check …": the label says
+			// what "next," would say in running text.
+			last = "next, " + last
+		}
 	}
 	if containsAny(last, conditional[:]) {
 		return false
@@ -153,6 +166,17 @@ func intentWords(s string) []string {
 	}
 	flush(len(s))
 	return out
+}
+
+// labelWords end a label that introduces the next step ("Next:", "Then:",
+// "Next step:", "Step 2:").
+var labelWords = [...]string{"next", "then", "now", "step", "steps", "first", "finally", "afterwards", "plan", "todo"}
+
+// isLabel reports whether text before a colon is a next-step label: a few
+// words ending in a label word.
+func isLabel(s string) bool {
+	w := intentWords(s)
+	return len(w) > 0 && len(w) <= 3 && slices.Contains(labelWords[:], w[len(w)-1])
 }
 
 func isConjunction(w string) bool { return w == "and" || w == "so" || w == "but" || w == "then" }
