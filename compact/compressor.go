@@ -103,6 +103,12 @@ type Input struct {
 	// Force compresses even when already under Target (the /compact command):
 	// every eligible tool output is pruned and the middle summarized.
 	Force bool
+	// Emergency is the last resort when the provider still says the
+	// context is too long and a normal pass found nothing to shrink: only
+	// the latest user message and the newest tool call with its results
+	// are kept (results cut to a head and a tail), everything else is
+	// summarized. It returns ErrCannotFit when even that is over Target.
+	Emergency bool
 }
 
 // Output is the compressed transcript and what it took.
@@ -180,6 +186,9 @@ func (c *Compressor) settings() settings {
 func (c *Compressor) Compress(ctx context.Context, in Input) (Output, error) {
 	if err := ctx.Err(); err != nil {
 		return Output{}, fmt.Errorf("compact: %w", err)
+	}
+	if in.Emergency {
+		return c.emergency(ctx, in)
 	}
 	s := c.settings()
 

@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -232,6 +233,99 @@ func TestStreamCutInsideLargeToolCall(t *testing.T) {
 						t.Errorf("the note stayed in the transcript")
 					}
 				}
+				env.NoViolations()
+			})
+		}
+	}
+}
+
+// sizedFetch is "fetch" whose result for n is FetchResult(n, size(n)).
+func sizedFetch(size func(n int) int) tool.Tool {
+	return &testenv.FuncTool{
+		Meta: tool.Info{Name: "fetch", Description: "Fetch record n.", ReadOnly: true,
+			Parameters: testenv.ObjectSchema(`{"n":{"type":"integer"}}`, "n")},
+		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+			var a struct{ N int }
+			if err := json.Unmarshal(args, &a); err != nil {
+				return tool.Result{}, err
+			}
+			return tool.Result{Content: testenv.FetchResult(a.N, size(a.N))}, nil
+		},
+	}
+}
+
+// A late overflow that normal compression cannot shrink: after three tool
+// rounds of one turn the provider says the context is too long; the head
+// and the protected tail are the whole transcript, so a normal pass finds
+// nothing, and the turn used to end compression_exhausted. The emergency
+// pass keeps the user's message and the newest call and result (cut to a
+// head and tail when it alone is too big), summarizes the rest, and the
+// retry fits.
+func TestEmergencyCompressionAfterLateOverflow(t *testing.T) {
+	const window = 4096 // tokens; fakellm's estimate is body bytes / 4
+	tests := []struct {
+		name    string
+		size    func(n int) int
+		wantCut bool
+	}{
+		{"rounds of equal size", func(int) int { return 6000 }, false},
+		{"the newest result alone is too big", func(n int) int {
+			if n == 3 {
+				return 40_000
+			}
+			return 3000
+		}, true},
+	}
+	for _, tc := range tests {
+		for _, api := range testenv.APIs {
+			t.Run(tc.name+"/"+api, func(t *testing.T) {
+				env := testenv.New(t, testenv.Options{API: api, NoBuiltins: true,
+					ExtraTools: []tool.Tool{sizedFetch(tc.size)},
+					Configure:  testenv.WithContext(testenv.ContextOptions{Window: 100_000})})
+				env.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+					if r.Model == testenv.SummaryModel {
+						return fakellm.Text("## Task\nfetch three records\n## State\nrecords 1 and 2 fetched")
+					}
+					if testenv.Overflowed(r, window) {
+						return overflowError(api, len(r.Body)/4, window)
+					}
+					text := requestText(r.Messages)
+					if strings.Contains(text, "RESULT-3") {
+						return fakellm.Text("done 3")
+					}
+					return fakellm.Calls(fakellm.ToolCall("fetch", fmt.Sprintf(`{"n":%d}`, strings.Count(text, "RESULT-")+1)))
+				})
+				res := env.Run("step 1: fetch records 1 to 3")
+				if res.Exit != turn.ExitCompleted || res.FinalText != "done 3" {
+					t.Fatalf("exit %s final %q failure %+v", res.Exit, res.FinalText, res.Failure)
+				}
+				reqs := env.Srv.Requests()
+				var overflowed, retry int = -1, -1
+				for i, r := range reqs {
+					if r.Model == testenv.SummaryModel {
+						continue
+					}
+					if overflowed < 0 && testenv.Overflowed(r, window) {
+						overflowed = i
+					} else if overflowed >= 0 && retry < 0 {
+						retry = i
+					}
+				}
+				if overflowed < 0 || retry < 0 || res.Compactions != 1 {
+					t.Fatalf("overflow at %d, retry at %d, %d compactions; want one overflow then a fitting retry", overflowed, retry, res.Compactions)
+				}
+				r := reqs[retry]
+				text := requestText(r.Messages)
+				if !strings.Contains(text, "step 1: fetch records 1 to 3") || !strings.Contains(text, "RESULT-3") || !strings.Contains(text, compact.SummaryMarker) {
+					t.Errorf("the retry lacks the user's message, the newest result or the summary:\n%.600s", text)
+				}
+				if strings.Contains(text, "RESULT-1\n") || strings.Contains(text, "RESULT-2\n") {
+					t.Errorf("the retry still carries the older results word for word")
+				}
+				if cut := strings.Contains(text, compact.TruncatedMarker); cut != tc.wantCut {
+					t.Errorf("the newest result was cut: %v, want %v", cut, tc.wantCut)
+				}
+				checkPairs(t, "retry", r.Messages)
 				env.NoViolations()
 			})
 		}

@@ -56,15 +56,28 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 		// against what is enforced.
 		st.model.Window = o.Limit
 	}
+	// The request that overflowed proves what does not fit, whatever the
+	// estimate said: aim at half of it, or at the threshold when that is
+	// lower, so every pass has to make real progress.
+	measured := max(st.estimate, o.Actual)
+	target := min(e.threshold(st).Limit(st.model.Window), measured/2)
 	if e.cfg.Compressor != nil && st.budget.Allow() {
-		// The request that overflowed proves what does not fit, whatever
-		// the estimate said: aim at half of it, or at the threshold when
-		// that is lower, so every pass has to make real progress.
-		measured := max(st.estimate, o.Actual)
-		target := min(e.threshold(st).Limit(st.model.Window), measured/2)
 		st.estimate = measured
 		st.hooks.status(c.Summary + ": compressing and retrying")
 		switch e.compress(ctx, st, target, true) {
+		case restart:
+			return restart
+		case finish:
+			return finish
+		}
+	}
+	if e.cfg.Compressor != nil && !st.emergency {
+		// The provider insists and normal passes gain nothing: they keep
+		// the head and the tail word for word. Shrink what they protect.
+		st.emergency = true
+		st.estimate = measured
+		st.hooks.status(c.Summary + ": normal compression cannot shrink it further; emergency pass keeping only your latest message and the newest tool call")
+		switch e.emergencyCompress(ctx, st, target) {
 		case restart:
 			return restart
 		case finish:
@@ -81,6 +94,9 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 		why = fmt.Sprintf("compressing it made no further progress (%d pass(es) this turn)", st.budget.Used())
 	default:
 		why = fmt.Sprintf("%d compression passes this turn (compression.attempts) did not make it fit", st.budget.Used())
+	}
+	if st.emergency {
+		why += ", and an emergency pass that kept only your latest message and the newest tool call and result (cut to a head and tail) still did not fit"
 	}
 	st.setExit(ExitCompressionExhausted, &Failure{
 		Reason:   string(c.Class),
@@ -131,6 +147,12 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 		})
 		return finish
 	}
+	return e.useCompressed(ctx, st, out)
+}
+
+// useCompressed makes a pass's rows the durable, live transcript and
+// restarts the iteration.
+func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Output) verdict {
 	rows := make([]*store.Message, len(out.Rows))
 	for i := range out.Rows {
 		r := out.Rows[i]
@@ -167,6 +189,32 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 	}
 	st.hooks.status(msg)
 	return restart
+}
+
+// emergencyCompress runs the emergency pass (compact.Input.Emergency). It
+// does not spend or block the compression budget: it runs once per turn,
+// after the normal passes. A result still over target is used when it fits
+// the window, since the threshold is only a fraction of it.
+func (e *Engine) emergencyCompress(ctx context.Context, st *state, target int) verdict {
+	out, err := e.cfg.Compressor.Compress(ctx, compact.Input{
+		System:    st.in.Session.SystemPrompt,
+		Tools:     st.req.Tools,
+		Rows:      st.rows,
+		Target:    target,
+		Measured:  st.estimate,
+		Emergency: true,
+	})
+	e.addAuxUsage(st, out)
+	switch {
+	case errors.Is(err, compact.ErrCannotFit) && out.Rows != nil && out.After < st.model.Window:
+	case err != nil && ctx.Err() != nil:
+		e.interrupted(ctx, st)
+		return finish
+	case err != nil:
+		e.log.Info("emergency compression could not make the conversation fit", "session", st.in.Session.ID, "error", err)
+		return proceed
+	}
+	return e.useCompressed(ctx, st, out)
 }
 
 // persistCompressed makes rows the live transcript. With a Rotator the
