@@ -117,7 +117,9 @@ func (c *Compressor) emergency(ctx context.Context, in Input) (Output, error) {
 				continue
 			}
 			text := wireText(&kept[i])
-			n := max(len(text)*share/max(rowCost(&kept[i]), 1), minKeepBytes)
+			// Aim a little under the share: the marker and the estimate's
+			// rounding add a few tokens back.
+			n := max(len(text)*share*9/10/max(rowCost(&kept[i]), 1), minKeepBytes)
 			if n >= len(text) {
 				continue
 			}
@@ -132,13 +134,16 @@ func (c *Compressor) emergency(ctx context.Context, in Input) (Output, error) {
 	if len(removed) == 0 && out.Pruned == 0 {
 		return out, ErrNothingToCompress
 	}
+	if total > target {
+		if total < before {
+			out.Rows = kept // smaller, if not small enough: the caller may still use it
+		}
+		return out, ErrCannotFit
+	}
 	if total >= before {
 		return out, ErrNoProgress
 	}
 	out.Rows = kept
-	if total > target {
-		return out, ErrCannotFit
-	}
 	return out, nil
 }
 
