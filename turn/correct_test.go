@@ -1,6 +1,7 @@
 package turn_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -330,4 +331,49 @@ func TestEmergencyCompressionAfterLateOverflow(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A model that takes no images (image_unsupported) gets them replaced by a
+// note once and the request retried; a rejected thinking signature gets the
+// replayed thinking dropped once. Each is one repair, not a retry loop.
+func TestShapeRepairsForNewClasses(t *testing.T) {
+	png := llm.Part{Type: llm.PartImage, MediaType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nfake")}
+	for _, api := range testenv.APIs {
+		t.Run("image unsupported/"+api, func(t *testing.T) {
+			env := testenv.New(t, testenv.Options{API: api})
+			env.Srv.Script(fakellm.RawError(400, `{"error":"This model does not support image input."}`), fakellm.Text("I can only read the text."))
+			res := env.RunWith(context.Background(), agent.Input{Text: "what is in this picture?", Images: []llm.Part{png}})
+			if res.Exit != turn.ExitCompleted || res.APICalls != 2 {
+				t.Fatalf("exit %s after %d calls, failure %+v", res.Exit, res.APICalls, res.Failure)
+			}
+			reqs := env.Srv.Requests()
+			if !hasImage(reqs[0].Body) || hasImage(reqs[1].Body) || !strings.Contains(requestText(reqs[1].Messages), "[image removed") {
+				t.Errorf("first request image %v, retry image %v; want the image replaced by a note on the retry", hasImage(reqs[0].Body), hasImage(reqs[1].Body))
+			}
+			env.NoViolations()
+		})
+	}
+	t.Run("thinking signature/anthropic", func(t *testing.T) {
+		env := testenv.New(t, testenv.Options{API: "anthropic"})
+		env.Srv.Script(fakellm.Step{Reasoning: "weighing it", Text: "First answer."})
+		if res := env.Run("first"); res.Exit != turn.ExitCompleted {
+			t.Fatalf("first turn: %s", res.Exit)
+		}
+		env.Srv.Reset()
+		sig := "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.1.content.0: Invalid `signature` in `thinking` block\"}}"
+		env.Srv.Script(fakellm.RawError(400, sig), fakellm.Text("Second answer."))
+		res := env.Run("second")
+		if res.Exit != turn.ExitCompleted || res.APICalls != 2 {
+			t.Fatalf("exit %s after %d calls, failure %+v", res.Exit, res.APICalls, res.Failure)
+		}
+		reqs := env.Srv.Requests()
+		if reqs[0].Messages[1].Reasoning == "" || reqs[1].Messages[1].Reasoning != "" {
+			t.Errorf("replayed thinking: first %q, retry %q; want it dropped on the retry", reqs[0].Messages[1].Reasoning, reqs[1].Messages[1].Reasoning)
+		}
+		env.NoViolations()
+	})
+}
+
+func hasImage(body []byte) bool {
+	return bytes.Contains(body, []byte(`"image_url"`)) || bytes.Contains(body, []byte(`"type":"image"`))
 }
