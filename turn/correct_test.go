@@ -127,6 +127,16 @@ func TestThinkingOnlyAnswers(t *testing.T) {
 			}
 			env.NoViolations()
 		})
+		t.Run("a continuation that only thinks keeps the answer so far/"+api, func(t *testing.T) {
+			env := testenv.New(t, testenv.Options{API: api})
+			thinking := fakellm.Step{Text: "<think>more pondering", Finish: "length"}
+			env.Srv.Script(fakellm.Truncated("The first part of the answer"), thinking, thinking, thinking)
+			res := env.Run("write it")
+			if res.APICalls != 2 || res.Exit != turn.ExitCompleted || !res.Truncated || res.FinalText != "The first part of the answer" {
+				t.Fatalf("exit %s after %d calls, truncated %v, final %q", res.Exit, res.APICalls, res.Truncated, res.FinalText)
+			}
+			env.NoViolations()
+		})
 		for name, step := range map[string]fakellm.Step{
 			"inline tags":     {Text: "<think>Let me consider every option in turn, first", Finish: "length"},
 			"reasoning field": {Reasoning: "Let me consider every option in turn, first", Finish: "length"},

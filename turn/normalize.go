@@ -39,6 +39,10 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 		return e.truncatedCall(ctx, st, resp, cut)
 	}
 	if thinkingOnlyCut(resp) {
+		if len(st.fragments) > 0 {
+			// A continuation that only thought: keep the answer so far.
+			return e.settle(ctx, st, resp, true)
+		}
 		return e.reasoningExhausted(st)
 	}
 	text := resp.Message.Text()
