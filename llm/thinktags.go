@@ -144,3 +144,20 @@ func asciiLower(s string) string {
 	}
 	return s
 }
+
+// SplitOrphanClose handles the form where the chat template opened the
+// reasoning block in the prompt, so the answer starts inside it and only a
+// closing tag ("…</think>\n\nAnswer") shows where it ends: the text before
+// the first close tag is reasoning. ok is false (and text is returned as it
+// is) when no close tag comes before any open tag.
+func SplitOrphanClose(text string) (answer, reasoning string, ok bool) {
+	low := asciiLower(text)
+	for _, t := range thinkTags {
+		i := strings.Index(low, "</"+t+">")
+		if i < 0 || strings.Contains(low[:i], "<"+t+">") {
+			continue
+		}
+		return strings.TrimLeft(text[i+len(t)+3:], " \t\r\n"), strings.TrimSpace(text[:i]), true
+	}
+	return text, "", false
+}

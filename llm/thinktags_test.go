@@ -37,3 +37,20 @@ func TestThinkSplitter(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitOrphanClose(t *testing.T) {
+	tests := []struct {
+		in, answer, reasoning string
+		ok                    bool
+	}{
+		{"The user asks for 2+2.\n</think>\n\nIt is 4.", "It is 4.", "The user asks for 2+2.", true},
+		{"plain answer", "plain answer", "", false},
+		{"Use <think> and </think> like this.", "Use <think> and </think> like this.", "", false},
+	}
+	for _, tc := range tests {
+		a, r, ok := SplitOrphanClose(tc.in)
+		if a != tc.answer || r != tc.reasoning || ok != tc.ok {
+			t.Errorf("SplitOrphanClose(%q) = %q, %q, %v; want %q, %q, %v", tc.in, a, r, ok, tc.answer, tc.reasoning, tc.ok)
+		}
+	}
+}

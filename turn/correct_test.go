@@ -127,6 +127,15 @@ func TestThinkingOnlyAnswers(t *testing.T) {
 			}
 			env.NoViolations()
 		})
+		t.Run("template-opened block, only the close tag streams/"+api, func(t *testing.T) {
+			env := testenv.New(t, testenv.Options{API: api})
+			env.Srv.Script(fakellm.Text("The user wants 2+2. That is 4.\n</think>\n\nThe answer is 4."))
+			res := env.Run("what is 2+2?")
+			if res.Exit != turn.ExitCompleted || res.FinalText != "The answer is 4." {
+				t.Fatalf("exit %s final %q", res.Exit, res.FinalText)
+			}
+			env.NoViolations()
+		})
 		t.Run("a continuation that only thinks keeps the answer so far/"+api, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{API: api})
 			thinking := fakellm.Step{Text: "<think>more pondering", Finish: "length"}

@@ -286,7 +286,12 @@ func (a *assembler) partialText() string { return a.text.String() }
 // response assembles the final answer.
 func (a *assembler) response() *llm.Response {
 	msg := llm.Message{Role: llm.RoleAssistant}
-	if t := a.text.String(); t != "" {
+	t := a.text.String()
+	if answer, reasoning, ok := llm.SplitOrphanClose(t); ok {
+		t = answer
+		a.inline.WriteString(reasoning)
+	}
+	if t != "" {
 		msg.Content = []llm.Part{llm.TextPart(t)}
 	}
 	for _, c := range a.calls {

@@ -209,8 +209,16 @@ func (a *assembler) finish() []llm.Event {
 		}
 	}
 	msg := llm.Message{Role: llm.RoleAssistant}
-	if a.text.Len() > 0 {
-		msg.Content = []llm.Part{llm.TextPart(a.text.String())}
+	text := a.text.String()
+	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+		// The template opened the block in the prompt: what streamed
+		// before the close tag was reasoning. It was shown as text; the
+		// stored answer is clean.
+		text = answer
+		a.reasoning.WriteString(reasoning)
+	}
+	if text != "" {
+		msg.Content = []llm.Part{llm.TextPart(text)}
 	}
 	for _, st := range calls {
 		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: st.id, Name: st.name, Arguments: st.args.String()})
