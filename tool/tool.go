@@ -5,6 +5,8 @@ package tool
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/talaria-agent/talaria/llm"
 )
 
 // Info describes a tool.
@@ -20,6 +22,10 @@ type Info struct {
 	// expected to be called with the same arguments again and again; the
 	// identical-call guard leaves them alone.
 	Repeatable bool
+	// AutoApprove tools change things but run without asking, because the
+	// user said so for their source (an MCP server with approval: auto).
+	// Unlike ReadOnly, their calls still run one at a time.
+	AutoApprove bool
 }
 
 // Result is what a tool returns to the model.
@@ -27,6 +33,10 @@ type Result struct {
 	Content string
 	// IsError marks a failed call; the content says what went wrong.
 	IsError bool
+	// Images are image parts sent with the result where the provider
+	// accepts images in tool results (Anthropic); Content must describe
+	// them too, since other wire formats send the text only.
+	Images []llm.Part
 }
 
 // Tool is something the model can call.

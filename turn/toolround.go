@@ -124,7 +124,7 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 	}
 	t, _ := e.cfg.Tools.Get(c.Name)
 	info := t.Info()
-	if !info.ReadOnly && e.cfg.Approver != nil {
+	if !info.ReadOnly && !info.AutoApprove && e.cfg.Approver != nil {
 		if ok, reason := e.cfg.Approver.Approve(ctx, c, info); !ok {
 			if reason == "" {
 				reason = "The user did not approve this call of " + c.Name + "; do not retry it unchanged."
@@ -159,6 +159,11 @@ func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, ou
 		stop = mayStop && count >= e.cfg.Guards.ToolLoopStop
 	}
 	row := &store.Message{Message: llm.NewToolResult(c, content, out.res.IsError)}
+	for _, img := range out.res.Images {
+		if img.Type == llm.PartImage {
+			row.Content = append(row.Content, img)
+		}
+	}
 	if err := e.appendRows(ctx, st, row); err != nil {
 		st.setExit(ExitPersistenceFailed, persistFailure("a tool result", err))
 		return finish

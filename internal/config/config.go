@@ -118,6 +118,9 @@ type Config struct {
 	SystemPrompt      string `yaml:"system_prompt"`
 	SystemPromptExtra string `yaml:"system_prompt_extra"`
 	LogLevel          string `yaml:"log_level"`
+	// MCPServers are Model Context Protocol servers whose tools are offered
+	// to the model (mcp.go).
+	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
 
 	// Home is the directory the config came from (not read from the file).
 	Home string `yaml:"-"`
@@ -343,6 +346,9 @@ func (c *Config) Validate() error {
 		if n.v < 0 {
 			return fmt.Errorf("%s is %d; it cannot be negative", n.name, n.v)
 		}
+	}
+	if err := c.validateMCP(); err != nil {
+		return err
 	}
 	if v := c.Guards.EmptyCostThresholdUSD; v < 0 {
 		return fmt.Errorf("guards.empty_cost_threshold_usd is %g; it cannot be negative", v)
