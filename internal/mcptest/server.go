@@ -167,7 +167,9 @@ func NewServer(stdio bool) *Server {
 	add("read.file", "Read a file (dotted name).", obj(""), ro,
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("dotted"), nil })
 	add("read_file", "Read a file.", obj(""), ro,
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("underscored"), nil })
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text("underscored"), nil
+		})
 	add(LongName, "A tool with a long name.", obj(""), ro,
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("long"), nil })
 	// Schemas: one providers reject that can be fixed, one that cannot.
@@ -176,7 +178,9 @@ func NewServer(stdio bool) *Server {
 			return text(fmt.Sprint("tagged ", args(req)["tags"])), nil
 		})
 	add("bad_schema", "Its schema uses a type no provider knows.", json.RawMessage(`{"type":"object","properties":{"x":{"type":"frobnicate"}}}`), ro,
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("never offered"), nil })
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text("never offered"), nil
+		})
 	add("add_tool", "Add the tool 'late' to this server.", obj(""), nil,
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			if s.added.CompareAndSwap(false, true) {

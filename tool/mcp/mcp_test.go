@@ -279,7 +279,9 @@ func TestListChangedTakesEffectNextSession(t *testing.T) {
 	first := f.session(t)
 	before := strings.Join(names(first.Tools()), " ")
 	call(t, context.Background(), find(t, first.Tools(), "t__add_tool"), `{}`)
-	if !testenv.Eventually(5*time.Second, func() bool { return f.status.count("changed its tool list; the change takes effect at the next session") == 1 }) {
+	if !testenv.Eventually(5*time.Second, func() bool {
+		return f.status.count("changed its tool list; the change takes effect at the next session") == 1
+	}) {
 		t.Fatalf("no status line: %v", f.status.all())
 	}
 	if after := strings.Join(names(first.Tools()), " "); after != before {

@@ -162,4 +162,3 @@ func (h *headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) 
 type errNotRunning struct{ reason string }
 
 func (e *errNotRunning) Error() string { return e.reason }
-
