@@ -6,7 +6,9 @@ import (
 	"os"
 
 	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool/mcp"
 )
 
 // doctorCmd checks the setup and says what to fix, line by line.
@@ -67,6 +69,7 @@ func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
 			fmt.Fprintf(c.stdout, "--   provider %s: no key (%s unset); not usable until set\n", name, p.KeyEnv)
 		}
 	}
+	c.doctorMCP(ctx, cfg, say)
 	if wd, err := os.Getwd(); err == nil {
 		say(true, "workspace: %s", wd)
 	}
@@ -74,4 +77,33 @@ func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// doctorMCP starts every configured MCP server and lists its tools.
+func (c *cli) doctorMCP(ctx context.Context, cfg *config.Config, say func(bool, string, ...any)) {
+	if len(cfg.MCPServers) == 0 {
+		return
+	}
+	m, err := c.newMCP(cfg, c.logger(cfg, false), nil)
+	if err != nil {
+		say(false, "mcp: %v", err)
+		return
+	}
+	defer m.Close()
+	sess, err := m.Session(ctx)
+	if err != nil {
+		say(false, "mcp: %v", err)
+		return
+	}
+	defer sess.Close()
+	for _, r := range sess.Servers() {
+		switch r.State {
+		case mcp.StateDisabled:
+			fmt.Fprintf(c.stdout, "--   mcp server %s: disabled\n", r.Name)
+		case mcp.StateReady:
+			say(true, "mcp server %s (%s): %d tools, started in %dms", r.Name, r.Transport, len(r.Tools), r.StartMS)
+		default:
+			say(false, "mcp server %s (%s): %s: %s (try `talaria mcp test %s`)", r.Name, r.Transport, r.State, r.Error, r.Name)
+		}
+	}
 }

@@ -35,7 +35,8 @@ Usage:
   talaria demo [--api anthropic]   a real multi-tool turn against the built-in scripted model server
   talaria sessions <list|show|search|delete|compact> ...
   talaria explain-error [flags]    explain a provider error and what Talaria would do about it
-  talaria doctor                   check configuration, keys and the database
+  talaria doctor                   check configuration, keys, the database and MCP servers
+  talaria mcp <list|test> ...      MCP servers: their state and tools
   talaria version
 
 Run 'talaria <command> -h' for a command's flags.
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return c.explainCmd(ctx, rest)
 	case "doctor":
 		return c.doctorCmd(ctx, rest)
+	case "mcp":
+		return c.mcpCmd(ctx, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "talaria %s\n", version)
 		return exitOK

@@ -20,6 +20,7 @@ import (
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store/sqlite"
 	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/tool/mcp"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -53,9 +54,20 @@ type app struct {
 	agent  *agent.Agent
 	routes []turn.Route
 	log    *slog.Logger
+	// mcp is the process's MCP manager and mcpSess this session's tools
+	// from it (nil without mcp_servers).
+	mcp     *mcp.Manager
+	mcpSess *mcp.Session
 }
 
 func (a *app) Close() {
+	if a.mcpSess != nil {
+		a.mcpSess.Close()
+	}
+	if a.mcp != nil {
+		// Stops stdio servers and their process groups; no zombies.
+		a.mcp.Close()
+	}
 	if a.store != nil {
 		_ = a.store.Close()
 	}
@@ -129,6 +141,22 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 	if err != nil {
 		a.Close()
 		return nil, &setupError{fmt.Sprintf("workspace %s: %v", ws, err)}
+	}
+	if len(cfg.MCPServers) > 0 {
+		if a.mcp, err = c.newMCP(cfg, log, statusPrinter(c.stderr)); err != nil {
+			a.Close()
+			return nil, err
+		}
+		reserved := make([]string, len(tools))
+		for i, t := range tools {
+			reserved[i] = t.Info().Name
+		}
+		// A server that fails to start costs its tools, not the run.
+		if a.mcpSess, err = a.mcp.Session(ctx, reserved...); err != nil {
+			a.Close()
+			return nil, err
+		}
+		tools = append(tools, a.mcpSess.Tools()...)
 	}
 	tc := turnConfig(cfg, routes)
 	if !f.yes && cfg.Approvals != "auto" {

@@ -105,10 +105,12 @@ func New(opts Options) (*Manager, error) {
 }
 
 func (m *Manager) status(line string) {
-	m.log.Warn(line)
-	if m.statusFn != nil {
-		m.statusFn(line)
+	if m.statusFn == nil {
+		m.log.Warn(line)
+		return
 	}
+	m.log.Debug(line)
+	m.statusFn(line)
 }
 
 // Start starts the shared servers, in parallel, and waits until each is

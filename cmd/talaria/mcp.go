@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/talaria-agent/talaria/internal/config"
+	"github.com/talaria-agent/talaria/tool/mcp"
+)
+
+const mcpUsage = `Usage:
+  talaria mcp list [--json]   start every configured MCP server, list its state and tools
+  talaria mcp test NAME       start one server, list its tools, print timings
+
+Servers are configured under mcp_servers: in the config file. Tool lists are
+read when a session starts; a server that changes its tools takes effect at
+the next session.
+
+Exit codes: 0 all servers ready, 1 a server failed, 2 usage or config error.
+`
+
+func (c *cli) mcpCmd(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, mcpUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "list":
+		return c.mcpList(ctx, args[1:])
+	case "test":
+		return c.mcpTest(ctx, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(c.stdout, mcpUsage)
+		return exitOK
+	}
+	return c.fail(exitUsage, "unknown mcp command %q; use list or test", args[0])
+}
+
+// mcpServers maps the config file's mcp_servers onto the manager's
+// configuration (${VAR} references stay unexpanded until start).
+func mcpServers(cfg *config.Config, only ...string) []mcp.ServerConfig {
+	var out []mcp.ServerConfig
+	for _, name := range cfg.MCPServerNames() {
+		if len(only) > 0 && name != only[0] {
+			continue
+		}
+		s := cfg.MCPServers[name]
+		out = append(out, mcp.ServerConfig{
+			Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir,
+			URL: s.URL, Headers: s.Headers, Transport: s.Transport,
+			Disabled: !s.IsEnabled(), Timeout: time.Duration(s.Timeout), StartTimeout: time.Duration(s.StartTimeout),
+			Allow: s.Tools.Allow, Deny: s.Tools.Deny, AutoApprove: s.Approval == "auto", PerSession: s.PerSession,
+		})
+	}
+	return out
+}
+
+// newMCP builds the process's MCP manager; status lines go to status.
+func (c *cli) newMCP(cfg *config.Config, log *slog.Logger, status func(string), only ...string) (*mcp.Manager, error) {
+	m, err := mcp.New(mcp.Options{
+		Servers: mcpServers(cfg, only...), Getenv: c.getenv, Logger: log, Status: status, Version: version,
+	})
+	if err != nil {
+		return nil, &setupError{err.Error()}
+	}
+	return m, nil
+}
+
+// statusPrinter prints status lines to w, one at a time.
+func statusPrinter(w io.Writer) func(string) {
+	var mu sync.Mutex
+	return func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(w, "· "+line)
+	}
+}
+
+func (c *cli) mcpList(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("mcp list", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	jsonOut := fs.Bool("json", false, "print a JSON list of {name, state, error, tools: [{name, model_name, read_only}]}")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	if len(cfg.MCPServers) == 0 {
+		if *jsonOut {
+			fmt.Fprintln(c.stdout, "[]")
+			return exitOK
+		}
+		fmt.Fprintf(c.stdout, "no MCP servers configured (add mcp_servers: to %s)\n", configPath(cfg))
+		return exitOK
+	}
+	// Failures are part of the listing, so status lines are not printed.
+	m, err := c.newMCP(cfg, c.logger(cfg, false), nil)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	defer m.Close()
+	sess, err := m.Session(ctx)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	defer sess.Close()
+	reports := sess.Servers()
+	code := exitOK
+	for _, r := range reports {
+		if r.State != mcp.StateReady && r.State != mcp.StateDisabled {
+			code = exitOther
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(reports)
+		return code
+	}
+	for _, r := range reports {
+		line := fmt.Sprintf("%s (%s): %s", r.Name, r.Transport, r.State)
+		if r.State == mcp.StateReady {
+			line += fmt.Sprintf(", %d tools, started in %dms", len(r.Tools), r.StartMS)
+		}
+		if r.PerSession {
+			line += ", one instance per session"
+		}
+		if r.Error != "" {
+			line += ": " + r.Error
+		}
+		fmt.Fprintln(c.stdout, line)
+		for _, t := range r.Tools {
+			ro := ""
+			if t.ReadOnly {
+				ro = " (read-only)"
+			}
+			fmt.Fprintf(c.stdout, "  %s%s\n", t.ModelName, ro)
+		}
+		for _, o := range r.Omitted {
+			fmt.Fprintf(c.stdout, "  - %s left out: %s\n", o.Name, o.Reason)
+		}
+	}
+	for _, w := range sess.Warnings() {
+		if strings.Contains(w, "is offered as") {
+			fmt.Fprintln(c.stdout, "note: "+strings.TrimPrefix(w, "mcp: "))
+		}
+	}
+	fmt.Fprintln(c.stdout, "Tool lists are read when a session starts; a server whose tools change takes effect at the next session.")
+	return code
+}
+
+func (c *cli) mcpTest(ctx context.Context, args []string) int {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		return c.fail(exitUsage, "usage: talaria mcp test NAME")
+	}
+	name := args[0]
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	sc, ok := cfg.MCPServers[name]
+	if !ok {
+		return c.fail(exitUsage, "no MCP server %q is configured; known: %s", name, strings.Join(cfg.MCPServerNames(), ", "))
+	}
+	if !sc.IsEnabled() {
+		// Testing a disabled server is what a person fixing it wants.
+		t := true
+		sc.Enabled = &t
+		cfg.MCPServers[name] = sc
+	}
+	m, err := c.newMCP(cfg, c.logger(cfg, false), nil, name)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	start := time.Now()
+	sess, err := m.Session(ctx)
+	took := time.Since(start)
+	if err != nil {
+		m.Close()
+		return c.fail(exitOther, "%v", err)
+	}
+	r := sess.Servers()[0]
+	closeStart := time.Now()
+	sess.Close()
+	m.Close()
+	closeTook := time.Since(closeStart)
+	if r.State != mcp.StateReady {
+		return c.fail(exitOther, "mcp server %s: %s: %s", name, r.State, r.Error)
+	}
+	fmt.Fprintf(c.stdout, "%s (%s): started and listed %d tools in %dms (handshake and listing %dms); shut down in %dms\n",
+		name, r.Transport, len(r.Tools), took.Milliseconds(), r.StartMS, closeTook.Milliseconds())
+	for _, t := range r.Tools {
+		ro := ""
+		if t.ReadOnly {
+			ro = " (read-only)"
+		}
+		fmt.Fprintf(c.stdout, "  %s → %s%s\n", t.Name, t.ModelName, ro)
+	}
+	for _, o := range r.Omitted {
+		fmt.Fprintf(c.stdout, "  - %s left out: %s\n", o.Name, o.Reason)
+	}
+	return exitOK
+}
