@@ -108,13 +108,13 @@ func NewServer(stdio bool) *Server {
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			ms, _ := args(req)["ms"].(float64)
 			n := s.calls.Add(1)
-			_ = os.WriteFile(filepath.Join(s.dir, fmt.Sprintf("started-%d", n)), nil, 0o644)
+			s.marker(fmt.Sprintf("started-%d", n), strconv.Itoa(os.Getpid()))
 			select {
 			case <-time.After(time.Duration(ms) * time.Millisecond):
 				return text(fmt.Sprintf("waited %dms", int(ms))), nil
 			case <-ctx.Done():
 				// The client's notifications/cancelled arrived.
-				_ = os.WriteFile(filepath.Join(s.dir, fmt.Sprintf("cancelled-%d", n)), nil, 0o644)
+				s.marker(fmt.Sprintf("cancelled-%d", n), "")
 				return nil, ctx.Err()
 			}
 		})
@@ -190,6 +190,15 @@ func NewServer(stdio bool) *Server {
 			return text("added"), nil
 		})
 	return s
+}
+
+// marker writes a file tests wait for; the rename makes it appear with
+// its content, never empty.
+func (s *Server) marker(name, content string) {
+	tmp := filepath.Join(s.dir, "."+name+".tmp")
+	if os.WriteFile(tmp, []byte(content), 0o644) == nil {
+		_ = os.Rename(tmp, filepath.Join(s.dir, name))
+	}
 }
 
 // ToolNames are the names the server starts with, for tests.

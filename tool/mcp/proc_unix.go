@@ -13,6 +13,7 @@ import (
 // started (npx starts node, uvx starts python).
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 }
 
 // signalGroup sends sig to the process group led by pid.
