@@ -115,7 +115,10 @@ func (m *Manager) status(line string) {
 
 // Start starts the shared servers, in parallel, and waits until each is
 // ready or has failed (a failure is reported, not returned: the other
-// servers' tools are still offered). Later calls do nothing.
+// servers' tools are still offered). Later calls do nothing. Calling it is
+// optional: Session starts whatever is not running yet; a long-lived
+// process (the gateway) calls Start at boot so its first session does not
+// wait for the servers.
 func (m *Manager) Start(ctx context.Context) {
 	m.startOnce.Do(func() {
 		var list []*server
@@ -142,7 +145,6 @@ func startAll(ctx context.Context, list []*server) {
 // (the built-in tools) are never given to an MCP tool. Close the Session
 // when the session ends.
 func (m *Manager) Session(ctx context.Context, reserved ...string) (*Session, error) {
-	m.Start(ctx)
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -152,17 +154,21 @@ func (m *Manager) Session(ctx context.Context, reserved ...string) (*Session, er
 	m.sessions[sess] = struct{}{}
 	m.mu.Unlock()
 
-	var servers []*server
+	var servers, start []*server
 	for _, c := range m.configs {
 		if c.PerSession {
 			s := newServer(m, c)
 			sess.own = append(sess.own, s)
 			servers = append(servers, s)
+			start = append(start, s)
 		} else {
+			// A shared server that failed to start, or crashed while
+			// idle, is tried again (within its restart bound).
 			servers = append(servers, m.shared[c.Name])
+			start = append(start, m.shared[c.Name])
 		}
 	}
-	startAll(ctx, sess.own)
+	startAll(ctx, start)
 	sess.build(ctx, servers, reserved)
 	for _, w := range sess.warnings {
 		m.status(w)

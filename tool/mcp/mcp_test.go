@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -330,5 +331,26 @@ func TestCloseLeavesNoProcesses(t *testing.T) {
 	r := call(t, context.Background(), find(t, tools, "t__echo"), `{"text":"x"}`)
 	if !r.IsError || !strings.Contains(r.Content, "shut down") {
 		t.Errorf("call after Close: %q", r.Content)
+	}
+}
+
+// A shared server that failed to start is tried again by later sessions,
+// within the restart bound.
+func TestFailedStartRetriedBounded(t *testing.T) {
+	marker := t.TempDir()
+	// Counts its starts in a file, then fails.
+	dies := mcp.ServerConfig{Name: "dies", Command: "sh", Args: []string{"-c", "echo x >> " + marker + "/starts; exit 1"}}
+	f := newManager(t, func(o *mcp.Options) { o.MaxRestarts = 1 }, dies)
+	for range 4 {
+		if r := f.session(t).Servers()[0]; r.State != mcp.StateFailed {
+			t.Fatalf("state %s", r.State)
+		}
+	}
+	if n := f.status.count("server dies failed to start"); n != 2 {
+		t.Errorf("%d start attempts reported, want 2 (the first and one retry): %v", n, f.status.all())
+	}
+	b, _ := os.ReadFile(marker + "/starts")
+	if n := strings.Count(string(b), "x"); n != 2 {
+		t.Errorf("server started %d times, want 2", n)
 	}
 }

@@ -68,7 +68,10 @@ func (s *server) log() *slog.Logger { return s.m.log.With("mcp_server", s.cfg.Na
 // start connects and lists the tools; failures are kept in the state and
 // reported with one status line.
 func (s *server) start(ctx context.Context) error {
-	if s.cfg.Disabled {
+	s.mu.Lock()
+	skip := s.cfg.Disabled || s.conn != nil || s.closed || s.crashes > s.m.maxRestarts
+	s.mu.Unlock()
+	if skip {
 		return nil
 	}
 	_, err := s.ensure(ctx)
@@ -118,16 +121,11 @@ func (s *server) ensure(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
+		// A failed start counts like a crash, so retries (at the next
+		// session, or the next call after a crash) are bounded too.
+		s.crashes++
+		s.lastCrash = time.Now()
 		s.state, s.err = StateFailed, err.Error()
-		if crashes > 0 {
-			// A failed restart counts as another crash.
-			s.crashes++
-			s.lastCrash = time.Now()
-			s.state = StateCrashed
-			if s.crashes > s.m.maxRestarts {
-				s.state = StateFailed
-			}
-		}
 		return nil, err
 	}
 	if s.closed {
