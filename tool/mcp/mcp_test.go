@@ -131,7 +131,7 @@ func TestCrashMidCallRestarts(t *testing.T) {
 	for round := 1; round <= 3; round++ {
 		pid := pidOf(t, tools, "t__pid")
 		r := call(t, ctx, find(t, tools, "t__crash"), `{}`)
-		if !r.IsError || !strings.Contains(r.Content, "crashed during the call to crash") || !strings.Contains(r.Content, "crashing on purpose") {
+		if !r.IsError || !strings.Contains(r.Content, "failed during the call to crash: it exited") || !strings.Contains(r.Content, "crashing on purpose") {
 			t.Fatalf("round %d: crash result: %q", round, r.Content)
 		}
 		if !testenv.ProcessGone(pid) {
@@ -198,7 +198,7 @@ func TestGarbage(t *testing.T) {
 	f := newManager(t, nil, cfg)
 	tools := f.session(t).Tools()
 	r := call(t, context.Background(), find(t, tools, "t__garbage"), `{}`)
-	if !r.IsError || !strings.Contains(r.Content, "MCP server t") {
+	if !r.IsError || !strings.Contains(r.Content, "sent something that is not MCP (invalid character") {
 		t.Fatalf("result: %q", r.Content)
 	}
 	// Whatever the SDK made of it, later calls work.

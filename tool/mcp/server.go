@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,7 @@ type conn struct {
 	cs      *sdk.ClientSession
 	proc    *process      // nil for remote servers
 	done    chan struct{} // closed when the session has ended
+	waitErr error         // why it ended; read after done is closed
 	closing atomic.Bool   // set when we end it on purpose
 }
 
@@ -186,7 +188,7 @@ func (s *server) connect(ctx context.Context) (*conn, []*sdk.Tool, error) {
 	}
 	c := &conn{cs: cs, proc: proc, done: make(chan struct{})}
 	go func() {
-		_ = cs.Wait()
+		c.waitErr = cs.Wait()
 		close(c.done)
 	}()
 	tools, err := listTools(ctx, cs)
@@ -263,6 +265,15 @@ func (s *server) lost(c *conn, why string) {
 // closes a moment before the process is reaped, so wait briefly for the
 // exit status and stderr, which say far more than "closed".
 func (c *conn) exitReason() string {
+	select {
+	case <-c.done:
+		if err := c.waitErr; err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
+			// The SDK dropped the connection over what the server sent;
+			// the process exiting afterwards is a consequence.
+			return "sent something that is not MCP (" + shortErr(err) + ")"
+		}
+	default:
+	}
 	if c.proc == nil {
 		return "closed the connection"
 	}
@@ -389,7 +400,7 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (*
 	}
 	why := c.exitReason()
 	s.lost(c, why+" during a call to "+name)
-	return nil, fmt.Errorf("the MCP server %s crashed during the call to %s (%s); it is restarted for later calls, but this call's effect is unknown", s.cfg.Name, name, why)
+	return nil, fmt.Errorf("the MCP server %s failed during the call to %s: it %s; it is restarted for later calls, but this call's effect is unknown", s.cfg.Name, name, why)
 }
 
 // shortErr is an error's text on one line, without the SDK's wrapping of

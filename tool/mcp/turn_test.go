@@ -155,7 +155,7 @@ func TestTurnSurvivesFaults(t *testing.T) {
 			}
 			reqs := env.Srv.Requests()
 			last := func(i int) fakellm.Msg { m := reqs[i].Messages; return m[len(m)-1] }
-			if m := last(1); !strings.Contains(m.Text, "crashed during the call to crash") {
+			if m := last(1); !strings.Contains(m.Text, "failed during the call to crash: it exited") {
 				t.Errorf("crash result: %q", m.Text)
 			}
 			if m := last(2); !strings.Contains(m.Text, "did not answer the call to slow within 400ms") {
