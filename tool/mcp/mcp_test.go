@@ -354,3 +354,35 @@ func TestFailedStartRetriedBounded(t *testing.T) {
 		t.Errorf("server started %d times, want 2", n)
 	}
 }
+
+// Closing the manager while a call runs ends the call with an error
+// result and stops the server.
+func TestCloseDuringCall(t *testing.T) {
+	f := newManager(t, nil, stdio("t", ""))
+	tools := f.session(t).Tools()
+	pid := pidOf(t, tools, "t__pid")
+	slow := find(t, tools, "t__slow")
+	got := make(chan tool.Result, 1)
+	go func() {
+		r, _ := slow.Run(context.Background(), []byte(`{"ms":60000}`))
+		got <- r
+	}()
+	if !testenv.Eventually(10*time.Second, func() bool { return testenv.FileExists(f.dir, "started-1") }) {
+		t.Fatal("call never started")
+	}
+	f.m.Close()
+	select {
+	case r := <-got:
+		if !r.IsError || !strings.Contains(r.Content, "shut down during the call to slow") {
+			t.Errorf("result: %q", r.Content)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call outlived Close")
+	}
+	if !testenv.ProcessGone(pid) {
+		t.Error("server still running")
+	}
+	if n := len(f.status.all()); n != 2 { // the two schema/name warnings only
+		t.Errorf("shutting down is not a fault to report: %v", f.status.all())
+	}
+}

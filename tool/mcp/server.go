@@ -35,6 +35,9 @@ type server struct {
 
 	// sem serializes (re)connecting; a channel so waiting honours ctx.
 	sem chan struct{}
+	// life ends when the server is closed, aborting a start in progress.
+	life     context.Context
+	stopLife context.CancelFunc
 
 	mu        sync.Mutex
 	conn      *conn
@@ -59,6 +62,7 @@ type conn struct {
 
 func newServer(m *Manager, cfg ServerConfig) *server {
 	s := &server{cfg: cfg, m: m, sem: make(chan struct{}, 1), state: StateStarting}
+	s.life, s.stopLife = context.WithCancel(context.Background())
 	if cfg.Disabled {
 		s.state = StateDisabled
 	}
@@ -87,6 +91,9 @@ func (s *server) start(ctx context.Context) error {
 // at start, and after a crash, with a backoff that doubles per crash and a
 // bound on restarts.
 func (s *server) ensure(ctx context.Context) (*conn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.life, cancel)()
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -121,6 +128,13 @@ func (s *server) ensure(ctx context.Context) (*conn, error) {
 	start := time.Now()
 	c, tools, err := s.connect(ctx)
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		if c != nil {
+			c.shutdown(s.m.grace)
+		}
+		return nil, &errNotRunning{fmt.Sprintf("the MCP server %s has been shut down", s.cfg.Name)}
+	}
 	defer s.mu.Unlock()
 	if err != nil {
 		// A failed start counts like a crash, so retries (at the next
@@ -129,10 +143,6 @@ func (s *server) ensure(ctx context.Context) (*conn, error) {
 		s.lastCrash = time.Now()
 		s.state, s.err = StateFailed, err.Error()
 		return nil, err
-	}
-	if s.closed {
-		go c.shutdown(s.m.grace)
-		return nil, &errNotRunning{fmt.Sprintf("the MCP server %s has been shut down", s.cfg.Name)}
 	}
 	s.conn, s.state, s.err = c, StateReady, ""
 	s.startTook = time.Since(start)
@@ -337,6 +347,11 @@ func (s *server) snapshot(ctx context.Context) []*sdk.Tool {
 }
 
 func (s *server) close() {
+	s.stopLife()
+	// Wait out a start in progress: it sees the server closed and stops
+	// what it started.
+	s.sem <- struct{}{}
+	defer func() { <-s.sem }()
 	s.mu.Lock()
 	c := s.conn
 	s.conn, s.closed = nil, true
@@ -395,6 +410,9 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (*
 	case <-t.C:
 	}
 	t.Stop()
+	if s.life.Err() != nil {
+		return nil, fmt.Errorf("the MCP server %s was shut down during the call to %s", s.cfg.Name, name)
+	}
 	if !dead {
 		return nil, fmt.Errorf("the MCP server %s gave an unusable answer to %s: %s", s.cfg.Name, name, shortErr(err))
 	}
