@@ -151,9 +151,9 @@ func call(t *testing.T, ctx context.Context, x tool.Tool, args string) tool.Resu
 
 // httpServer starts the test server over streamable HTTP on loopback,
 // requiring token as a bearer token, and returns its URL.
-func httpServer(t *testing.T, dir, token string) (url string, cmd *exec.Cmd) {
+func httpServer(t *testing.T, dir, token string, flags ...string) (url string, cmd *exec.Cmd) {
 	t.Helper()
-	cmd = exec.Command(serverBin, "-http", "127.0.0.1:0")
+	cmd = exec.Command(serverBin, append([]string{"-http", "127.0.0.1:0"}, flags...)...)
 	cmd.Env = append(os.Environ(), mcptest.DirEnv+"="+dir, mcptest.TokenEnv+"="+token)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

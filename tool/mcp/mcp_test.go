@@ -386,3 +386,15 @@ func TestCloseDuringCall(t *testing.T) {
 		t.Errorf("shutting down is not a fault to report: %v", f.status.all())
 	}
 }
+
+func TestSSEServer(t *testing.T) {
+	url, _ := httpServer(t, t.TempDir(), "", "-sse")
+	f := newManager(t, nil, mcp.ServerConfig{Name: "old", URL: url, Transport: "sse"})
+	sess := f.session(t)
+	if r := sess.Servers()[0]; r.State != mcp.StateReady || r.Transport != "sse" {
+		t.Fatalf("report: %+v", r)
+	}
+	if r := call(t, context.Background(), find(t, sess.Tools(), "old__echo"), `{"text":"sse"}`); r.Content != "echo: sse" {
+		t.Errorf("echo: %q", r.Content)
+	}
+}

@@ -57,7 +57,8 @@ type conn struct {
 	proc    *process      // nil for remote servers
 	done    chan struct{} // closed when the session has ended
 	waitErr error         // why it ended; read after done is closed
-	closing atomic.Bool   // set when we end it on purpose
+	cancel  context.CancelFunc
+	closing atomic.Bool // set when we end it on purpose
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
@@ -192,11 +193,17 @@ func (s *server) connect(ctx context.Context) (*conn, []*sdk.Tool, error) {
 		}
 		return nil, nil, errors.New(shortErr(err))
 	}
-	cs, err := client.Connect(ctx, t, nil)
+	// Some transports (HTTP+SSE) keep their stream on the context given
+	// to Connect, so it must live as long as the connection; the start
+	// timeout and the caller's cancellation only bound the handshake.
+	connCtx, connCancel := context.WithCancel(s.life)
+	detach := context.AfterFunc(ctx, connCancel)
+	cs, err := client.Connect(connCtx, t, nil)
 	if err != nil {
+		connCancel()
 		return fail(err)
 	}
-	c := &conn{cs: cs, proc: proc, done: make(chan struct{})}
+	c := &conn{cs: cs, proc: proc, done: make(chan struct{}), cancel: connCancel}
 	go func() {
 		c.waitErr = cs.Wait()
 		close(c.done)
@@ -205,7 +212,14 @@ func (s *server) connect(ctx context.Context) (*conn, []*sdk.Tool, error) {
 	if err != nil {
 		c.closing.Store(true)
 		_ = cs.Close()
+		connCancel()
 		return fail(fmt.Errorf("list tools: %w", err))
+	}
+	if !detach() {
+		// The handshake's context ended just now.
+		c.closing.Store(true)
+		_ = cs.Close()
+		return fail(ctx.Err())
 	}
 	return c, tools, nil
 }
@@ -313,8 +327,9 @@ func (c *conn) shutdown(grace time.Duration) {
 	case <-closed:
 	case <-time.After(grace + time.Second):
 		// A remote server that does not answer the close; the HTTP
-		// requests end with their contexts.
+		// requests end with their context, cancelled below.
 	}
+	c.cancel()
 }
 
 func (s *server) toolsChanged() {

@@ -1,6 +1,6 @@
 // Command mcptestserver serves the mcptest server over stdio (default) or,
-// with -http ADDR, over streamable HTTP at http://ADDR/mcp; it then prints
-// that URL on its first stdout line.
+// with -http ADDR, over streamable HTTP (or, adding -sse, HTTP+SSE) at
+// http://ADDR/mcp; it then prints that URL on its first stdout line.
 package main
 
 import (
@@ -19,6 +19,7 @@ import (
 
 func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	sse := flag.Bool("sse", false, "with -http: serve the older HTTP+SSE transport instead")
 	flag.Parse()
 	if *addr == "" {
 		if err := mcptest.NewServer(true).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
@@ -31,7 +32,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)
+	get := func(*http.Request) *sdk.Server { return srv.Server }
+	var h http.Handler = sdk.NewStreamableHTTPHandler(get, nil)
+	if *sse {
+		h = sdk.NewSSEHandler(get, nil)
+	}
 	if tok := os.Getenv(mcptest.TokenEnv); tok != "" {
 		// Proves the client sends its configured headers.
 		next := h
