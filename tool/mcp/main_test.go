@@ -82,7 +82,7 @@ type fixture struct {
 	dir    string
 }
 
-func newManager(t *testing.T, edit func(*mcp.Options), servers ...mcp.ServerConfig) *fixture {
+func newManager(t testing.TB, edit func(*mcp.Options), servers ...mcp.ServerConfig) *fixture {
 	t.Helper()
 	f := &fixture{status: &statusLines{}, dir: t.TempDir()}
 	for i := range servers {
@@ -111,7 +111,7 @@ func newManager(t *testing.T, edit func(*mcp.Options), servers ...mcp.ServerConf
 	return f
 }
 
-func (f *fixture) session(t *testing.T) *mcp.Session {
+func (f *fixture) session(t testing.TB) *mcp.Session {
 	t.Helper()
 	s, err := f.m.Session(context.Background())
 	if err != nil {
@@ -121,7 +121,7 @@ func (f *fixture) session(t *testing.T) *mcp.Session {
 	return s
 }
 
-func find(t *testing.T, tools []tool.Tool, name string) tool.Tool {
+func find(t testing.TB, tools []tool.Tool, name string) tool.Tool {
 	t.Helper()
 	for _, x := range tools {
 		if x.Info().Name == name {
