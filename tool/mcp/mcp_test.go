@@ -149,6 +149,8 @@ func TestCrashMidCallRestarts(t *testing.T) {
 	if !r.IsError || !strings.Contains(r.Content, "is not restarted again") {
 		t.Errorf("after the bound: %q", r.Content)
 	}
+	// The watcher may report a crash a moment after the call returned.
+	testenv.Eventually(5*time.Second, func() bool { return f.status.count("crashing on purpose") >= 3 })
 	if n := f.status.count("crashing on purpose"); n != 3 {
 		t.Errorf("want one status line per crash (3), got %d: %v", n, f.status.all())
 	}
@@ -156,14 +158,14 @@ func TestCrashMidCallRestarts(t *testing.T) {
 
 func TestHangPastTimeout(t *testing.T) {
 	cfg := stdio("t", "")
-	cfg.Timeout = 300 * time.Millisecond
+	cfg.Timeout = time.Second
 	f := newManager(t, nil, cfg)
 	tools := f.session(t).Tools()
 	r := call(t, context.Background(), find(t, tools, "t__slow"), `{"ms":60000}`)
-	if !r.IsError || !strings.Contains(r.Content, "did not answer the call to slow within 300ms") {
+	if !r.IsError || !strings.Contains(r.Content, "did not answer the call to slow within 1s") {
 		t.Fatalf("result: %q", r.Content)
 	}
-	if f.status.count("did not answer slow within 300ms") != 1 {
+	if f.status.count("did not answer slow within 1s") != 1 {
 		t.Errorf("status: %v", f.status.all())
 	}
 	// The server was told to cancel, and still serves.

@@ -277,18 +277,33 @@ func (s *server) lost(c *conn, why string) {
 		s.state = StateFailed
 	}
 	s.mu.Unlock()
-	c.shutdown(s.m.grace)
 	if n > s.m.maxRestarts {
 		s.m.status(fmt.Sprintf("mcp: server %s %s; it failed %d times and is not restarted again", s.cfg.Name, why, n))
-		return
+	} else {
+		s.m.status(fmt.Sprintf("mcp: server %s %s; it will be restarted for its next call (restart %d of %d)", s.cfg.Name, why, n, s.m.maxRestarts))
 	}
-	s.m.status(fmt.Sprintf("mcp: server %s %s; it will be restarted for its next call (restart %d of %d)", s.cfg.Name, why, n, s.m.maxRestarts))
+	c.shutdown(s.m.grace)
 }
 
-// exitReason says how a dead connection ended. A stdio server's stdout
-// closes a moment before the process is reaped, so wait briefly for the
-// exit status and stderr, which say far more than "closed".
+// exitReason says how a dead connection ended. The connection and, for a
+// stdio server, the process end within moments of each other, in either
+// order; wait (briefly) for both, since the SDK's read error and the exit
+// status with the last stderr line say far more than "closed".
 func (c *conn) exitReason() string {
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+	}
+	var exited <-chan struct{}
+	if c.proc != nil {
+		exited = c.proc.exited
+		select {
+		case <-exited:
+		case <-t.C:
+		}
+	}
 	select {
 	case <-c.done:
 		if err := c.waitErr; err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
@@ -298,17 +313,12 @@ func (c *conn) exitReason() string {
 		}
 	default:
 	}
-	if c.proc == nil {
-		return "closed the connection"
-	}
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
 	select {
-	case <-c.proc.exited:
+	case <-exited:
 		return "exited (" + c.proc.exitText() + ")"
-	case <-t.C:
-		return "closed the connection"
+	default:
 	}
+	return "closed the connection"
 }
 
 // shutdown ends the connection: the stdio process is stopped (stdin
@@ -416,7 +426,7 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (*
 	if c.proc != nil {
 		exited = c.proc.exited
 	}
-	t := time.NewTimer(500 * time.Millisecond)
+	t := time.NewTimer(2 * time.Second)
 	select {
 	case <-c.done:
 		dead = true
