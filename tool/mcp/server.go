@@ -92,13 +92,16 @@ func (s *server) start(ctx context.Context) error {
 // at start, and after a crash, with a backoff that doubles per crash and a
 // bound on restarts.
 func (s *server) ensure(ctx context.Context) (*conn, error) {
+	if s.life.Err() != nil {
+		return nil, s.shutDown()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.life, cancel)()
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, s.ctxErr(ctx)
 	}
 	defer func() { <-s.sem }()
 	s.mu.Lock()
@@ -108,7 +111,7 @@ func (s *server) ensure(ctx context.Context) (*conn, error) {
 	case c != nil:
 		return c, nil
 	case closed:
-		return nil, &errNotRunning{fmt.Sprintf("the MCP server %s has been shut down", s.cfg.Name)}
+		return nil, s.shutDown()
 	case s.cfg.Disabled:
 		return nil, &errNotRunning{fmt.Sprintf("the MCP server %s is disabled", s.cfg.Name)}
 	case crashes > s.m.maxRestarts:
@@ -122,7 +125,7 @@ func (s *server) ensure(ctx context.Context) (*conn, error) {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return nil, ctx.Err()
+				return nil, s.ctxErr(ctx)
 			}
 		}
 	}
@@ -134,7 +137,7 @@ func (s *server) ensure(ctx context.Context) (*conn, error) {
 		if c != nil {
 			c.shutdown(s.m.grace)
 		}
-		return nil, &errNotRunning{fmt.Sprintf("the MCP server %s has been shut down", s.cfg.Name)}
+		return nil, s.shutDown()
 	}
 	defer s.mu.Unlock()
 	if err != nil {
@@ -155,6 +158,19 @@ func (s *server) ensure(ctx context.Context) (*conn, error) {
 		s.log().Info("mcp server restarted", "after_crashes", crashes)
 	}
 	return c, nil
+}
+
+func (s *server) shutDown() error {
+	return &errNotRunning{fmt.Sprintf("the MCP server %s has been shut down", s.cfg.Name)}
+}
+
+// ctxErr is why ctx ended: the server's shut-down, or the caller's
+// cancellation.
+func (s *server) ctxErr(ctx context.Context) error {
+	if s.life.Err() != nil {
+		return s.shutDown()
+	}
+	return ctx.Err()
 }
 
 // connect starts or dials the server, runs the MCP handshake and lists its
