@@ -1,3 +1,5 @@
+//go:build unix
+
 package mcp_test
 
 import (
@@ -134,7 +136,7 @@ func TestCrashMidCallRestarts(t *testing.T) {
 		if !r.IsError || !strings.Contains(r.Content, "failed during the call to crash: it exited") || !strings.Contains(r.Content, "crashing on purpose") {
 			t.Fatalf("round %d: crash result: %q", round, r.Content)
 		}
-		if !testenv.ProcessGone(pid) {
+		if !reaped(pid) {
 			t.Errorf("round %d: crashed server %d not reaped", round, pid)
 		}
 		if round == 3 {
@@ -307,7 +309,7 @@ func TestPerSessionServers(t *testing.T) {
 		t.Fatalf("sessions share the per-session server %d", pa)
 	}
 	a.Close()
-	if !testenv.ProcessGone(pa) {
+	if !reaped(pa) {
 		t.Error("closing the session left its server running")
 	}
 	if testenv.ProcessGone(pb) {
@@ -324,7 +326,7 @@ func TestCloseLeavesNoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.m.Close()
-	if !testenv.ProcessGone(server) {
+	if !reaped(server) {
 		t.Error("server still running after Close")
 	}
 	if !testenv.Eventually(5*time.Second, func() bool { return testenv.ProcessGone(helper) }) {
@@ -381,7 +383,7 @@ func TestCloseDuringCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call outlived Close")
 	}
-	if !testenv.ProcessGone(pid) {
+	if !reaped(pid) {
 		t.Error("server still running")
 	}
 	if n := len(f.status.all()); n != 2 { // the two schema/name warnings only

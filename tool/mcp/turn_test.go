@@ -1,3 +1,5 @@
+//go:build unix
+
 package mcp_test
 
 import (
@@ -201,7 +203,7 @@ func TestTurnInterruptDuringMCPCall(t *testing.T) {
 		t.Error("the server was not told to cancel")
 	}
 	f.m.Close()
-	if !testenv.ProcessGone(pid) {
+	if !reaped(pid) {
 		t.Error("server left running")
 	}
 }
