@@ -19,17 +19,25 @@ func FileExists(dir, name string) bool {
 }
 
 // ReadPID reads a pid file a test's shell command wrote (echo $$ > f).
+// The shell creates the file before it writes the number, so a reader that
+// only waited for the file to exist can see it empty: poll until it parses.
 func ReadPID(t testing.TB, dir, name string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
+	path := filepath.Join(dir, name)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
+				return pid
+			} else if time.Now().After(deadline) {
+				t.Fatalf("%s: %v", name, perr)
+			}
+		} else if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return pid
 }
 
 // ProcessGone reports whether pid no longer runs. A zombie counts as gone:
