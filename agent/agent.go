@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/talaria-agent/talaria/compact"
@@ -132,6 +133,10 @@ func (a *Agent) Workspace() string { return a.cfg.Workspace }
 // SessionOptions describe a new session.
 type SessionOptions struct {
 	Title string
+	// Principal owns the session (the gateway's tenant); "" for the CLI.
+	Principal string
+	// SystemPromptExtra is appended to this session's system prompt.
+	SystemPromptExtra string
 }
 
 // NewSession creates a session and fixes its system prompt.
@@ -144,10 +149,14 @@ func (a *Agent) NewSession(ctx context.Context, opt SessionOptions) (*store.Sess
 		Provider:  primary.Provider.Name(),
 		Model:     primary.Model,
 		Cwd:       a.cfg.Workspace,
+		Principal: opt.Principal,
 		StartedAt: now,
 		UpdatedAt: now,
 	}
 	s.SystemPrompt = a.systemPrompt(now)
+	if extra := strings.TrimSpace(opt.SystemPromptExtra); extra != "" {
+		s.SystemPrompt = strings.TrimRight(s.SystemPrompt, "\n") + "\n\n" + extra + "\n"
+	}
 	if err := a.cfg.Store.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -162,6 +171,9 @@ type Input struct {
 	// Unattended turns (gateway, run --yes) let the tool-loop guard stop
 	// them; attended ones only get the guard's notices.
 	Unattended bool
+	// TurnID names the turn (default: a fresh id). The gateway sets it so
+	// a client knows the id before the turn starts.
+	TurnID string
 }
 
 // RunTurn runs one turn on a session and returns its result. A session that
@@ -169,7 +181,10 @@ type Input struct {
 // non-nil only when no turn could be started at all (unknown session,
 // unreadable store); the result then still says why.
 func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res turn.Result, err error) {
-	turnID := newTurnID(a.now())
+	turnID := in.TurnID
+	if turnID == "" {
+		turnID = newTurnID(a.now())
+	}
 	res = turn.Result{SessionID: sessionID, TurnID: turnID}
 	sess, err := store.ResolveTip(ctx, a.cfg.Store, sessionID)
 	if err != nil {
@@ -267,6 +282,10 @@ func sessionError(id string, err error) string {
 	}
 	return fmt.Sprintf("Could not open session %q: %v", id, err)
 }
+
+// NewTurnID returns a fresh turn id, for callers that name a turn before it
+// runs (Input.TurnID).
+func NewTurnID() string { return newTurnID(time.Now()) }
 
 func newTurnID(now time.Time) string {
 	return "t" + now.UTC().Format("150405") + randomHex(3)

@@ -99,6 +99,7 @@ func (a *Agent) rotate(ctx context.Context, parent *store.Session, tl *turnLease
 		ParentID:     parent.ID,
 		SystemPrompt: parent.SystemPrompt,
 		Cwd:          parent.Cwd,
+		Principal:    parent.Principal,
 		StartedAt:    now,
 		UpdatedAt:    now,
 	}

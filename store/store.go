@@ -33,6 +33,10 @@ type Session struct {
 	APICalls int64
 	// MessageCount is computed on read (live and archived rows).
 	MessageCount int64
+	// Principal owns the session when it was created through the gateway
+	// (the principal of the token used); "" for sessions made by the CLI.
+	// It is fixed at creation.
+	Principal string
 }
 
 // Live reports whether the session has not ended.
@@ -128,6 +132,8 @@ type Cooldown struct {
 type ListOptions struct {
 	Limit  int // 0 means a backend default (50)
 	Offset int
+	// Principal, when set, lists only that principal's sessions.
+	Principal string
 }
 
 // MessageQuery selects rows of one session, ordered by Seq.
@@ -141,6 +147,8 @@ type MessageQuery struct {
 type SearchOptions struct {
 	SessionID string // "" searches all sessions
 	Limit     int    // 0 means 20
+	// Principal, when set, searches only that principal's sessions.
+	Principal string
 }
 
 // SearchHit is one matching message with a highlighted snippet.
@@ -202,11 +210,68 @@ type Cooldowns interface {
 	ClearCooldown(ctx context.Context, provider, keyID string) error
 }
 
+// Token is an API bearer token of the gateway. Only a hash of the secret is
+// stored; the secret itself is shown once, when it is created.
+type Token struct {
+	ID        string // assigned by CreateToken when empty
+	Name      string
+	Principal string // the tenant its requests act as
+	// Hash is the hex SHA-256 of the secret; unique among all tokens.
+	Hash      string
+	CreatedAt time.Time
+	RevokedAt time.Time // zero while valid
+}
+
+// Tokens keeps the gateway's bearer tokens, so every node sharing the
+// database accepts the same ones.
+type Tokens interface {
+	// CreateToken stores t, filling ID and CreatedAt when empty.
+	CreateToken(ctx context.Context, t *Token) error
+	// TokenByHash returns the valid (not revoked) token with this hash, or
+	// an error wrapping ErrNotFound.
+	TokenByHash(ctx context.Context, hash string) (*Token, error)
+	// ListTokens lists every token, revoked ones included, oldest first.
+	ListTokens(ctx context.Context) ([]Token, error)
+	// RevokeToken revokes a token by ID; an unknown ID wraps ErrNotFound,
+	// revoking twice is not an error.
+	RevokeToken(ctx context.Context, id string) error
+}
+
+// QueuedMessage is a message the gateway accepted for a session and has not
+// finished running: the durable per-session FIFO that survives a restart.
+type QueuedMessage struct {
+	ID        int64 // assigned by Enqueue; orders the queue
+	SessionID string
+	TurnID    string // the id the turn will run under, known to the client
+	Text      string
+	CreatedAt time.Time
+	// StartedAt is set by MarkStarted when its turn begins; a row still
+	// here with StartedAt set after a restart is a turn that was cut off.
+	StartedAt time.Time
+}
+
+// Queue is the gateway's durable per-session message queue.
+type Queue interface {
+	// Enqueue appends q to its session's queue, assigning ID (and
+	// CreatedAt when zero). An unknown session wraps ErrNotFound.
+	Enqueue(ctx context.Context, q *QueuedMessage) error
+	// Queued lists a session's queued messages in FIFO order (ID
+	// ascending), started ones included; sessionID "" lists every session's.
+	Queued(ctx context.Context, sessionID string) ([]QueuedMessage, error)
+	// MarkStarted records that the message's turn began.
+	MarkStarted(ctx context.Context, id int64, at time.Time) error
+	// Dequeue removes a message; removing a missing one is not an error.
+	// Deleting a session removes its queue.
+	Dequeue(ctx context.Context, id int64) error
+}
+
 // Store is everything a backend provides.
 type Store interface {
 	Sessions
 	Messages
 	Leases
 	Cooldowns
+	Tokens
+	Queue
 	Close() error
 }

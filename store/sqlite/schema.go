@@ -108,6 +108,31 @@ CREATE TABLE cooldowns (
 	PRIMARY KEY (provider, key_id)
 );
 `,
+	// 2: the gateway: session owners, bearer tokens (hashed), the durable
+	// per-session message queue.
+	`
+ALTER TABLE sessions ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+CREATE INDEX sessions_principal ON sessions(principal) WHERE principal <> '';
+
+CREATE TABLE tokens (
+	id         TEXT PRIMARY KEY,
+	name       TEXT NOT NULL,
+	principal  TEXT NOT NULL,
+	hash       TEXT NOT NULL UNIQUE,
+	created_at INTEGER NOT NULL,
+	revoked_at INTEGER
+);
+
+CREATE TABLE queue (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	turn_id    TEXT NOT NULL,
+	text       TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	started_at INTEGER
+);
+CREATE INDEX queue_session ON queue(session_id, id);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -51,6 +51,10 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 		sqlText += ` AND m.session_id = ?`
 		args = append(args, opt.SessionID)
 	}
+	if opt.Principal != "" {
+		sqlText += ` AND m.session_id IN (SELECT id FROM sessions WHERE principal = ?)`
+		args = append(args, opt.Principal)
+	}
 	sqlText += ` ORDER BY m.created_at DESC, m.id DESC LIMIT ?`
 	args = append(args, limit)
 

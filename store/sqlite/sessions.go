@@ -18,7 +18,7 @@ const defaultListLimit = 50
 const sessionCols = `id, title, provider, model, parent_session_id, end_reason, system_prompt, cwd,
 	started_at, updated_at, ended_at,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	cost_usd, api_calls,
+	cost_usd, api_calls, principal,
 	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -34,7 +34,7 @@ func scanSession(sc scanner) (store.Session, error) {
 		&started, &updated, &ended,
 		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
 		&ss.Usage.ReasoningTokens, &reported,
-		&ss.CostUSD, &ss.APICalls, &ss.MessageCount)
+		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.MessageCount)
 	if err != nil {
 		return ss, err
 	}
@@ -77,12 +77,12 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
 			system_prompt, cwd, started_at, updated_at, ended_at,
 			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-			cost_usd, api_calls)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			cost_usd, api_calls, principal)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
 			sess.SystemPrompt, sess.Cwd, nanos(sess.StartedAt), nanos(sess.UpdatedAt), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			sess.CostUSD, sess.APICalls)
+			sess.CostUSD, sess.APICalls, sess.Principal)
 		return err
 	})
 }
@@ -108,6 +108,11 @@ func (s *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]stor
 	limit := opt.Limit
 	if limit <= 0 {
 		limit = defaultListLimit
+	}
+	if opt.Principal != "" {
+		return s.querySessions(ctx, "list sessions",
+			`SELECT `+sessionCols+` FROM sessions WHERE principal = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+			opt.Principal, limit, max(opt.Offset, 0))
 	}
 	return s.querySessions(ctx, "list sessions",
 		`SELECT `+sessionCols+` FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
@@ -194,6 +199,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		for _, q := range []string{
 			`DELETE FROM messages WHERE session_id = ?`,
 			`DELETE FROM leases WHERE session_id = ?`,
+			`DELETE FROM queue WHERE session_id = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

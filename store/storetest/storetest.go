@@ -34,6 +34,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Cooldowns", cooldownCases},
 		{"Concurrency", concurrencyCases},
 		{"Lifecycle", lifecycleCases},
+		{"Tokens", tokenCases},
+		{"Queue", queueCases},
+		{"Principals", principalCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

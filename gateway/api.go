@@ -1,0 +1,442 @@
+package gateway
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/store"
+)
+
+//go:embed openapi.json
+var openapiSpec []byte
+
+// Handler returns the HTTP routes.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	a := g.authed
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	mux.HandleFunc("GET /readyz", g.readyz)
+	mux.HandleFunc("GET /v1/openapi.json", a(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapiSpec)
+	}))
+	mux.HandleFunc("POST /v1/sessions", a(g.createSession))
+	mux.HandleFunc("GET /v1/sessions", a(g.listSessions))
+	mux.HandleFunc("GET /v1/sessions/{id}", a(g.getSession))
+	mux.HandleFunc("DELETE /v1/sessions/{id}", a(g.deleteSession))
+	mux.HandleFunc("GET /v1/sessions/{id}/messages", a(g.listMessages))
+	mux.HandleFunc("GET /v1/sessions/{id}/usage", a(g.usage))
+	mux.HandleFunc("POST /v1/sessions/{id}/messages", a(g.postMessage))
+	mux.HandleFunc("GET /v1/sessions/{id}/events", a(g.events))
+	mux.HandleFunc("GET /v1/search", a(g.search))
+	mux.HandleFunc("POST /v1/turns/{id}/interrupt", a(g.interruptTurn))
+	mux.HandleFunc("POST /v1/turns/{id}/approvals/{call}", a(g.approve))
+	mux.HandleFunc("POST /v1/explain-error", a(g.explainError))
+	mux.Handle("GET /metrics", a(g.m.handler().ServeHTTP))
+	mux.HandleFunc("/v1/", a(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errf(http.StatusNotFound, CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
+	}))
+	mux.Handle("/", webHandler())
+	return g.withLimits(mux)
+}
+
+// withLimits caps request bodies for every route.
+func (g *Gateway) withLimits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > g.cfg.MaxBodyBytes {
+			writeError(w, errf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than the limit"))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := g.store.ListSessions(ctx, store.ListOptions{Limit: 1}); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeStoreFailure, "message": err.Error()}})
+		return
+	}
+	if g.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeShuttingDown, "message": "draining"}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// SessionView is a session as the API shows it.
+type SessionView struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Workspace string    `json:"workspace"`
+	ParentID  string    `json:"parent_id,omitempty"`
+	EndReason string    `json:"end_reason,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Messages  int64     `json:"messages"`
+	Busy      bool      `json:"busy"`
+	Queued    int       `json:"queued"`
+	Usage     UsageView `json:"usage"`
+}
+
+// UsageView is a session's accumulated usage.
+type UsageView struct {
+	APICalls         int64   `json:"api_calls"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
+func (g *Gateway) view(s *store.Session) SessionView {
+	v := SessionView{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, Workspace: s.Cwd,
+		ParentID: s.ParentID, EndReason: s.EndReason, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt,
+		Messages: s.MessageCount, Usage: usageOf(s)}
+	g.mu.Lock()
+	st := g.sessions[s.ID]
+	g.mu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		v.Busy, v.Queued = st.running != nil, st.pending
+		st.mu.Unlock()
+	}
+	return v
+}
+
+func usageOf(s *store.Session) UsageView {
+	u := s.Usage
+	return UsageView{APICalls: s.APICalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
+		CostUSD: s.CostUSD}
+}
+
+// owned loads a session the request's principal owns; any other is 404, so
+// ids of other tenants' sessions are not even confirmed.
+func (g *Gateway) owned(r *http.Request) (*store.Session, error) {
+	id := r.PathValue("id")
+	s, err := g.store.GetSession(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && s.Principal != principalOf(r.Context()) {
+		return nil, errf(http.StatusNotFound, CodeNotFound, "no session "+id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type createSessionRequest struct {
+	Title             string `json:"title"`
+	Workspace         string `json:"workspace"`
+	Provider          string `json:"provider"`
+	Model             string `json:"model"`
+	SystemPromptExtra string `json:"system_prompt_extra"`
+}
+
+func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
+	var req createSessionRequest
+	if r.ContentLength != 0 {
+		if err := decodeBody(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	a, err := g.agentFor(req.Workspace, req.Provider, req.Model)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s, err := a.NewSession(r.Context(), agent.SessionOptions{Title: req.Title, Principal: principalOf(r.Context()), SystemPromptExtra: req.SystemPromptExtra})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, g.view(s))
+}
+
+func intParam(r *http.Request, name string, def, maxV int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errf(http.StatusBadRequest, CodeBadRequest, name+" must be a non-negative integer")
+	}
+	return min(n, maxV), nil
+}
+
+func (g *Gateway) listSessions(w http.ResponseWriter, r *http.Request) {
+	limit, err := intParam(r, "limit", 50, 500)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	offset, err := intParam(r, "offset", 0, 1<<30)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if limit == 0 {
+		limit = 50
+	}
+	list, err := g.store.ListSessions(r.Context(), store.ListOptions{Limit: limit, Offset: offset, Principal: principalOf(r.Context())})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]SessionView, 0, len(list))
+	for i := range list {
+		out = append(out, g.view(&list[i]))
+	}
+	resp := map[string]any{"sessions": out}
+	if len(list) == limit {
+		resp["next_offset"] = offset + limit
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (g *Gateway) getSession(w http.ResponseWriter, r *http.Request) {
+	s, err := g.owned(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, g.view(s))
+}
+
+func (g *Gateway) usage(w http.ResponseWriter, r *http.Request) {
+	s, err := g.owned(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"session_id": s.ID, "usage": usageOf(s)})
+}
+
+func (g *Gateway) deleteSession(w http.ResponseWriter, r *http.Request) {
+	s, err := g.owned(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	st := g.state(s.ID)
+	st.mu.Lock()
+	busy := st.running != nil || st.pending > 0
+	st.mu.Unlock()
+	if busy {
+		writeError(w, errf(http.StatusConflict, CodeSessionBusy, "the session has a running or queued turn; interrupt it first"))
+		return
+	}
+	if err := g.store.DeleteSession(r.Context(), s.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	g.hubs.drop(s.ID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (g *Gateway) listMessages(w http.ResponseWriter, r *http.Request) {
+	s, err := g.owned(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	rows, err := g.store.Messages(r.Context(), s.ID, store.MessageQuery{IncludeArchived: r.URL.Query().Get("all") == "true"})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]MessageView, 0, len(rows))
+	for i := range rows {
+		if shown(&rows[i]) || rows[i].Archived {
+			out = append(out, viewOf(&rows[i]))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"session_id": s.ID, "messages": out})
+}
+
+func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if q == "" {
+		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, "q is required"))
+		return
+	}
+	limit, err := intParam(r, "limit", 20, 200)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	opt := store.SearchOptions{Limit: limit, Principal: principalOf(r.Context()), SessionID: r.URL.Query().Get("session")}
+	hits, err := g.store.Search(r.Context(), q, opt)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	type hit struct {
+		SessionID string    `json:"session_id"`
+		Seq       int64     `json:"seq"`
+		Role      string    `json:"role"`
+		Snippet   string    `json:"snippet"`
+		CreatedAt time.Time `json:"created_at"`
+	}
+	out := make([]hit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, hit{h.SessionID, h.Seq, string(h.Role), h.Snippet, h.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"hits": out})
+}
+
+type postMessageRequest struct {
+	Text string `json:"text"`
+}
+
+func wantsStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
+	var req postMessageRequest
+	if err := decodeBody(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, `"text" must not be empty`))
+		return
+	}
+	s, err := g.owned(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.Live() {
+		if tip, terr := store.ResolveTip(r.Context(), g.store, s.ID); terr != nil || tip.ID == s.ID {
+			writeError(w, errf(http.StatusConflict, CodeSessionEnded, "session "+s.ID+" has ended; start a new one"))
+			return
+		}
+	}
+	if !wantsStream(r) {
+		sub, err := g.submit(r.Context(), s, principalOf(r.Context()), req.Text)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, sub)
+		return
+	}
+	// Streamed: subscribe before the turn can start so nothing is missed.
+	h, err := g.hubs.get(r.Context(), s.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	after := h.lastID()
+	sb, backlog, _ := h.subscribe(after, g.cfg.SubscriberBuffer)
+	res, err := g.submit(r.Context(), s, principalOf(r.Context()), req.Text)
+	if err != nil {
+		h.unsubscribe(sb)
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("X-Turn-ID", res.TurnID)
+	g.stream(r.Context(), w, s.ID, streamOptions{after: after, turnID: res.TurnID}, sb, h, backlog, true)
+}
+
+func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
+	s, err := g.owned(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	after, err := lastEventID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	h, err := g.hubs.get(r.Context(), s.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	sb, backlog, covered := h.subscribe(after, g.cfg.SubscriberBuffer)
+	g.stream(r.Context(), w, s.ID, streamOptions{after: after}, sb, h, backlog, covered)
+}
+
+func (g *Gateway) interruptTurn(w http.ResponseWriter, r *http.Request) {
+	state, err := g.interrupt(r.Context(), r.PathValue("id"), principalOf(r.Context()))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"turn_id": r.PathValue("id"), "state": state})
+}
+
+type approvalRequest struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+func (g *Gateway) approve(w http.ResponseWriter, r *http.Request) {
+	var req approvalRequest
+	if err := decodeBody(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	d := decision{verdict: req.Decision, reason: req.Reason}
+	if err := g.answer(r.Context(), r.PathValue("id"), r.PathValue("call"), principalOf(r.Context()), d); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"turn_id": r.PathValue("id"), "call_id": r.PathValue("call"), "decision": req.Decision})
+}
+
+// explainRequest mirrors the explain-error command's flags.
+type explainRequest struct {
+	Provider      string            `json:"provider"`
+	Model         string            `json:"model"`
+	API           string            `json:"api"`
+	BaseURL       string            `json:"base_url"`
+	Status        int               `json:"status"`
+	Headers       map[string]string `json:"headers"`
+	Body          string            `json:"body"`
+	Message       string            `json:"message"`
+	Transport     string            `json:"transport"`
+	MidStream     bool              `json:"mid_stream"`
+	ContextTokens int               `json:"context_tokens"`
+	ContextWindow int               `json:"context_window"`
+	MessageCount  int               `json:"messages"`
+}
+
+func (g *Gateway) explainError(w http.ResponseWriter, r *http.Request) {
+	var req explainRequest
+	if err := decodeBody(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Provider == "" {
+		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, `"provider" is required`))
+		return
+	}
+	c, err := explain(req)
+	if err != nil {
+		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}

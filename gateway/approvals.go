@@ -1,0 +1,140 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/tool"
+)
+
+// Decisions on an approval.
+const (
+	DecisionAllow  = "allow"
+	DecisionDeny   = "deny"
+	DecisionAlways = "always" // allow this tool for the rest of the session
+)
+
+type decision struct {
+	verdict string
+	reason  string
+}
+
+// Approve implements turn.Approver for turns the gateway runs: it emits
+// approval_required and waits for an answer over the API. No answer within
+// ApprovalTimeout is a refusal the model is told about.
+func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info) (bool, string) {
+	run := runFrom(ctx)
+	if run == nil {
+		return false, "Refused: no one can approve this call of " + call.Name + "."
+	}
+	st := g.state(run.sessionID)
+	st.mu.Lock()
+	always := st.always[call.Name]
+	st.mu.Unlock()
+	if always {
+		return true, ""
+	}
+	ch := make(chan decision, 1)
+	run.mu.Lock()
+	run.approvals[call.ID] = ch
+	run.mu.Unlock()
+	defer func() {
+		run.mu.Lock()
+		delete(run.approvals, call.ID)
+		run.mu.Unlock()
+	}()
+	h, herr := g.hubs.get(ctx, run.sessionID)
+	publish := func(typ EventType, f map[string]any) {
+		if herr == nil {
+			h.publish(typ, run.id, f)
+		}
+	}
+	timeout := g.cfg.ApprovalTimeout
+	publish(EventApprovalRequired, map[string]any{"call_id": call.ID, "name": call.Name, "arguments": call.Arguments,
+		"timeout_ms": timeout.Milliseconds(), "description": info.Description})
+	g.m.Approvals.WithLabelValues("asked").Inc()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var d decision
+	by := "user"
+	select {
+	case d = <-ch:
+	case <-t.C:
+		by = "timeout"
+		d = decision{verdict: DecisionDeny, reason: fmt.Sprintf(
+			"Refused: no one approved this call of %s within %s, so it did not run. Do not retry it unchanged; tell the user what you wanted to do and why.",
+			call.Name, timeout)}
+	case <-ctx.Done():
+		by = "interrupt"
+		d = decision{verdict: DecisionDeny, reason: "Refused: the turn was interrupted while waiting for approval."}
+	}
+	publish(EventApprovalResolved, map[string]any{"call_id": call.ID, "name": call.Name, "decision": d.verdict, "by": by})
+	g.m.Approvals.WithLabelValues(d.verdict + "_" + by).Inc()
+	switch d.verdict {
+	case DecisionAlways:
+		st.mu.Lock()
+		st.always[call.Name] = true
+		st.mu.Unlock()
+		return true, ""
+	case DecisionAllow:
+		return true, ""
+	}
+	if d.reason == "" {
+		d.reason = "Refused: the user did not approve this call of " + call.Name + "; do not retry it unchanged."
+	}
+	return false, d.reason
+}
+
+// answer delivers a decision to a waiting approval.
+func (g *Gateway) answer(ctx context.Context, turnID, callID, principal string, d decision) error {
+	switch d.verdict {
+	case DecisionAllow, DecisionDeny, DecisionAlways:
+	default:
+		return errf(http.StatusBadRequest, CodeBadRequest, `decision must be "allow", "deny" or "always"`)
+	}
+	run, err := g.runningTurn(ctx, turnID, principal)
+	if err != nil {
+		return err
+	}
+	run.mu.Lock()
+	ch, ok := run.approvals[callID]
+	if ok {
+		delete(run.approvals, callID)
+	}
+	run.mu.Unlock()
+	if !ok {
+		return errf(http.StatusNotFound, CodeNoApproval, "turn "+turnID+" is not waiting for an approval of call "+callID)
+	}
+	ch <- d
+	return nil
+}
+
+// runningTurn finds a running turn the principal may see.
+func (g *Gateway) runningTurn(ctx context.Context, turnID, principal string) (*turnRun, error) {
+	g.mu.Lock()
+	ref, ok := g.turns[turnID]
+	var run *turnRun
+	var ref2 turnRef
+	if ok {
+		run, ref2 = ref.run, *ref
+	}
+	g.mu.Unlock()
+	ref = &ref2
+	if ok && ref.principal == "" {
+		if sess, err := g.store.GetSession(ctx, ref.sessionID); err != nil || sess.Principal != principal {
+			ok = false
+		}
+	} else if ok && ref.principal != principal {
+		ok = false
+	}
+	if !ok {
+		return nil, errf(http.StatusNotFound, CodeNotFound, "no running turn "+turnID)
+	}
+	if run == nil {
+		return nil, errf(http.StatusConflict, CodeNotRunning, "turn "+turnID+" is queued, not running")
+	}
+	return run, nil
+}

@@ -1,0 +1,254 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// EventType names a Server-Sent Event. Clients must ignore types they do not
+// know: new ones are added over time (subagent events, for example).
+type EventType string
+
+const (
+	// EventMessage is a stored transcript row (user message, assistant
+	// answer, tool result, failure row). Its id is built from the row's seq,
+	// so a reconnecting client gets rows it missed from the database.
+	EventMessage        EventType = "message"
+	EventMessageDeleted EventType = "message_deleted"
+	EventTurnQueued     EventType = "turn_queued"
+	EventTurnStarted    EventType = "turn_started"
+	EventTextDelta      EventType = "text_delta"
+	EventReasoningDelta EventType = "reasoning_delta"
+	// EventDiscard voids the text streamed since the current API call
+	// began (the stream died and is retried).
+	EventDiscard          EventType = "discard"
+	EventToolStarted      EventType = "tool_started"
+	EventToolFinished     EventType = "tool_finished"
+	EventApprovalRequired EventType = "approval_required"
+	EventApprovalResolved EventType = "approval_resolved"
+	// EventStatus is a one-line progress note: retries, fallback,
+	// compression, guards.
+	EventStatus       EventType = "status"
+	EventTurnFinished EventType = "turn_finished"
+)
+
+// Event ids: a stored row's event has id seq<<seqShift; live events that
+// follow it take the next ids below the next row's. So ids only grow within
+// a session, rows keep their ids when rebuilt from the database, and
+// "everything after id N" is "rows with seq > N>>seqShift, plus live events
+// with a larger id".
+const (
+	seqShift = 24
+	// restartK is where live ids after a fresh hub (a restart) start within
+	// the newest row's slot, above any live id an earlier process gave out
+	// there.
+	restartK = 1 << (seqShift - 1)
+	kMax     = 1<<seqShift - 1
+)
+
+// Event is one encoded SSE event.
+type Event struct {
+	ID     int64
+	Type   EventType
+	TurnID string
+	Data   []byte // JSON, encoded once for every subscriber
+}
+
+// MessageView is a stored row as clients see it.
+type MessageView struct {
+	ID         int64          `json:"id"`
+	Seq        int64          `json:"seq"`
+	TurnID     string         `json:"turn_id,omitempty"`
+	Role       llm.Role       `json:"role"`
+	Text       string         `json:"text"`
+	Reasoning  string         `json:"reasoning,omitempty"`
+	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	IsError    bool           `json:"is_error,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Synthetic  bool           `json:"synthetic,omitempty"`
+	Provider   string         `json:"provider,omitempty"`
+	Model      string         `json:"model,omitempty"`
+	CreatedAt  time.Time      `json:"created_at"`
+}
+
+func viewOf(m *store.Message) MessageView {
+	v := MessageView{
+		ID: m.ID, Seq: m.Seq, TurnID: m.TurnID, Role: m.Role, Text: m.Text(),
+		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError,
+		Kind: string(m.Kind), Synthetic: m.Synthetic, Provider: m.Provider, Model: m.Model, CreatedAt: m.CreatedAt,
+	}
+	if m.Reasoning != nil {
+		v.Reasoning = m.Reasoning.Text
+	}
+	return v
+}
+
+// shown reports whether a stored row is part of what clients see: engine
+// scaffolding (continuation nudges, notices) is removed when its turn ends
+// and is never shown.
+func shown(m *store.Message) bool {
+	return !(m.Synthetic && m.Role == llm.RoleUser && (m.Kind == store.KindNudge || m.Kind == store.KindNotice)) && !m.Archived
+}
+
+func encode(typ EventType, turnID string, fields map[string]any) []byte {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	fields["type"] = typ
+	if turnID != "" {
+		fields["turn_id"] = turnID
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"type": typ, "turn_id": turnID, "encode_error": err.Error()})
+	}
+	return b
+}
+
+// hub is one session's event stream: a bounded ring of recent events for
+// reconnects, and the live subscribers.
+type hub struct {
+	mu    sync.Mutex
+	seq   int64 // newest stored row seen
+	k     int64 // live events after it
+	ring  []Event
+	max   int
+	floor int64 // events with id <= floor may be missing from the ring
+	subs  map[*subscriber]struct{}
+	// appendMu serialises this session's writes through the observed
+	// store, so row events are published in seq order.
+	appendMu sync.Mutex
+}
+
+func newHub(lastSeq int64, ringSize int) *hub {
+	h := &hub{seq: lastSeq, k: restartK, max: ringSize, subs: map[*subscriber]struct{}{}}
+	h.floor = lastSeq<<seqShift | restartK
+	return h
+}
+
+type subscriber struct {
+	ch      chan Event
+	dropped chan struct{} // closed when the hub dropped it for falling behind
+}
+
+// publish sends a live event; it never blocks.
+func (h *hub) publish(typ EventType, turnID string, fields map[string]any) int64 {
+	data := encode(typ, turnID, fields)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.k < kMax {
+		h.k++
+	}
+	ev := Event{ID: h.seq<<seqShift | h.k, Type: typ, TurnID: turnID, Data: data}
+	h.deliver(ev)
+	return ev.ID
+}
+
+// publishRow sends a stored row's event.
+func (h *hub) publishRow(m *store.Message) {
+	if !shown(m) {
+		return
+	}
+	data := encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if m.Seq <= h.seq {
+		return // an older row (should not happen: appends are serialised)
+	}
+	h.seq, h.k = m.Seq, 0
+	h.deliver(Event{ID: m.Seq << seqShift, Type: EventMessage, TurnID: m.TurnID, Data: data})
+}
+
+func (h *hub) deliver(ev Event) {
+	if len(h.ring) >= h.max {
+		h.floor = h.ring[0].ID
+		copy(h.ring, h.ring[1:])
+		h.ring = h.ring[:len(h.ring)-1]
+	}
+	h.ring = append(h.ring, ev)
+	for s := range h.subs {
+		select {
+		case s.ch <- ev:
+		default:
+			// Too far behind: drop it rather than slow the turn; it
+			// resumes with Last-Event-ID.
+			delete(h.subs, s)
+			close(s.dropped)
+		}
+	}
+}
+
+// lastID is the newest event id given out.
+func (h *hub) lastID() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq<<seqShift | h.k
+}
+
+// subscribe registers a subscriber and returns the ring's events after
+// after; covered says whether they are all of them (else the caller reads
+// the stored rows after after first).
+func (h *hub) subscribe(after int64, buf int) (*subscriber, []Event, bool) {
+	s := &subscriber{ch: make(chan Event, buf), dropped: make(chan struct{})}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.subs[s] = struct{}{}
+	var backlog []Event
+	for _, ev := range h.ring {
+		if ev.ID > after {
+			backlog = append(backlog, ev)
+		}
+	}
+	return s, backlog, after >= h.floor
+}
+
+func (h *hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, s)
+}
+
+func (h *hub) subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// hubs creates a session's hub on first use, starting after its newest row.
+type hubs struct {
+	mu       sync.Mutex
+	m        map[string]*hub
+	st       store.Messages
+	ringSize int
+}
+
+func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h, ok := hs.m[sessionID]; ok {
+		return h, nil
+	}
+	rows, err := hs.st.Messages(ctx, sessionID, store.MessageQuery{IncludeArchived: true})
+	if err != nil {
+		return nil, err
+	}
+	var last int64
+	if n := len(rows); n > 0 {
+		last = rows[n-1].Seq
+	}
+	h := newHub(last, hs.ringSize)
+	hs.m[sessionID] = h
+	return h, nil
+}
+
+func (hs *hubs) drop(sessionID string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	delete(hs.m, sessionID)
+}

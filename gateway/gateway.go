@@ -1,0 +1,266 @@
+// Package gateway serves agents over HTTP: a JSON API under /v1, Server-Sent
+// Events that stay open across turns and resume with Last-Event-ID, a
+// durable per-session message queue, bearer tokens tied to principals, and
+// the web page at /. It is a client of package agent: a turn started over
+// HTTP is the same agent.RunTurn, with the same lease, guards and finalizer.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// Busy modes: what a message for a session whose turn is running does.
+const (
+	BusyQueue     = "queue"     // wait in the session's queue (default)
+	BusyInterrupt = "interrupt" // stop the running turn, then run
+	BusyReject    = "reject"    // answer 409
+)
+
+// Config configures a Gateway. Store and Agent.Turn.Routes are required.
+type Config struct {
+	Store store.Store
+	// Agent is the template of every agent the gateway runs turns with
+	// (routes, tools, workspace, limits). Its Store and Turn.Approver are
+	// replaced by the gateway's.
+	Agent agent.Config
+	// AutoApprove lets tools that change things run without asking
+	// (approvals: auto); otherwise each such call waits for an answer over
+	// the API, and ApprovalTimeout without one is a refusal.
+	AutoApprove     bool
+	ApprovalTimeout time.Duration // default 5m
+	// Tools builds the tools of a session with its own workspace; nil
+	// refuses per-session workspaces.
+	Tools func(workspace string) ([]tool.Tool, error)
+	// Routes resolves a per-session provider/model; nil refuses overrides.
+	Routes func(provider, model string) ([]turn.Route, error)
+
+	Busy               string // BusyQueue (default), BusyInterrupt, BusyReject
+	QueueLimit         int    // queued messages per session (default 16)
+	MaxConcurrentTurns int    // turns running at once (default 64)
+	MaxBodyBytes       int64  // request bodies (default 1 MiB)
+	// SubscriberBuffer is how many events a slow SSE client may fall behind
+	// before it is dropped (it resumes with Last-Event-ID); default 1024.
+	SubscriberBuffer int
+	// RingSize is how many recent events per session are kept in memory
+	// for reconnects (default 4096); older ones are rebuilt from rows.
+	RingSize int
+	// Heartbeat is the SSE keep-alive comment interval (default 15s).
+	Heartbeat time.Duration
+	Metrics   *Metrics // nil: a fresh registry
+	Logger    *slog.Logger
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Gateway is the HTTP service. Create it with New, call Start, serve
+// Handler, and Shutdown at the end.
+type Gateway struct {
+	cfg   Config
+	store store.Store
+	obs   *observedStore
+	hubs  *hubs
+	log   *slog.Logger
+	m     *Metrics
+
+	mu       sync.Mutex
+	agents   map[agentKey]*agent.Agent
+	sessions map[string]*sessionState
+	turns    map[string]*turnRef
+
+	sem       chan struct{}
+	turnCtx   context.Context // parent of every turn; cancelled after the drain
+	stopTurns context.CancelCauseFunc
+	stopping  chan struct{} // closed when shutdown begins: no new turns start
+	closing   chan struct{} // closed when the turns have ended: SSE streams end
+	draining  atomic.Bool
+	workers   sync.WaitGroup
+}
+
+type agentKey struct{ workspace, provider, model string }
+
+// sessionState is the gateway's view of one session.
+type sessionState struct {
+	mu      sync.Mutex
+	id      string
+	running *turnRun
+	pending int  // queued messages not yet started (this process)
+	worker  bool // a worker goroutine owns the queue
+	always  map[string]bool
+}
+
+// turnRef locates a turn by id for interrupt and approvals.
+type turnRef struct {
+	sessionID string
+	principal string
+	queueID   int64
+	text      string
+	run       *turnRun // nil while queued
+}
+
+// New builds a Gateway.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("gateway: Config.Store is required")
+	}
+	if len(cfg.Agent.Turn.Routes) == 0 {
+		return nil, errors.New("gateway: Config.Agent.Turn.Routes is required")
+	}
+	switch cfg.Busy {
+	case "":
+		cfg.Busy = BusyQueue
+	case BusyQueue, BusyInterrupt, BusyReject:
+	default:
+		return nil, fmt.Errorf("gateway: busy mode %q: use queue, interrupt or reject", cfg.Busy)
+	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = 5 * time.Minute
+	}
+	if cfg.QueueLimit <= 0 {
+		cfg.QueueLimit = 16
+	}
+	if cfg.MaxConcurrentTurns <= 0 {
+		cfg.MaxConcurrentTurns = 64
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.SubscriberBuffer <= 0 {
+		cfg.SubscriberBuffer = 1024
+	}
+	if cfg.RingSize <= 0 {
+		cfg.RingSize = 4096
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	g := &Gateway{
+		cfg:      cfg,
+		store:    cfg.Store,
+		log:      cfg.Logger,
+		m:        cfg.Metrics,
+		agents:   map[agentKey]*agent.Agent{},
+		sessions: map[string]*sessionState{},
+		turns:    map[string]*turnRef{},
+		sem:      make(chan struct{}, cfg.MaxConcurrentTurns),
+		closing:  make(chan struct{}),
+		stopping: make(chan struct{}),
+	}
+	g.hubs = &hubs{m: map[string]*hub{}, st: cfg.Store, ringSize: cfg.RingSize}
+	g.obs = &observedStore{Store: cfg.Store, hubs: g.hubs}
+	g.turnCtx, g.stopTurns = context.WithCancelCause(context.Background())
+	if _, err := g.defaultAgent(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Metrics returns the gateway's instruments.
+func (g *Gateway) Metrics() *Metrics { return g.m }
+
+// build makes an agent from the template for a workspace and routes.
+func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, error) {
+	ac := g.cfg.Agent
+	ac.Store = g.obs
+	if workspace != "" {
+		ac.Workspace = workspace
+		if g.cfg.Tools != nil {
+			tools, err := g.cfg.Tools(workspace)
+			if err != nil {
+				return nil, err
+			}
+			ac.Tools = tools
+		}
+	}
+	if routes != nil {
+		ac.Turn.Routes = routes
+	}
+	if g.cfg.AutoApprove {
+		ac.Turn.Approver = nil
+	} else {
+		ac.Turn.Approver = g
+	}
+	return agent.New(ac)
+}
+
+func (g *Gateway) defaultAgent() (*agent.Agent, error) {
+	return g.agentFor("", "", "")
+}
+
+// agentFor returns (building once) the agent for a session's workspace and
+// provider/model; empty values mean the template's.
+func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, error) {
+	primary := g.cfg.Agent.Turn.Routes[0]
+	if provider == primary.Provider.Name() && model == primary.Model {
+		provider, model = "", ""
+	}
+	if workspace == g.cfg.Agent.Workspace {
+		workspace = ""
+	}
+	key := agentKey{workspace, provider, model}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if a, ok := g.agents[key]; ok {
+		return a, nil
+	}
+	if workspace != "" && g.cfg.Tools == nil {
+		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session workspace")
+	}
+	var routes []turn.Route
+	if provider != "" || model != "" {
+		if provider == "" {
+			provider = primary.Provider.Name()
+		}
+		if provider == primary.Provider.Name() {
+			r := append([]turn.Route(nil), g.cfg.Agent.Turn.Routes...)
+			r[0].Model = model
+			routes = r
+		} else {
+			if g.cfg.Routes == nil {
+				return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session provider")
+			}
+			r, err := g.cfg.Routes(provider, model)
+			if err != nil {
+				return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
+			}
+			routes = r
+		}
+	}
+	a, err := g.build(workspace, routes)
+	if err != nil {
+		return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
+	}
+	g.agents[key] = a
+	return a, nil
+}
+
+func (g *Gateway) state(sessionID string) *sessionState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st, ok := g.sessions[sessionID]
+	if !ok {
+		st = &sessionState{id: sessionID, always: map[string]bool{}}
+		g.sessions[sessionID] = st
+	}
+	return st
+}

@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// errShutdown is the cause given to turns still running after the drain.
+var errShutdown = errors.New("the server is shutting down")
+
+// Start recovers from the previous process: a queued message whose turn
+// had started (its user row is stored) was cut off by a crash or kill; it is
+// marked interrupted with a display-only row and not re-run. Messages still
+// waiting run now, oldest first per session.
+func (g *Gateway) Start(ctx context.Context) error {
+	list, err := g.store.Queued(ctx, "")
+	if err != nil {
+		return fmt.Errorf("gateway: read the message queue: %w", err)
+	}
+	pending := map[string]int{}
+	for _, q := range list {
+		if !q.StartedAt.IsZero() {
+			ran, err := g.turnStored(ctx, q)
+			if err != nil {
+				return err
+			}
+			if ran {
+				if err := g.markCutOff(ctx, q); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		pending[q.SessionID]++
+		principal := ""
+		if s, err := g.store.GetSession(ctx, q.SessionID); err == nil {
+			principal = s.Principal
+		}
+		g.mu.Lock()
+		g.turns[q.TurnID] = &turnRef{sessionID: q.SessionID, principal: principal, queueID: q.ID, text: q.Text}
+		g.mu.Unlock()
+	}
+	for sid, n := range pending {
+		st := g.state(sid)
+		st.mu.Lock()
+		st.pending += n
+		g.m.QueuedMessages.Add(float64(n))
+		g.startWorker(st)
+		st.mu.Unlock()
+		g.log.Info("running queued messages left by the previous process", "session", sid, "count", n)
+	}
+	return nil
+}
+
+// turnStored reports whether the queued message's turn got as far as
+// storing its user row.
+func (g *Gateway) turnStored(ctx context.Context, q store.QueuedMessage) (bool, error) {
+	rows, err := g.store.Messages(ctx, q.SessionID, store.MessageQuery{IncludeArchived: true})
+	if err != nil {
+		return false, fmt.Errorf("gateway: read session %s: %w", q.SessionID, err)
+	}
+	for i := range rows {
+		if rows[i].TurnID == q.TurnID {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// markCutOff writes the display-only row that says a turn was cut off, and
+// takes its message off the queue.
+func (g *Gateway) markCutOff(ctx context.Context, q store.QueuedMessage) error {
+	row := &store.Message{
+		Message: llm.NewText(llm.RoleAssistant, "Turn interrupted: the server stopped while this turn was running. "+
+			"Everything it stored is kept; it was not re-run. Send the message again to continue."),
+		TurnID:    q.TurnID,
+		Kind:      store.KindFailure,
+		Synthetic: true,
+		CreatedAt: g.cfg.Now(),
+	}
+	// Unfenced: the turn's process is gone, and a display-only row is never
+	// sent, so it cannot break the pairing of that turn's tool calls.
+	if err := g.obs.Append(ctx, store.Fence{SessionID: q.SessionID}, row); err != nil && !errors.Is(err, store.ErrEnded) {
+		return fmt.Errorf("gateway: mark turn %s interrupted: %w", q.TurnID, err)
+	}
+	g.log.Warn("a turn was running when the previous process stopped; marked interrupted", "session", q.SessionID, "turn", q.TurnID)
+	return g.store.Dequeue(ctx, q.ID)
+}
+
+// Shutdown stops the gateway: no new turn starts (posts answer 503), running
+// turns get drain to finish, then are interrupted (they finalize and release
+// their leases; subscribers get their turn_finished), and finally every
+// event stream ends. Queued messages stay queued for the next start. ctx
+// bounds the wait for interrupted turns to end.
+func (g *Gateway) Shutdown(ctx context.Context, drain time.Duration) error {
+	if !g.draining.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(g.stopping)
+	done := make(chan struct{})
+	go func() {
+		g.workers.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(drain)
+	defer t.Stop()
+	var err error
+	select {
+	case <-done:
+	case <-t.C:
+		g.log.Warn("drain time is over; interrupting the turns still running", "drain", drain)
+		g.stopTurns(errShutdown)
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = fmt.Errorf("gateway: turns did not end after the interrupt: %w", ctx.Err())
+		}
+	case <-ctx.Done():
+		g.stopTurns(errShutdown)
+		err = ctx.Err()
+	}
+	g.stopTurns(errShutdown)
+	close(g.closing)
+	return err
+}

@@ -1,0 +1,324 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// turnRun is a turn that is running.
+type turnRun struct {
+	id        string
+	sessionID string
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	done      chan struct{}
+
+	mu        sync.Mutex
+	approvals map[string]chan decision
+}
+
+// errInterrupted is the cause of an interrupt over the API.
+var errInterrupted = errors.New("interrupted over the API")
+
+// submitted says what happened to a posted message.
+type submitted struct {
+	TurnID    string `json:"turn_id"`
+	SessionID string `json:"session_id"`
+	// Position is how many messages are ahead of it (0: it runs now).
+	Position int `json:"position"`
+}
+
+// submit queues a message for a session durably and makes sure a worker
+// runs the session's queue.
+func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, text string) (submitted, error) {
+	if g.draining.Load() {
+		return submitted{}, errf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down; send the message again to another node or after the restart")
+	}
+	st := g.state(sess.ID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	busy := st.running != nil || st.pending > 0
+	if busy {
+		switch g.cfg.Busy {
+		case BusyReject:
+			return submitted{}, errf(http.StatusConflict, CodeSessionBusy, "the session is busy with another turn; try again when it ends (busy: reject)")
+		case BusyInterrupt:
+			if st.running != nil {
+				st.running.cancel(errors.New("interrupted by a newer message (busy: interrupt)"))
+			}
+		}
+	}
+	if st.pending >= g.cfg.QueueLimit {
+		return submitted{}, errf(http.StatusTooManyRequests, CodeQueueFull, fmt.Sprintf("the session already has %d queued messages", st.pending))
+	}
+	turnID := agent.NewTurnID()
+	q := &store.QueuedMessage{SessionID: sess.ID, TurnID: turnID, Text: text}
+	if err := g.store.Enqueue(ctx, q); err != nil {
+		return submitted{}, err
+	}
+	pos := st.pending
+	if st.running != nil {
+		pos++
+	}
+	st.pending++
+	g.m.QueuedMessages.Inc()
+	g.mu.Lock()
+	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text}
+	g.mu.Unlock()
+	if h, err := g.hubs.get(ctx, sess.ID); err == nil {
+		h.publish(EventTurnQueued, turnID, map[string]any{"position": pos, "text": text})
+	}
+	g.startWorker(st)
+	return submitted{TurnID: turnID, SessionID: sess.ID, Position: pos}, nil
+}
+
+// startWorker starts the session's queue worker unless one runs; st.mu held.
+func (g *Gateway) startWorker(st *sessionState) {
+	if st.worker {
+		return
+	}
+	st.worker = true
+	g.workers.Add(1)
+	go g.work(st)
+}
+
+// work runs a session's queued messages one after another, oldest first.
+func (g *Gateway) work(st *sessionState) {
+	defer g.workers.Done()
+	for {
+		q, ok := g.next(st)
+		if !ok {
+			return
+		}
+		g.runQueued(st, q)
+	}
+}
+
+// next takes the session's oldest queued message and marks it started, or
+// ends the worker when there is none (or the server is draining).
+func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
+	// Wait for a turn slot first, outside the session lock.
+	select {
+	case g.sem <- struct{}{}:
+	case <-g.stopping:
+		st.mu.Lock()
+		st.worker = false
+		st.mu.Unlock()
+		return store.QueuedMessage{}, false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var list []store.QueuedMessage
+	var err error
+	if !g.draining.Load() {
+		list, err = g.store.Queued(g.turnCtx, st.id)
+	}
+	if err != nil || len(list) == 0 {
+		if err != nil {
+			g.log.Error("reading the session's queue", "session", st.id, "error", err)
+		}
+		st.worker = false
+		<-g.sem
+		return store.QueuedMessage{}, false
+	}
+	q := list[0]
+	if err := g.store.MarkStarted(g.turnCtx, q.ID, g.cfg.Now()); err != nil {
+		g.log.Error("marking a queued message started", "session", st.id, "error", err)
+		st.worker = false
+		<-g.sem
+		return store.QueuedMessage{}, false
+	}
+	run := &turnRun{id: q.TurnID, sessionID: st.id, done: make(chan struct{}), approvals: map[string]chan decision{}}
+	run.ctx, run.cancel = context.WithCancelCause(context.WithValue(g.turnCtx, runKey{}, run))
+	st.running = run
+	if st.pending > 0 {
+		st.pending--
+		g.m.QueuedMessages.Dec()
+	}
+	g.mu.Lock()
+	if ref, ok := g.turns[q.TurnID]; ok {
+		ref.run = run
+	} else {
+		g.turns[q.TurnID] = &turnRef{sessionID: st.id, queueID: q.ID, text: q.Text, run: run}
+	}
+	g.mu.Unlock()
+	return q, true
+}
+
+type runKey struct{}
+
+func runFrom(ctx context.Context) *turnRun {
+	r, _ := ctx.Value(runKey{}).(*turnRun)
+	return r
+}
+
+// runQueued runs one turn for a queued message and removes it from the
+// queue when the turn has ended.
+func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
+	st.mu.Lock()
+	run := st.running
+	st.mu.Unlock()
+	ctx := run.ctx
+	defer run.cancel(nil)
+
+	h, herr := g.hubs.get(ctx, st.id)
+	publish := func(typ EventType, fields map[string]any) {
+		if herr == nil {
+			h.publish(typ, q.TurnID, fields)
+		}
+	}
+	g.m.ActiveTurns.Inc()
+	start := g.cfg.Now()
+	publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
+
+	res, err := g.runTurn(ctx, st.id, q, publish)
+	if err != nil && res.Exit == "" {
+		res.Exit = turn.ExitFailed
+	}
+	g.m.ActiveTurns.Dec()
+	g.m.turnFinished(&res, g.cfg.Now().Sub(start))
+
+	// The turn is over: its message leaves the queue.
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := g.store.Dequeue(dctx, q.ID); err != nil {
+		g.log.Error("removing a finished turn's message from the queue", "session", st.id, "turn", q.TurnID, "error", err)
+	}
+	dcancel()
+	st.mu.Lock()
+	st.running = nil
+	st.mu.Unlock()
+	g.mu.Lock()
+	delete(g.turns, q.TurnID)
+	g.mu.Unlock()
+	<-g.sem
+	publish(EventTurnFinished, map[string]any{"result": res})
+	close(run.done)
+}
+
+// runTurn runs the turn on the session's agent with hooks that publish.
+func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedMessage, publish func(EventType, map[string]any)) (turn.Result, error) {
+	sess, err := g.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return failedResult(sessionID, q.TurnID, "session", "Could not load the session: "+err.Error()), err
+	}
+	a, err := g.agentFor(sess.Cwd, sess.Provider, sess.Model)
+	if err != nil {
+		return failedResult(sessionID, q.TurnID, "configuration", "This session's provider, model or workspace is not available on this server: "+err.Error()), err
+	}
+	hooks := turn.Hooks{
+		TextDelta:      func(s string) { publish(EventTextDelta, map[string]any{"text": s}) },
+		ReasoningDelta: func(s string) { publish(EventReasoningDelta, map[string]any{"text": s}) },
+		Discard:        func() { publish(EventDiscard, nil) },
+		ToolStart: func(c llm.ToolCall) {
+			publish(EventToolStarted, map[string]any{"call_id": c.ID, "name": c.Name, "arguments": c.Arguments})
+		},
+		ToolEnd: func(c llm.ToolCall, r tool.Result, d time.Duration) {
+			publish(EventToolFinished, map[string]any{"call_id": c.ID, "name": c.Name, "result": r.Content, "is_error": r.IsError, "duration_ms": d.Milliseconds()})
+			g.m.ToolCalls.WithLabelValues(c.Name, outcome(r.IsError)).Inc()
+		},
+		Status: func(line string) {
+			kind := statusKind(line)
+			publish(EventStatus, map[string]any{"line": line, "kind": kind})
+			g.m.status(kind)
+		},
+	}
+	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true})
+}
+
+func outcome(isErr bool) string {
+	if isErr {
+		return "error"
+	}
+	return "ok"
+}
+
+func failedResult(sessionID, turnID, reason, msg string) turn.Result {
+	return turn.Result{SessionID: sessionID, TurnID: turnID, Exit: turn.ExitFailed, Explanation: msg,
+		Failure: &turn.Failure{Reason: reason, Message: msg}}
+}
+
+// statusKind sorts the engine's status lines for clients and metrics.
+func statusKind(line string) string {
+	l := strings.ToLower(line)
+	switch {
+	case strings.HasPrefix(l, "retrying"), strings.Contains(l, "and retrying"), strings.Contains(l, "empty answer; retrying"):
+		if strings.Contains(l, "empty answer") {
+			return "guard"
+		}
+		if strings.Contains(l, "compressing") {
+			return "compression"
+		}
+		return "retry"
+	case strings.HasPrefix(l, "falling back"):
+		return "fallback"
+	case strings.HasPrefix(l, "switching to another"):
+		return "rotation"
+	case strings.Contains(l, "compress"):
+		return "compression"
+	case strings.Contains(l, "nudging"), strings.Contains(l, "identical call"), strings.Contains(l, "budget spent"):
+		return "guard"
+	case strings.Contains(l, "output limit"):
+		return "continuation"
+	}
+	return "other"
+}
+
+// interrupt stops a running turn, or drops a queued one (its text is kept
+// as an unsent, display-only row).
+func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (string, error) {
+	g.mu.Lock()
+	r, ok := g.turns[turnID]
+	var ref turnRef
+	if ok {
+		ref = *r
+	}
+	g.mu.Unlock()
+	if !ok || ref.principal != "" && ref.principal != principal {
+		return "", errf(http.StatusNotFound, CodeNotFound, "no running or queued turn "+turnID)
+	}
+	if ref.principal == "" {
+		sess, err := g.store.GetSession(ctx, ref.sessionID)
+		if err != nil || sess.Principal != principal {
+			return "", errf(http.StatusNotFound, CodeNotFound, "no running or queued turn "+turnID)
+		}
+	}
+	st := g.state(ref.sessionID)
+	st.mu.Lock()
+	if run := st.running; run != nil && run.id == turnID {
+		st.mu.Unlock()
+		run.cancel(errInterrupted)
+		return "interrupting", nil
+	}
+	defer st.mu.Unlock()
+	// Still queued: the worker takes the head under st.mu, so it cannot
+	// start it now.
+	if err := g.store.Dequeue(ctx, ref.queueID); err != nil {
+		return "", err
+	}
+	st.pending--
+	g.m.QueuedMessages.Dec()
+	g.mu.Lock()
+	delete(g.turns, turnID)
+	g.mu.Unlock()
+	row := &store.Message{Message: llm.NewText(llm.RoleUser, ref.text), TurnID: turnID, Kind: store.KindUnsent, CreatedAt: g.cfg.Now()}
+	if err := g.obs.Append(ctx, store.Fence{SessionID: ref.sessionID}, row); err != nil {
+		g.log.Warn("could not keep a cancelled queued message", "session", ref.sessionID, "error", err)
+	}
+	if h, err := g.hubs.get(ctx, ref.sessionID); err == nil {
+		res := turn.Result{SessionID: ref.sessionID, TurnID: turnID, Exit: turn.ExitInterrupted,
+			Explanation: "Cancelled before it started; the message is kept in the session, not sent."}
+		h.publish(EventTurnFinished, turnID, map[string]any{"result": res})
+	}
+	return "cancelled", nil
+}

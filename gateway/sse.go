@@ -1,0 +1,184 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// streamOptions narrow an SSE stream.
+type streamOptions struct {
+	after int64 // resume after this event id
+	// turnID, when set, keeps only that turn's events and ends the stream
+	// after its turn_finished.
+	turnID string
+}
+
+// lastEventID reads where a client resumes: the Last-Event-ID header (sent
+// by EventSource on reconnect), else ?after=.
+func lastEventID(r *http.Request) (int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = r.URL.Query().Get("after")
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, errf(http.StatusBadRequest, CodeBadRequest, "Last-Event-ID/after must be an event id")
+	}
+	return n, nil
+}
+
+// sseWriter writes events and flushes.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func startSSE(w http.ResponseWriter) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.Flush()
+	return s
+}
+
+func (s *sseWriter) event(ev Event) error {
+	_, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, ev.Data)
+	return err
+}
+
+func (s *sseWriter) comment(c string) error {
+	if _, err := fmt.Fprintf(s.w, ": %s\n\n", c); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+func (s *sseWriter) flush() error { return s.rc.Flush() }
+
+// stream serves a session's events after opt.after: stored rows the ring
+// no longer holds (from the database), then the ring's backlog, then live
+// events — each id at most once, in order. It returns when the client goes,
+// the subscriber is dropped for falling behind, the server shuts down, or
+// (with opt.turnID) that turn has finished.
+func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID string, opt streamOptions, sub *subscriber, h *hub, backlog []Event, covered bool) {
+	defer h.unsubscribe(sub)
+	g.m.Subscribers.Inc()
+	defer g.m.Subscribers.Dec()
+	sw := startSSE(w)
+	last := opt.after
+	finished := false
+	send := func(ev Event) bool {
+		if ev.ID <= last {
+			return true
+		}
+		if opt.turnID != "" && ev.TurnID != opt.turnID {
+			return true
+		}
+		last = ev.ID
+		if err := sw.event(ev); err != nil {
+			return false
+		}
+		if opt.turnID != "" && ev.Type == EventTurnFinished {
+			finished = true
+		}
+		return true
+	}
+	if !covered {
+		rows, err := g.store.Messages(ctx, sessionID, store.MessageQuery{AfterSeq: opt.after >> seqShift})
+		if err != nil {
+			_ = sw.comment("error reading stored events: " + strings.ReplaceAll(err.Error(), "\n", " "))
+			return
+		}
+		for i := range rows {
+			m := &rows[i]
+			if !shown(m) {
+				continue
+			}
+			ev := Event{ID: m.Seq << seqShift, Type: EventMessage, TurnID: m.TurnID,
+				Data: encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})}
+			if !send(ev) {
+				return
+			}
+		}
+	}
+	for _, ev := range backlog {
+		if !send(ev) {
+			return
+		}
+	}
+	if sw.flush() != nil || finished {
+		return
+	}
+	beat := time.NewTicker(g.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.closing:
+			// Shutdown: deliver what is buffered (turn_finished of the
+			// drained turns) and end.
+			for {
+				select {
+				case ev := <-sub.ch:
+					if !send(ev) {
+						return
+					}
+				default:
+					_ = sw.flush()
+					return
+				}
+			}
+		case <-sub.dropped:
+			// Fell too far behind. Send what is buffered, then end: the
+			// client resumes from the last id it got.
+			for {
+				select {
+				case ev := <-sub.ch:
+					if !send(ev) {
+						return
+					}
+				default:
+					_ = sw.comment("dropped: too slow; reconnect with Last-Event-ID")
+					return
+				}
+			}
+		case <-beat.C:
+			if sw.comment("ping") != nil {
+				return
+			}
+		case ev := <-sub.ch:
+			if !send(ev) {
+				return
+			}
+			// Drain what else is ready before one flush.
+		drain:
+			for range 64 {
+				select {
+				case ev := <-sub.ch:
+					if !send(ev) {
+						return
+					}
+				default:
+					break drain
+				}
+			}
+			if sw.flush() != nil || finished {
+				return
+			}
+		}
+	}
+}

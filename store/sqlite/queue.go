@@ -1,0 +1,95 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// Enqueue appends a message to its session's durable queue.
+func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
+	const op = "enqueue"
+	if q.CreatedAt.IsZero() {
+		q.CreatedAt = now()
+	}
+	q.StartedAt = time.Time{}
+	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, q.SessionID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return s.notFound(op, "session "+q.SessionID)
+		}
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO queue (session_id, turn_id, text, created_at) VALUES (?, ?, ?, ?)`,
+			q.SessionID, q.TurnID, q.Text, nanos(q.CreatedAt))
+		if err != nil {
+			return err
+		}
+		q.ID, err = res.LastInsertId()
+		return err
+	})
+}
+
+// Queued lists queued messages in FIFO order.
+func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMessage, error) {
+	const op = "list queue"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	q := `SELECT id, session_id, turn_id, text, created_at, started_at FROM queue`
+	var args []any
+	if sessionID != "" {
+		q += ` WHERE session_id = ?`
+		args = append(args, sessionID)
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	var out []store.QueuedMessage
+	for rows.Next() {
+		var (
+			m       store.QueuedMessage
+			created int64
+			started sql.NullInt64
+		)
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.TurnID, &m.Text, &created, &started); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		m.CreatedAt = fromNanos(created)
+		m.StartedAt = fromNanos(started.Int64)
+		out = append(out, m)
+	}
+	return out, s.wrap(op, rows.Err())
+}
+
+// MarkStarted records that a queued message's turn began.
+func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
+	const op = "mark queued started"
+	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE queue SET started_at = ? WHERE id = ?`, nanos(at), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return s.notFound(op, "queued message")
+		}
+		return nil
+	})
+}
+
+// Dequeue removes a queued message.
+func (s *Store) Dequeue(ctx context.Context, id int64) error {
+	return s.write(ctx, "dequeue", func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM queue WHERE id = ?`, id)
+		return err
+	})
+}
