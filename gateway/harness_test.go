@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -30,10 +31,15 @@ type harness struct {
 	token string // principal "alice"
 	other string // principal "bob"
 	gate  *gateTool
+
+	smallWrites bool
 }
 
 type harnessOptions struct {
 	configure func(*Config)
+	// smallWrites gives accepted connections a small socket send buffer,
+	// so a client that stops reading stalls its stream quickly.
+	smallWrites bool
 	envOpts   testenv.Options
 }
 
@@ -93,7 +99,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	eo.ExtraTools = append(eo.ExtraTools, gate)
 	env := testenv.New(t, eo)
 	env.Srv.SetDefault(echoReplies)
-	h := &harness{t: t, env: env, gate: gate}
+	h := &harness{t: t, env: env, gate: gate, smallWrites: o.smallWrites}
 	h.start(o.configure)
 	var err error
 	if h.token, _, err = CreateToken(context.Background(), env.Store, "alice-laptop", "alice"); err != nil {
@@ -121,7 +127,11 @@ func (h *harness) start(configure func(*Config)) {
 		h.t.Fatal(err)
 	}
 	h.g = g
-	h.srv = httptest.NewServer(g.Handler())
+	h.srv = httptest.NewUnstartedServer(g.Handler())
+	if h.smallWrites {
+		h.srv.Listener = smallWriteListener{h.srv.Listener}
+	}
+	h.srv.Start()
 	h.t.Cleanup(func() { h.stop(0) })
 }
 
@@ -192,6 +202,41 @@ func (h *harness) send(token, sid, text string) string {
 		h.t.Fatalf("post message: %d %v", code, out)
 	}
 	return out["turn_id"].(string)
+}
+
+type smallWriteListener struct{ net.Listener }
+
+func (l smallWriteListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// follow reads a session's events like a browser's EventSource: whenever
+// the stream ends it reconnects with the last id it got.
+func (h *harness) follow(sid string, after int64, timeout time.Duration, stop func(sseEvent) bool) []sseEvent {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var got []sseEvent
+	for time.Now().Before(deadline) {
+		s := h.open(h.token, sid, after)
+		for ev := range s.events {
+			if ev.ID <= after {
+				h.t.Fatalf("event %d again after %d", ev.ID, after)
+			}
+			after = ev.ID
+			got = append(got, ev)
+			if stop(ev) {
+				s.close()
+				return got
+			}
+		}
+		s.close()
+	}
+	h.t.Fatalf("follow: timed out; got %s", types(got))
+	return nil
 }
 
 // sseEvent is one parsed Server-Sent Event.

@@ -311,13 +311,11 @@ func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (stri
 	g.mu.Lock()
 	delete(g.turns, turnID)
 	g.mu.Unlock()
-	row := &store.Message{Message: llm.NewText(llm.RoleUser, ref.text), TurnID: turnID, Kind: store.KindUnsent, CreatedAt: g.cfg.Now()}
-	if err := g.obs.Append(ctx, store.Fence{SessionID: ref.sessionID}, row); err != nil {
-		g.log.Warn("could not keep a cancelled queued message", "session", ref.sessionID, "error", err)
-	}
+	// No row is written for it: the session may be inside another turn's
+	// tool round. The client has its text; the result repeats it.
 	if h, err := g.hubs.get(ctx, ref.sessionID); err == nil {
 		res := turn.Result{SessionID: ref.sessionID, TurnID: turnID, Exit: turn.ExitInterrupted,
-			Explanation: "Cancelled before it started; the message is kept in the session, not sent."}
+			Explanation: "Cancelled before it started; the message was not sent: " + ref.text}
 		h.publish(EventTurnFinished, turnID, map[string]any{"result": res})
 	}
 	return "cancelled", nil
