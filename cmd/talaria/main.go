@@ -37,6 +37,7 @@ Usage:
   talaria explain-error [flags]    explain a provider error and what Talaria would do about it
   talaria doctor                   check configuration, keys, the database and MCP servers
   talaria mcp <list|test> ...      MCP servers: their state and tools
+  talaria serve [flags]            HTTP API, event streams and web page (talaria serve token ...)
   talaria version
 
 Run 'talaria <command> -h' for a command's flags.
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return c.doctorCmd(ctx, rest)
 	case "mcp":
 		return c.mcpCmd(ctx, rest)
+	case "serve":
+		return c.serveCmd(ctx, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "talaria %s\n", version)
 		return exitOK

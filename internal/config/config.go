@@ -121,6 +121,8 @@ type Config struct {
 	// MCPServers are Model Context Protocol servers whose tools are offered
 	// to the model (mcp.go).
 	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
+	// Serve configures `talaria serve` (serve.go).
+	Serve Serve `yaml:"serve"`
 
 	// Home is the directory the config came from (not read from the file).
 	Home string `yaml:"-"`

@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/gateway"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+const serveUsage = `Usage: talaria serve [flags]
+       talaria serve token create NAME [--principal P]   print a new API token (only the token, on stdout)
+       talaria serve token list [--json]
+       talaria serve token revoke ID|NAME
+
+Serves the agent over HTTP: the JSON API under /v1 (Authorization: Bearer
+TOKEN), Server-Sent Events, /metrics, /healthz, /readyz and the web page at
+/. Uses the same config file, providers, fallback chain, guards and tools as
+run. On the first start with no token, one is created and printed once.
+SIGTERM or Ctrl+C stops accepting, lets running turns finish within --drain,
+interrupts the rest, and exits 0.
+
+Flags:
+`
+
+func (c *cli) serveCmd(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "token" {
+		return c.tokenCmd(ctx, args[1:])
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { fmt.Fprint(c.stderr, serveUsage); fs.PrintDefaults() }
+	var rf routeFlags
+	rf.register(fs)
+	addr := fs.String("addr", "", "listen address (default serve.addr, else 127.0.0.1:7420)")
+	dbPath := fs.String("database", "", "database file (default database.path, else ~/.talaria/state.db)")
+	drain := fs.Duration("drain", 0, "on shutdown, how long running turns may finish before they are interrupted (default serve.drain, else 30s)")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate file (serve HTTPS)")
+	tlsKey := fs.String("tls-key", "", "TLS key file")
+	busy := fs.String("busy", "", "a message for a busy session: queue, interrupt or reject (default serve.busy, else queue)")
+	maxTurns := fs.Int("max-concurrent-turns", 0, "turns running at once (default serve.max_concurrent_turns, else 64)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return c.fail(exitUsage, "serve takes no arguments (did you mean `talaria serve token ...`?)")
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	sc := cfg.Serve
+	pick := func(flagV, cfgV, def string) string {
+		if flagV != "" {
+			return flagV
+		}
+		if cfgV != "" {
+			return cfgV
+		}
+		return def
+	}
+	*addr = pick(*addr, sc.Addr, "127.0.0.1:7420")
+	*tlsCert, *tlsKey = pick(*tlsCert, sc.TLSCert, ""), pick(*tlsKey, sc.TLSKey, "")
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return c.fail(exitUsage, "--tls-cert and --tls-key go together")
+	}
+	if *drain == 0 {
+		*drain = time.Duration(sc.Drain)
+		if *drain == 0 {
+			*drain = 30 * time.Second
+		}
+	}
+	if *dbPath != "" {
+		cfg.Database.Path = *dbPath
+	}
+	log := c.logger(cfg, rf.verbose)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return c.fail(exitOther, "%s", describeDB(err))
+	}
+	defer st.Close()
+	routes, err := c.routes(cfg, &rf, st)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	ws := rf.workspace
+	if ws == "" {
+		if ws, err = os.Getwd(); err != nil {
+			return c.fail(exitOther, "%v", err)
+		}
+	}
+	shellTimeout := time.Duration(cfg.ShellTimeout)
+	toolsFor := func(dir string) ([]tool.Tool, error) {
+		return builtin.New(builtin.Options{Root: dir, ShellTimeout: shellTimeout})
+	}
+	tools, err := toolsFor(ws)
+	if err != nil {
+		return c.fail(exitUsage, "workspace %s: %v", ws, err)
+	}
+	tc := turnConfig(cfg, routes)
+	if rf.maxIter > 0 {
+		tc.MaxIterations = rf.maxIter
+	}
+	gcfg := gateway.Config{
+		Store: st,
+		Agent: agent.Config{
+			Turn: tc, Tools: tools, Workspace: ws,
+			SystemPrompt: cfg.SystemPrompt, SystemPromptExtra: cfg.SystemPromptExtra,
+			Logger:              log,
+			RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
+		},
+		AutoApprove:     rf.yes || cfg.Approvals == "auto",
+		ApprovalTimeout: time.Duration(sc.ApprovalTimeout),
+		Tools:           toolsFor,
+		Routes: func(provider, model string) ([]turn.Route, error) {
+			p, ok := cfg.Providers[provider]
+			if !ok {
+				return nil, fmt.Errorf("provider %q is not configured; known: %s", provider, strings.Join(cfg.ProviderNames(), ", "))
+			}
+			if model == "" {
+				model = p.Model
+			}
+			r, err := c.route(provider, p, model, st)
+			if err != nil {
+				return nil, err
+			}
+			return []turn.Route{r}, nil
+		},
+		Busy:               pick(*busy, sc.Busy, gateway.BusyQueue),
+		QueueLimit:         sc.QueueLimit,
+		MaxConcurrentTurns: max(*maxTurns, 0),
+		MaxBodyBytes:       sc.MaxBodyBytes,
+		Logger:             log,
+	}
+	if gcfg.MaxConcurrentTurns == 0 {
+		gcfg.MaxConcurrentTurns = sc.MaxConcurrentTurns
+	}
+	g, err := gateway.New(gcfg)
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return c.fail(exitUsage, "listen on %s: %v", *addr, err)
+	}
+	scheme := "http"
+	if *tlsCert != "" {
+		scheme = "https"
+	}
+	url := fmt.Sprintf("%s://%s/", scheme, ln.Addr())
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); scheme == "http" && !isLoopback(host) {
+		fmt.Fprintf(c.stderr, "talaria: WARNING: listening on %s without TLS: tokens and conversations cross the network in clear text; use --tls-cert/--tls-key or a TLS proxy\n", ln.Addr())
+	}
+	if err := c.firstToken(ctx, st, url); err != nil {
+		_ = ln.Close()
+		return c.fail(exitOther, "%s", describeDB(err))
+	}
+	if err := g.Start(ctx); err != nil {
+		_ = ln.Close()
+		return c.fail(exitOther, "%s", describeDB(err))
+	}
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	fmt.Fprintf(c.stderr, "talaria: serving on %s (Ctrl+C or SIGTERM to stop; drain %s)\n", url, *drain)
+
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	served := make(chan error, 1)
+	go func() {
+		if *tlsCert != "" {
+			served <- srv.ServeTLS(ln, *tlsCert, *tlsKey)
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			_ = g.Shutdown(context.Background(), 0)
+			return c.fail(exitOther, "serve: %v", err)
+		}
+	case <-ctx.Done():
+	case <-sig:
+	}
+	fmt.Fprintf(c.stderr, "talaria: shutting down: running turns get %s to finish\n", *drain)
+	// Stop accepting at once; open event streams end when the gateway has
+	// finished its turns.
+	httpDone := make(chan struct{})
+	go func() {
+		sctx, cancel := context.WithTimeout(context.Background(), *drain+30*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		close(httpDone)
+	}()
+	gctx, cancel := context.WithTimeout(context.Background(), *drain+20*time.Second)
+	defer cancel()
+	go func() {
+		// A second signal skips the drain.
+		select {
+		case <-sig:
+			fmt.Fprintln(c.stderr, "talaria: second signal: interrupting running turns now")
+			_ = g.Shutdown(gctx, 0)
+		case <-httpDone:
+		}
+	}()
+	if err := g.Shutdown(gctx, *drain); err != nil {
+		fmt.Fprintf(c.stderr, "talaria: %v\n", err)
+	}
+	<-httpDone
+	fmt.Fprintln(c.stderr, "talaria: stopped")
+	return exitOK
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// firstToken creates and prints a token when the database has none, so a
+// fresh install can be used at once.
+func (c *cli) firstToken(ctx context.Context, st store.Tokens, url string) error {
+	list, err := st.ListTokens(ctx)
+	if err != nil {
+		return err
+	}
+	if len(list) > 0 {
+		return nil
+	}
+	secret, _, err := gateway.CreateToken(ctx, st, "default", "default")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "talaria: created the first API token (shown only now; `talaria serve token create NAME` makes more):\n%s\nweb page: %s\n", secret, url)
+	return nil
+}
+
+func (c *cli) tokenCmd(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		return c.fail(exitUsage, "usage: talaria serve token create NAME [--principal P] | list [--json] | revoke ID|NAME")
+	}
+	sub, rest := args[0], args[1:]
+	fs := flag.NewFlagSet("serve token "+sub, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	principal := fs.String("principal", "", "the tenant the token acts as (default: NAME); tokens of one principal see the same sessions")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	dbPath := fs.String("database", "", "database file")
+	// Flags may come after the name.
+	var pos []string
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			return exitUsage
+		}
+		rest = fs.Args()
+		if len(rest) > 0 {
+			pos, rest = append(pos, rest[0]), rest[1:]
+		}
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	if *dbPath != "" {
+		cfg.Database.Path = *dbPath
+	}
+	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	if err != nil {
+		return c.fail(exitOther, "%s", describeDB(err))
+	}
+	defer st.Close()
+	switch sub {
+	case "create":
+		if len(pos) != 1 {
+			return c.fail(exitUsage, "usage: talaria serve token create NAME [--principal P]")
+		}
+		secret, _, err := gateway.CreateToken(ctx, st, pos[0], *principal)
+		if err != nil {
+			return c.fail(exitOther, "%s", describeDB(err))
+		}
+		fmt.Fprintln(c.stdout, secret)
+		return exitOK
+	case "list":
+		list, err := st.ListTokens(ctx)
+		if err != nil {
+			return c.fail(exitOther, "%s", describeDB(err))
+		}
+		if *jsonOut {
+			type row struct {
+				ID        string     `json:"id"`
+				Name      string     `json:"name"`
+				Principal string     `json:"principal"`
+				CreatedAt time.Time  `json:"created_at"`
+				RevokedAt *time.Time `json:"revoked_at,omitempty"`
+			}
+			out := []row{}
+			for _, t := range list {
+				r := row{ID: t.ID, Name: t.Name, Principal: t.Principal, CreatedAt: t.CreatedAt}
+				if !t.RevokedAt.IsZero() {
+					r.RevokedAt = &t.RevokedAt
+				}
+				out = append(out, r)
+			}
+			enc := json.NewEncoder(c.stdout)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(out)
+			return exitOK
+		}
+		for _, t := range list {
+			state := "valid"
+			if !t.RevokedAt.IsZero() {
+				state = "revoked " + t.RevokedAt.Local().Format(time.DateTime)
+			}
+			fmt.Fprintf(c.stdout, "%s  %-16s principal %-12s created %s  %s\n", t.ID, t.Name, t.Principal, t.CreatedAt.Local().Format(time.DateTime), state)
+		}
+		return exitOK
+	case "revoke":
+		if len(pos) != 1 {
+			return c.fail(exitUsage, "usage: talaria serve token revoke ID|NAME")
+		}
+		list, err := st.ListTokens(ctx)
+		if err != nil {
+			return c.fail(exitOther, "%s", describeDB(err))
+		}
+		var ids []string
+		for _, t := range list {
+			if (t.ID == pos[0] || t.Name == pos[0]) && t.RevokedAt.IsZero() {
+				ids = append(ids, t.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return c.fail(exitUsage, "no valid token with id or name %q (see `talaria serve token list`)", pos[0])
+		}
+		for _, id := range ids {
+			if err := st.RevokeToken(ctx, id); err != nil {
+				return c.fail(exitOther, "%s", describeDB(err))
+			}
+			fmt.Fprintf(c.stderr, "talaria: revoked %s\n", id)
+		}
+		return exitOK
+	}
+	return c.fail(exitUsage, "unknown token command %q: use create, list or revoke", sub)
+}

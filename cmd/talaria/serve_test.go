@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
+)
+
+// servingProc is `talaria serve` running in-process.
+type servingProc struct {
+	cancel context.CancelFunc
+	done   chan int
+	stdout *testenv.Buffer
+	stderr *testenv.Buffer
+	url    string
+}
+
+var servingOn = regexp.MustCompile(`serving on (\S+)`)
+
+func (e *cliEnv) serve(extra ...string) *servingProc {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &servingProc{cancel: cancel, done: make(chan int, 1), stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--drain", "2s"}, e.routeArgs("openai")...)
+	args = append(args, extra...)
+	go func() { p.done <- run(ctx, args, strings.NewReader(""), p.stdout, p.stderr, e.getenv) }()
+	if !testenv.Eventually(10*time.Second, func() bool { return servingOn.MatchString(p.stderr.String()) }) {
+		cancel()
+		e.t.Fatalf("serve did not start: %s", p.stderr.String())
+	}
+	p.url = servingOn.FindStringSubmatch(p.stderr.String())[1]
+	e.t.Cleanup(func() { p.stop(e.t) })
+	return p
+}
+
+func (p *servingProc) stop(t *testing.T) int {
+	p.cancel()
+	select {
+	case code := <-p.done:
+		p.done <- code
+		return code
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+		return -1
+	}
+}
+
+func call(t *testing.T, client *http.Client, method, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// TestServeCommand: the first start prints a token and the page URL; the
+// token drives a real turn; token create/list/revoke work on the same
+// database; cancelling stops the server with exit 0.
+func TestServeCommand(t *testing.T) {
+	e := newCLIEnv(t)
+	e.srv.SetDefault(func(fakellm.Request) fakellm.Step { return fakellm.Text("served answer") })
+	p := e.serve()
+	out := p.stdout.String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "tal_") || lines[2] != "web page: "+p.url {
+		t.Fatalf("first start printed %q", out)
+	}
+	token := lines[1]
+	c := http.DefaultClient
+	code, s := call(t, c, "POST", p.url+"v1/sessions", token, `{}`)
+	if code != 201 {
+		t.Fatalf("create = %d %v", code, s)
+	}
+	sid := s["id"].(string)
+	if code, _ := call(t, c, "POST", p.url+"v1/sessions/"+sid+"/messages", token, `{"text":"hi"}`); code != 202 {
+		t.Fatalf("post = %d", code)
+	}
+	if !testenv.Eventually(10*time.Second, func() bool {
+		_, m := call(t, c, "GET", p.url+"v1/sessions/"+sid+"/messages", token, "")
+		msgs, _ := m["messages"].([]any)
+		return len(msgs) == 2 && msgs[1].(map[string]any)["text"] == "served answer"
+	}) {
+		t.Fatal("the turn did not complete")
+	}
+
+	// Tokens from the CLI, on the same database.
+	r := e.run("", "serve", "token", "create", "ci-bot", "--principal", "robots")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "tal_") || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("token create = %+v", r)
+	}
+	bot := strings.TrimSpace(r.stdout)
+	if code, _ := call(t, c, "GET", p.url+"v1/sessions/"+sid, bot, ""); code != 404 {
+		t.Fatalf("another principal's token saw the session: %d", code)
+	}
+	r = e.run("", "serve", "token", "list", "--json")
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 || list[1]["principal"] != "robots" {
+		t.Fatalf("token list = %+v (%v)", r, err)
+	}
+	if strings.Contains(r.stdout, bot) || strings.Contains(r.stdout, token) {
+		t.Fatal("token list shows a secret")
+	}
+	if r = e.run("", "serve", "token", "revoke", "ci-bot"); r.code != 0 {
+		t.Fatalf("revoke = %+v", r)
+	}
+	if code, out := call(t, c, "GET", p.url+"v1/sessions", bot, ""); code != 401 {
+		t.Fatalf("revoked token = %d %v", code, out)
+	}
+	if code := p.stop(t); code != 0 || !strings.Contains(p.stderr.String(), "stopped") {
+		t.Fatalf("serve exit = %d, stderr %s", code, p.stderr.String())
+	}
+	// A second start prints no token.
+	p2 := e.serve()
+	if strings.Contains(p2.stdout.String(), "tal_") {
+		t.Fatalf("second start printed a token: %q", p2.stdout.String())
+	}
+}
+
+// TestServeTLSAndWarning: --tls-cert/--tls-key serve HTTPS; listening on
+// a non-loopback address without TLS warns.
+func TestServeTLSAndWarning(t *testing.T) {
+	e := newCLIEnv(t)
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writeSelfSigned(t, cert, key)
+	p := e.serve("--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(p.url, "https://") {
+		t.Fatalf("url = %s", p.url)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if code, _ := call(t, client, "GET", p.url+"healthz", "", ""); code != 200 {
+		t.Fatalf("healthz over TLS = %d", code)
+	}
+	if strings.Contains(p.stderr.String(), "WARNING") {
+		t.Fatalf("TLS serve warned: %s", p.stderr.String())
+	}
+	p.stop(t)
+
+	e2 := newCLIEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr testenv.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "0.0.0.0:0"}, e2.routeArgs("openai")...), strings.NewReader(""), &testenv.Buffer{}, &stderr, e2.getenv)
+	}()
+	ok := testenv.Eventually(10*time.Second, func() bool { return strings.Contains(stderr.String(), "serving on") })
+	cancel()
+	<-done
+	if !ok || !strings.Contains(stderr.String(), "WARNING: listening on") {
+		t.Fatalf("no warning for a non-loopback address: %s", stderr.String())
+	}
+}
+
+func writeSelfSigned(t *testing.T, certPath, keyPath string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(k)
+	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+}
