@@ -40,7 +40,7 @@ type harnessOptions struct {
 	// smallWrites gives accepted connections a small socket send buffer,
 	// so a client that stops reading stalls its stream quickly.
 	smallWrites bool
-	envOpts   testenv.Options
+	envOpts     testenv.Options
 }
 
 // gateTool is a read-only tool that blocks until released (or its context

@@ -95,7 +95,7 @@ func (h *home) newSession() string {
 // (--api, --base-url, --model m) and the workspace first.
 func (h *home) command(ctx context.Context, sub string, args ...string) *exec.Cmd {
 	all := []string{sub}
-	if sub == "run" || sub == "chat" {
+	if sub == "run" || sub == "chat" || sub == "serve" {
 		base := h.srv.OpenAIBaseURL()
 		if h.api == "anthropic" {
 			base = h.srv.AnthropicBaseURL()

@@ -1,0 +1,129 @@
+//go:build unix
+
+package crashtest
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+var servingOn = regexp.MustCompile(`serving on (\S+)`)
+
+// startServe starts `talaria serve` on a free port and returns its URL.
+func (h *home) startServe(t *testing.T) (*proc, string) {
+	t.Helper()
+	p := h.start("serve", "--addr", "127.0.0.1:0", "--yes", "--drain", "1s")
+	if !testenv.Eventually(20*time.Second, func() bool { return servingOn.MatchString(p.stderr.String()) || p.exited() }) || p.exited() {
+		t.Fatalf("serve did not start:\n%s", p.stderr)
+	}
+	return p, servingOn.FindStringSubmatch(p.stderr.String())[1]
+}
+
+func api(t *testing.T, method, url, token, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s = %d %v", method, url, resp.StatusCode, out)
+	}
+	return out
+}
+
+// TestKillServeMidTurn: kill -9 a real `talaria serve` while a turn runs a
+// tool, with another message queued behind it. The next start marks the
+// cut-off turn interrupted (a display-only row; it is not re-run), the
+// session repairs on load, and the queued message runs.
+func TestKillServeMidTurn(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		last := r.Messages[len(r.Messages)-1]
+		switch {
+		case last.Role == "user" && strings.Contains(last.Text, "first"):
+			return fakellm.Calls(fakellm.ToolCall("shell", `{"command":"sleep 3"}`))
+		case last.Role == "user" && strings.Contains(last.Text, "second"):
+			return fakellm.Text("second done")
+		}
+		return fakellm.Text("first done")
+	})
+	h := newHome(t, srv)
+	p, url := h.startServe(t)
+	lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[1], "tal_") {
+		t.Fatalf("first start did not print a token: %q", p.stdout.String())
+	}
+	token := lines[1]
+	sid := api(t, "POST", url+"v1/sessions", token, `{}`)["id"].(string)
+	first := api(t, "POST", url+"v1/sessions/"+sid+"/messages", token, `{"text":"first"}`)["turn_id"].(string)
+	// Wait until the tool call is durable (the tool is running).
+	if !testenv.Eventually(20*time.Second, func() bool {
+		for _, r := range h.rows(sid) {
+			if len(r.ToolCalls) > 0 {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the tool call never became durable:\n%s", p.stderr)
+	}
+	second := api(t, "POST", url+"v1/sessions/"+sid+"/messages", token, `{"text":"second"}`)["turn_id"].(string)
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 10*time.Second)
+
+	p2, url2 := h.startServe(t)
+	if strings.Contains(p2.stdout.String(), "tal_") {
+		t.Fatal("the restart printed a new token")
+	}
+	if !testenv.Eventually(20*time.Second, func() bool {
+		rows := h.rows(sid)
+		return len(rows) > 0 && rows[len(rows)-1].Text() == "second done"
+	}) {
+		t.Fatalf("the queued message did not run after the restart; rows %v\n%s", testenv.Roles(h.rows(sid)), p2.stderr)
+	}
+	rows := h.rows(sid)
+	var cutOff, reran int
+	for _, r := range rows {
+		if r.TurnID == first && r.Kind == store.KindFailure && strings.Contains(r.Text(), "interrupted") {
+			cutOff++
+		}
+		if r.TurnID == first && r.Role == llm.RoleAssistant && r.Text() == "first done" {
+			reran++
+		}
+	}
+	if cutOff != 1 || reran != 0 {
+		t.Fatalf("cut-off rows %d (want 1), re-run answers %d (want 0); rows %v", cutOff, reran, testenv.Roles(rows))
+	}
+	// The second turn sent a repaired transcript (the orphan call got a
+	// synthetic result) and the session takes more turns.
+	checkWire(t, srv)
+	out := api(t, "GET", url2+"v1/sessions/"+sid+"/messages", token, "")
+	if n := len(out["messages"].([]any)); n < 4 {
+		t.Fatalf("transcript over the API has %d rows", n)
+	}
+	_ = second
+	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p2.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("serve exit on SIGTERM = %d\n%s", code, p2.stderr)
+	}
+}
