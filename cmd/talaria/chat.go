@@ -38,11 +38,15 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	var cont bool
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
 	fs.BoolVar(&cont, "c", false, "short for --continue")
+	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage
+	}
+	if *server != "" {
+		return c.chatRemote(ctx, *server, *sessionID, cont)
 	}
 	lines := readLines(c.stdin)
 	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}

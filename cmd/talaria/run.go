@@ -42,6 +42,7 @@ func (c *cli) runCmd(ctx context.Context, args []string) int {
 	fs.BoolVar(&cont, "c", false, "short for --continue")
 	quiet := fs.Bool("quiet", false, "print no progress on stderr")
 	wait := fs.Duration("wait", 5*time.Second, "how long to wait for a session busy with another turn")
+	server := fs.String("server", "", "run the turn on a `talaria serve` at this URL (token from TALARIA_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -63,6 +64,9 @@ func (c *cli) runCmd(ctx context.Context, args []string) int {
 		return c.fail(exitUsage, "--session and --continue cannot be used together")
 	}
 
+	if *server != "" {
+		return c.runRemote(ctx, *server, prompt, *sessionID, cont, rf.yes, *jsonOut, *quiet)
+	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
 	a, err := c.setup(ctx, &rf, refuseChanges{}, *wait)

@@ -194,3 +194,52 @@ func writeSelfSigned(t *testing.T, certPath, keyPath string) {
 	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
 	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
 }
+
+// TestRunAndChatServer: `run --server` and `chat --server` print the same
+// answer and exit with the same codes as local runs.
+func TestRunAndChatServer(t *testing.T) {
+	e := newCLIEnv(t)
+	p := e.serve()
+	e.env["TALARIA_TOKEN"] = strings.Split(strings.TrimSpace(p.stdout.String()), "\n")[1]
+	answer := []fakellm.Step{
+		fakellm.Calls(fakellm.ToolCall("list_dir", `{"path":"."}`)),
+		fakellm.Calls(fakellm.ToolCall("write_file", `{"path":"x.txt","content":"x"}`)),
+		fakellm.Text("all done"),
+	}
+	rejected := []fakellm.Step{fakellm.HTTPError(400, "invalid_request_error", "Invalid value for 'temperature': must be a number.")}
+	cases := []struct {
+		name  string
+		steps []fakellm.Step
+		code  int
+	}{{"answer", answer, exitOK}, {"rejected", rejected, exitBadRequest}}
+	for _, c := range cases {
+		e.srv.Script(c.steps...)
+		l := e.run("", append(append([]string{"run"}, e.routeArgs("openai")...), c.name)...)
+		e.srv.Script(c.steps...)
+		r := e.run("", "run", "--server", p.url, c.name)
+		if r.code != l.code || r.stdout != l.stdout || r.code != c.code {
+			t.Errorf("%s: remote = %d %q, local = %d %q, want code %d\nremote stderr: %s", c.name, r.code, r.stdout, l.code, l.stdout, c.code, r.stderr)
+		}
+		if c.name == "answer" && (r.stdout != "all done\n" || !strings.Contains(r.stderr, "write_file")) {
+			t.Errorf("remote run = %+v", r)
+		}
+	}
+	// The refused write (no --yes) did not happen in either run.
+	if _, err := os.Stat(filepath.Join(e.ws, "x.txt")); err == nil {
+		t.Error("write_file ran without --yes")
+	}
+
+	e.srv.Script(fakellm.Text("chat answer"))
+	r := e.run("hello\n/session\n", "chat", "--server", p.url)
+	if r.code != 0 || !strings.Contains(r.stdout, "chat answer") {
+		t.Fatalf("chat --server = %+v", r)
+	}
+	delete(e.env, "TALARIA_TOKEN")
+	if r := e.run("", "run", "--server", p.url, "x"); r.code != exitUsage || !strings.Contains(r.stderr, "TALARIA_TOKEN") {
+		t.Fatalf("no token = %+v", r)
+	}
+	e.env["TALARIA_TOKEN"] = "tal_wrong"
+	if r := e.run("", "run", "--server", p.url, "x"); r.code != exitAuth {
+		t.Fatalf("wrong token = %+v", r)
+	}
+}

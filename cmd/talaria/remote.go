@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/talaria-agent/talaria/gateway"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// remoteClient is the client of `run --server` and `chat --server`; the
+// token comes from TALARIA_TOKEN.
+func (c *cli) remoteClient(server string) (*gateway.Client, error) {
+	tok := strings.TrimSpace(c.getenv("TALARIA_TOKEN"))
+	if tok == "" {
+		return nil, &setupError{"--server needs a token: set TALARIA_TOKEN (create one with `talaria serve token create NAME` on the server)"}
+	}
+	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
+		return nil, &setupError{fmt.Sprintf("--server %q: use a URL like http://127.0.0.1:7420", server)}
+	}
+	return &gateway.Client{BaseURL: server, Token: tok}, nil
+}
+
+// remoteExit maps a failure to reach or use the server to an exit code.
+func (c *cli) remoteExit(err error) int {
+	var se *setupError
+	if errors.As(err, &se) {
+		return c.fail(exitUsage, "%s", se.msg)
+	}
+	var ae *gateway.APIError
+	if errors.As(err, &ae) {
+		switch {
+		case ae.Status == 401:
+			return c.fail(exitAuth, "the server refused the token (TALARIA_TOKEN): %s", ae.Message)
+		case ae.Code == gateway.CodeSessionBusy || ae.Code == gateway.CodeQueueFull:
+			return c.fail(exitBusy, "%s", ae.Message)
+		case ae.Status == 404 || ae.Status == 400:
+			return c.fail(exitUsage, "%s", ae.Message)
+		}
+	}
+	return c.fail(exitOther, "%v", err)
+}
+
+// runRemote is `talaria run --server`: the same output and exit codes as a
+// local run.
+func (c *cli) runRemote(ctx context.Context, server, prompt, sessionID string, cont, yes, jsonOut, quiet bool) int {
+	cl, err := c.remoteClient(server)
+	if err != nil {
+		return c.remoteExit(err)
+	}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	sid := sessionID
+	switch {
+	case sid != "":
+	case cont:
+		sid, err = cl.LatestSession(ctx)
+	default:
+		sid, err = cl.CreateSession(ctx)
+	}
+	if err != nil {
+		return c.remoteExit(err)
+	}
+	var hooks turn.Hooks
+	if !quiet {
+		hooks = newProgress(c.stderr, nil).hooks()
+	}
+	var approver turn.Approver = refuseChanges{}
+	if yes {
+		approver = allowAll{}
+	}
+	res, err := cl.RunTurn(ctx, sid, prompt, hooks, approver)
+	if err != nil && res.Exit == "" {
+		return c.remoteExit(err)
+	}
+	if jsonOut {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(res)
+	} else if res.FinalText != "" {
+		fmt.Fprintln(c.stdout, strings.TrimRight(res.FinalText, "\n"))
+	}
+	if !res.OK() && res.Explanation != "" {
+		fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
+	}
+	if !quiet {
+		fmt.Fprintln(c.stderr, summaryLine(&res))
+	}
+	return exitCode(&res)
+}
+
+// chatRemote is `talaria chat --server`.
+func (c *cli) chatRemote(ctx context.Context, server, sessionID string, cont bool) int {
+	cl, err := c.remoteClient(server)
+	if err != nil {
+		return c.remoteExit(err)
+	}
+	sid := sessionID
+	switch {
+	case sid != "":
+	case cont:
+		sid, err = cl.LatestSession(ctx)
+	default:
+		sid, err = cl.CreateSession(ctx)
+	}
+	if err != nil {
+		return c.remoteExit(err)
+	}
+	lines := readLines(c.stdin)
+	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	fmt.Fprintf(c.stdout, "talaria chat — session %s on %s. /exit to quit.\n", sid, server)
+	var lastSig time.Time
+	for {
+		fmt.Fprint(c.stdout, "\n> ")
+		var line string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(c.stdout)
+				return exitOK
+			}
+			line = strings.TrimSpace(l)
+		case <-sig:
+			if time.Since(lastSig) < 3*time.Second {
+				return exitOK
+			}
+			lastSig = time.Now()
+			fmt.Fprint(c.stdout, "\n(Ctrl+C again to quit, or /exit)")
+			continue
+		}
+		switch {
+		case line == "":
+			continue
+		case line == "/exit" || line == "/quit":
+			return exitOK
+		case line == "/session":
+			fmt.Fprintln(c.stdout, sid)
+			continue
+		case line == "/usage":
+			var u map[string]any
+			if err := cl.Do(ctx, "GET", "/v1/sessions/"+sid+"/usage", nil, &u); err != nil {
+				fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+			} else {
+				b, _ := json.Marshal(u["usage"])
+				fmt.Fprintln(c.stdout, string(b))
+			}
+			continue
+		case line == "/new":
+			if s, err := cl.CreateSession(ctx); err == nil {
+				sid = s
+				fmt.Fprintf(c.stdout, "new session %s\n", sid)
+			} else {
+				fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+			}
+			continue
+		}
+		tctx, cancel := context.WithCancel(ctx)
+		prog := newProgress(c.stderr, c.stdout)
+		done := make(chan struct{})
+		var res turn.Result
+		var terr error
+		go func() {
+			defer close(done)
+			res, terr = cl.RunTurn(tctx, sid, line, prog.hooks(), ap)
+		}()
+		quit := false
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-sig:
+				if quit {
+					cancel()
+					return exitInterrupted
+				}
+				quit = true
+				lastSig = time.Now()
+				fmt.Fprintln(c.stderr, "\n· stopping the turn (Ctrl+C again to quit)")
+				cancel()
+			}
+		}
+		cancel()
+		prog.mu.Lock()
+		prog.endLine()
+		prog.mu.Unlock()
+		if terr != nil && res.Exit == "" {
+			fmt.Fprintln(c.stderr, "talaria: "+terr.Error())
+			continue
+		}
+		if !res.OK() && res.Explanation != "" {
+			fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
+		}
+		fmt.Fprintln(c.stderr, summaryLine(&res))
+	}
+}
+
+// allowAll approves every call (run --yes against a server that asks).
+type allowAll struct{}
+
+func (allowAll) Approve(context.Context, llm.ToolCall, tool.Info) (bool, string) { return true, "" }

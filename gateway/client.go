@@ -1,0 +1,284 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// Client drives a remote `talaria serve` the way the CLI drives a local
+// agent: the same hooks, the same approver, the same turn.Result.
+type Client struct {
+	BaseURL string // e.g. http://127.0.0.1:7420
+	Token   string
+	HTTP    *http.Client // nil: http.DefaultClient
+}
+
+// APIError is an error answer of the server.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("server answered %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (c *Client) request(ctx context.Context, method, path string, body any, accept string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		_ = json.Unmarshal(b, &e)
+		if e.Error.Message == "" {
+			e.Error.Message = strings.TrimSpace(string(b))
+		}
+		return nil, &APIError{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+	}
+	return resp, nil
+}
+
+// Do sends a JSON request and decodes the JSON answer into out (may be nil).
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.request(ctx, method, path, body, "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// CreateSession creates a session and returns its id.
+func (c *Client) CreateSession(ctx context.Context) (string, error) {
+	var s SessionView
+	if err := c.Do(ctx, "POST", "/v1/sessions", map[string]any{}, &s); err != nil {
+		return "", err
+	}
+	return s.ID, nil
+}
+
+// LatestSession returns the most recently updated session's id.
+func (c *Client) LatestSession(ctx context.Context) (string, error) {
+	var out struct{ Sessions []SessionView }
+	if err := c.Do(ctx, "GET", "/v1/sessions?limit=1", nil, &out); err != nil {
+		return "", err
+	}
+	if len(out.Sessions) == 0 {
+		return "", errors.New("--continue: the server has no session of yours yet; run without it to start one")
+	}
+	return out.Sessions[0].ID, nil
+}
+
+// RunTurn sends text to a session and follows its turn to the end, calling
+// hooks as the events arrive and asking approver about approval requests.
+// Cancelling ctx interrupts the turn on the server (as Ctrl+C does locally)
+// and still waits, up to a few seconds, for its result.
+func (c *Client) RunTurn(ctx context.Context, sessionID, text string, hooks turn.Hooks, approver turn.Approver) (turn.Result, error) {
+	res := turn.Result{SessionID: sessionID}
+	// The stream outlives ctx so the interrupted turn's result still arrives.
+	sctx, scancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer scancel()
+	resp, err := c.request(sctx, "POST", "/v1/sessions/"+sessionID+"/messages", map[string]string{"text": text}, "text/event-stream")
+	if err != nil {
+		return res, err
+	}
+	turnID := resp.Header.Get("X-Turn-ID")
+	res.TurnID = turnID
+	stop := context.AfterFunc(ctx, func() {
+		ictx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.Do(ictx, "POST", "/v1/turns/"+turnID+"/interrupt", nil, nil)
+		// If the server never answers, give up waiting.
+		time.AfterFunc(15*time.Second, scancel)
+	})
+	defer stop()
+	calls := map[string]llm.ToolCall{}
+	var last int64
+	for attempt := 0; ; attempt++ {
+		done, err := c.follow(sctx, resp.Body, turnID, &last, hooks, approver, calls, &res)
+		resp.Body.Close()
+		if done {
+			return res, nil
+		}
+		if sctx.Err() != nil || attempt >= 5 {
+			if err == nil {
+				err = errors.New("the event stream ended before the turn finished")
+			}
+			return res, fmt.Errorf("following turn %s: %w", turnID, err)
+		}
+		// Dropped: resume where we were.
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		resp, err = c.request(sctx, "GET", "/v1/sessions/"+sessionID+"/events?after="+strconv.FormatInt(last, 10), nil, "text/event-stream")
+		if err != nil {
+			return res, err
+		}
+	}
+}
+
+// follow reads one stream; done reports that turn_finished arrived.
+func (c *Client) follow(ctx context.Context, body io.Reader, turnID string, last *int64, hooks turn.Hooks, approver turn.Approver,
+	calls map[string]llm.ToolCall, res *turn.Result) (done bool, err error) {
+	var perr error
+	err = ParseSSE(body, func(id int64, typ string, data []byte) bool {
+		*last = id
+		var ev struct {
+			TurnID     string          `json:"turn_id"`
+			Text       string          `json:"text"`
+			Line       string          `json:"line"`
+			CallID     string          `json:"call_id"`
+			Name       string          `json:"name"`
+			Arguments  string          `json:"arguments"`
+			Result     json.RawMessage `json:"result"`
+			IsError    bool            `json:"is_error"`
+			DurationMS int64           `json:"duration_ms"`
+		}
+		if json.Unmarshal(data, &ev) != nil || ev.TurnID != turnID {
+			return true
+		}
+		switch EventType(typ) {
+		case EventTextDelta:
+			if hooks.TextDelta != nil {
+				hooks.TextDelta(ev.Text)
+			}
+		case EventReasoningDelta:
+			if hooks.ReasoningDelta != nil {
+				hooks.ReasoningDelta(ev.Text)
+			}
+		case EventDiscard:
+			if hooks.Discard != nil {
+				hooks.Discard()
+			}
+		case EventStatus:
+			if hooks.Status != nil {
+				hooks.Status(ev.Line)
+			}
+		case EventToolStarted:
+			call := llm.ToolCall{ID: ev.CallID, Name: ev.Name, Arguments: ev.Arguments}
+			calls[ev.CallID] = call
+			if hooks.ToolStart != nil {
+				hooks.ToolStart(call)
+			}
+		case EventToolFinished:
+			var content string
+			_ = json.Unmarshal(ev.Result, &content)
+			if hooks.ToolEnd != nil {
+				hooks.ToolEnd(calls[ev.CallID], tool.Result{Content: content, IsError: ev.IsError}, time.Duration(ev.DurationMS)*time.Millisecond)
+			}
+		case EventApprovalRequired:
+			decision, reason := DecisionDeny, ""
+			if approver != nil {
+				call := llm.ToolCall{ID: ev.CallID, Name: ev.Name, Arguments: ev.Arguments}
+				ok, why := approver.Approve(ctx, call, tool.Info{Name: ev.Name})
+				if ok {
+					decision = DecisionAllow
+				}
+				reason = why
+			}
+			if err := c.Do(ctx, "POST", "/v1/turns/"+turnID+"/approvals/"+ev.CallID, map[string]string{"decision": decision, "reason": reason}, nil); err != nil {
+				var ae *APIError
+				if !errors.As(err, &ae) || ae.Code != CodeNoApproval {
+					perr = err
+					return false
+				}
+			}
+		case EventTurnFinished:
+			var fin struct {
+				Result turn.Result `json:"result"`
+			}
+			if err := json.Unmarshal(data, &fin); err != nil {
+				perr = err
+				return false
+			}
+			*res = fin.Result
+			done = true
+			return false
+		}
+		return true
+	})
+	if perr != nil {
+		err = perr
+	}
+	return done, err
+}
+
+// ParseSSE reads Server-Sent Events from r and calls fn for each until fn
+// returns false or the stream ends.
+func ParseSSE(r io.Reader, fn func(id int64, typ string, data []byte) bool) error {
+	br := newLineReader(r)
+	var (
+		id   int64
+		typ  string
+		data []byte
+	)
+	for {
+		line, err := br.line()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		switch {
+		case len(line) == 0:
+			if typ != "" {
+				if !fn(id, typ, data) {
+					return nil
+				}
+			}
+			typ, data = "", nil
+		case bytes.HasPrefix(line, []byte("id: ")):
+			id, _ = strconv.ParseInt(string(line[4:]), 10, 64)
+		case bytes.HasPrefix(line, []byte("event: ")):
+			typ = string(line[7:])
+		case bytes.HasPrefix(line, []byte("data: ")):
+			data = append(data, line[6:]...)
+		}
+	}
+}
