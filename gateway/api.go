@@ -347,7 +347,8 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	after := h.lastID()
-	sb, backlog, _ := h.subscribe(after, g.cfg.SubscriberBuffer)
+	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
+	bl.covered = true // only this turn's events matter, and they are all new
 	res, err := g.submit(r.Context(), s, principalOf(r.Context()), req.Text)
 	if err != nil {
 		h.unsubscribe(sb)
@@ -355,7 +356,7 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Turn-ID", res.TurnID)
-	g.stream(r.Context(), w, s.ID, streamOptions{after: after, turnID: res.TurnID}, sb, h, backlog, true)
+	g.stream(r.Context(), w, s.ID, streamOptions{after: after, turnID: res.TurnID}, sb, h, bl)
 }
 
 func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
@@ -374,8 +375,8 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	sb, backlog, covered := h.subscribe(after, g.cfg.SubscriberBuffer)
-	g.stream(r.Context(), w, s.ID, streamOptions{after: after}, sb, h, backlog, covered)
+	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
+	g.stream(r.Context(), w, s.ID, streamOptions{after: after}, sb, h, bl)
 }
 
 func (g *Gateway) interruptTurn(w http.ResponseWriter, r *http.Request) {

@@ -191,21 +191,54 @@ func (h *hub) lastID() int64 {
 	return h.seq<<seqShift | h.k
 }
 
-// subscribe registers a subscriber and returns the ring's events after
-// after; covered says whether they are all of them (else the caller reads
-// the stored rows after after first).
-func (h *hub) subscribe(after int64, buf int) (*subscriber, []Event, bool) {
+// backlog is what a new subscriber gets before live events: the ring's
+// events after its resume point, up to upto, the newest id at
+// subscription (every later event arrives on the subscriber's channel).
+// covered says whether the ring holds all of them; if not, the stored rows
+// in (after, upto] must be merged in.
+type backlog struct {
+	events  []Event
+	upto    int64
+	covered bool
+}
+
+// subscribe registers a subscriber and returns its backlog.
+func (h *hub) subscribe(after int64, buf int) (*subscriber, backlog) {
 	s := &subscriber{ch: make(chan Event, buf), dropped: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[s] = struct{}{}
-	var backlog []Event
+	bl := backlog{upto: h.seq<<seqShift | h.k, covered: after >= h.floor}
 	for _, ev := range h.ring {
 		if ev.ID > after {
-			backlog = append(backlog, ev)
+			bl.events = append(bl.events, ev)
 		}
 	}
-	return s, backlog, after >= h.floor
+	return s, bl
+}
+
+// trim drops the bulk of the ring when nobody listens — streamed deltas,
+// which the stored rows supersede, and the row events, which are rebuilt
+// from the database — so an idle session costs little memory. Turn-level
+// events (turn_finished above all) stay, so a client that reconnects after
+// its turn ended still learns how it ended.
+func (h *hub) trim() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.subs) > 0 {
+		return
+	}
+	kept := h.ring[:0]
+	for _, ev := range h.ring {
+		switch ev.Type {
+		case EventTextDelta, EventReasoningDelta, EventDiscard, EventMessage:
+			h.floor = max(h.floor, ev.ID)
+		default:
+			kept = append(kept, ev)
+		}
+	}
+	clear(h.ring[len(kept):])
+	h.ring = kept
 }
 
 func (h *hub) unsubscribe(s *subscriber) {
@@ -230,10 +263,12 @@ type hubs struct {
 
 func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
 	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if h, ok := hs.m[sessionID]; ok {
+	h, ok := hs.m[sessionID]
+	hs.mu.Unlock()
+	if ok {
 		return h, nil
 	}
+	// Read outside the lock: a long session must not hold up the others.
 	rows, err := hs.st.Messages(ctx, sessionID, store.MessageQuery{IncludeArchived: true})
 	if err != nil {
 		return nil, err
@@ -242,7 +277,12 @@ func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
 	if n := len(rows); n > 0 {
 		last = rows[n-1].Seq
 	}
-	h := newHub(last, hs.ringSize)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h, ok := hs.m[sessionID]; ok {
+		return h, nil // another caller made it meanwhile
+	}
+	h = newHub(last, hs.ringSize)
 	hs.m[sessionID] = h
 	return h, nil
 }

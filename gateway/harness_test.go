@@ -140,12 +140,12 @@ func (h *harness) stop(d time.Duration) {
 	if h.srv == nil {
 		return
 	}
-	h.gate.open()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := h.g.Shutdown(ctx, d); err != nil {
 		h.t.Errorf("shutdown: %v", err)
 	}
+	h.gate.open()
 	h.srv.Close()
 	h.srv = nil
 }

@@ -219,7 +219,7 @@ func BenchmarkSSEFanOut(b *testing.B) {
 			return fakellm.Text(strings.Repeat("fan out to every subscriber ", 60)).WithChunkDelay(2 * time.Millisecond)
 		})
 		h, _ := g.hubs.get(context.Background(), sid)
-		ref, _, _ := h.subscribe(h.lastID(), 1<<16)
+		ref, _ := h.subscribe(h.lastID(), 1<<16)
 		published := sync.Map{} // id -> time
 		refDone := make(chan struct{})
 		go func() {

@@ -203,6 +203,9 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	g.mu.Unlock()
 	<-g.sem
 	publish(EventTurnFinished, map[string]any{"result": res})
+	if herr == nil {
+		h.trim()
+	}
 	close(run.done)
 }
 

@@ -73,7 +73,7 @@ func (s *sseWriter) flush() error { return s.rc.Flush() }
 // events — each id at most once, in order. It returns when the client goes,
 // the subscriber is dropped for falling behind, the server shuts down, or
 // (with opt.turnID) that turn has finished.
-func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID string, opt streamOptions, sub *subscriber, h *hub, backlog []Event, covered bool) {
+func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID string, opt streamOptions, sub *subscriber, h *hub, bl backlog) {
 	defer h.unsubscribe(sub)
 	g.m.Subscribers.Inc()
 	defer g.m.Subscribers.Dec()
@@ -96,25 +96,29 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 		}
 		return true
 	}
-	if !covered {
+	events := bl.events
+	if !bl.covered {
+		// The ring lost some of (after, upto]: merge the stored rows of that
+		// range with what the ring still has, in id order. Rows committed
+		// after upto arrive as live events.
 		rows, err := g.store.Messages(ctx, sessionID, store.MessageQuery{AfterSeq: opt.after >> seqShift})
 		if err != nil {
 			_ = sw.comment("error reading stored events: " + strings.ReplaceAll(err.Error(), "\n", " "))
 			return
 		}
+		var stored []Event
 		for i := range rows {
 			m := &rows[i]
-			if !shown(m) {
+			id := m.Seq << seqShift
+			if !shown(m) || id <= opt.after || id > bl.upto {
 				continue
 			}
-			ev := Event{ID: m.Seq << seqShift, Type: EventMessage, TurnID: m.TurnID,
-				Data: encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})}
-			if !send(ev) {
-				return
-			}
+			stored = append(stored, Event{ID: id, Type: EventMessage, TurnID: m.TurnID,
+				Data: encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})})
 		}
+		events = mergeEvents(stored, bl.events)
 	}
-	for _, ev := range backlog {
+	for _, ev := range events {
 		if !send(ev) {
 			return
 		}
@@ -181,4 +185,20 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 			}
 		}
 	}
+}
+
+// mergeEvents merges two id-ordered lists; an id in both is kept once.
+func mergeEvents(a, b []Event) []Event {
+	out := make([]Event, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0].ID < b[0].ID:
+			out, a = append(out, a[0]), a[1:]
+		case a[0].ID > b[0].ID:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, b[0]), a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }

@@ -214,7 +214,7 @@ func TestManySubscribers(t *testing.T) {
 // reading, reconnecting with Last-Event-ID whenever it is dropped, gets
 // every row and the turn's end.
 func TestStalledSubscriber(t *testing.T) {
-	h := newHarness(t, harnessOptions{configure: func(c *Config) { c.SubscriberBuffer = 8 }, smallWrites: true})
+	h := newHarness(t, harnessOptions{configure: func(c *Config) { c.SubscriberBuffer = 16 }, smallWrites: true})
 	sid := h.session(h.token)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.srv.URL, "http://"))
 	if err != nil {
@@ -227,7 +227,7 @@ func TestStalledSubscriber(t *testing.T) {
 	fmt.Fprintf(conn, "GET /v1/sessions/%s/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", sid, h.token)
 	// A long streamed answer: many more events than the stalled client's
 	// buffer and socket hold.
-	long := strings.Repeat("lorem ipsum dolor sit amet ", 20000)
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 4000)
 	h.env.Srv.Script(fakellm.Text(long))
 	start := time.Now()
 	tid := h.send(h.token, sid, "go")
