@@ -177,3 +177,26 @@ func TestAPIContract(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionOverrides: a session may name its own model (and, where the
+// server allows it, workspace and provider); the turn uses them.
+func TestSessionOverrides(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"model": "other-model", "system_prompt_extra": "Always answer in haiku."})
+	if code != 201 || out["model"] != "other-model" {
+		t.Fatalf("create = %d %v", code, out)
+	}
+	sid := out["id"].(string)
+	s := h.open(h.token, sid, 0)
+	s.until(t, 10*time.Second, finished(h.send(h.token, sid, "hi")))
+	reqs := h.env.Srv.Requests()
+	last := reqs[len(reqs)-1]
+	if last.Model != "other-model" || !strings.Contains(last.System, "Always answer in haiku.") {
+		t.Fatalf("request went to model %q with system %q", last.Model, last.System)
+	}
+	for _, body := range []map[string]any{{"workspace": t.TempDir()}, {"provider": "elsewhere"}} {
+		if code, out := h.do("POST", "/v1/sessions", h.token, body); code != 400 || errCode(out) != CodeNotImplemented {
+			t.Fatalf("create %v = %d %v", body, code, out)
+		}
+	}
+}
