@@ -16,6 +16,7 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/gateway"
+	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/tool/builtin"
@@ -169,6 +170,10 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if host, _, _ := net.SplitHostPort(ln.Addr().String()); scheme == "http" && !isLoopback(host) {
 		fmt.Fprintf(c.stderr, "talaria: WARNING: listening on %s without TLS: tokens and conversations cross the network in clear text; use --tls-cert/--tls-key or a TLS proxy\n", ln.Addr())
 	}
+	if err := c.configTokens(ctx, st, sc.Tokens); err != nil {
+		_ = ln.Close()
+		return c.setupExit(err)
+	}
 	if err := c.firstToken(ctx, st, url); err != nil {
 		_ = ln.Close()
 		return c.fail(exitOther, "%s", describeDB(err))
@@ -235,6 +240,33 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// configTokens makes sure every token of serve.tokens is in the database.
+func (c *cli) configTokens(ctx context.Context, st store.Tokens, tokens []config.ServeToken) error {
+	for _, t := range tokens {
+		if t.Name == "" || t.Env == "" {
+			return &setupError{"serve.tokens: every entry needs name and env (the variable holding the secret)"}
+		}
+		secret := strings.TrimSpace(c.getenv(t.Env))
+		if secret == "" {
+			return &setupError{fmt.Sprintf("serve.tokens %s: $%s is empty", t.Name, t.Env)}
+		}
+		hash := gateway.HashToken(secret)
+		if _, err := st.TokenByHash(ctx, hash); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		p := t.Principal
+		if p == "" {
+			p = t.Name
+		}
+		if err := st.CreateToken(ctx, &store.Token{Name: t.Name, Principal: p, Hash: hash}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // firstToken creates and prints a token when the database has none, so a

@@ -243,3 +243,27 @@ func TestRunAndChatServer(t *testing.T) {
 		t.Fatalf("wrong token = %+v", r)
 	}
 }
+
+// TestServeConfigTokens: serve.tokens adds tokens whose secrets come from
+// the environment; no first-start token is printed then.
+func TestServeConfigTokens(t *testing.T) {
+	e := newCLIEnv(t)
+	cfg := "serve:\n  tokens:\n    - name: ops\n      principal: team\n      env: OPS_TOKEN\n"
+	if err := os.WriteFile(filepath.Join(e.home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.env["OPS_TOKEN"] = "tal_from_the_environment"
+	p := e.serve()
+	if strings.Contains(p.stdout.String(), "tal_") {
+		t.Fatalf("printed a first token although one is configured: %q", p.stdout.String())
+	}
+	if code, out := call(t, http.DefaultClient, "GET", p.url+"v1/sessions", "tal_from_the_environment", ""); code != 200 {
+		t.Fatalf("configured token = %d %v", code, out)
+	}
+	p.stop(t)
+	delete(e.env, "OPS_TOKEN")
+	r := e.run("", append([]string{"serve", "--addr", "127.0.0.1:0"}, e.routeArgs("openai")...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "OPS_TOKEN") {
+		t.Fatalf("missing secret = %+v", r)
+	}
+}

@@ -13,4 +13,16 @@ type Serve struct {
 	MaxBodyBytes       int64    `yaml:"max_body_bytes"`       // default 1 MiB
 	TLSCert            string   `yaml:"tls_cert"`
 	TLSKey             string   `yaml:"tls_key"`
+	// Tokens are API tokens given by configuration: each secret is read
+	// from an environment variable (never from the file) and its hash is
+	// added to the database at start, next to those made with
+	// `talaria serve token create`.
+	Tokens []ServeToken `yaml:"tokens"`
+}
+
+// ServeToken is one configured API token.
+type ServeToken struct {
+	Name      string `yaml:"name"`
+	Principal string `yaml:"principal"` // default: Name
+	Env       string `yaml:"env"`       // the variable holding the secret
 }
