@@ -195,6 +195,7 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 	if routes != nil {
 		ac.Turn.Routes = routes
 	}
+	ac.Turn.Routes = metered(ac.Turn.Routes, g.m)
 	if g.cfg.AutoApprove {
 		ac.Turn.Approver = nil
 	} else {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,7 +26,7 @@ type Metrics struct {
 	Tokens         *prometheus.CounterVec   // by provider, model, kind (input, output, cache_read, cache_write)
 	CostUSD        *prometheus.CounterVec   // by provider, model
 	TurnSeconds    *prometheus.HistogramVec // whole turn, by exit
-	CallSeconds    *prometheus.HistogramVec // mean API call of a turn, by provider, model
+	CallSeconds    *prometheus.HistogramVec // each API call, by provider, model
 	ToolCalls      *prometheus.CounterVec   // by tool, outcome
 	Approvals      *prometheus.CounterVec   // by outcome
 	ActiveTurns    prometheus.Gauge
@@ -54,7 +53,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 	m.CostUSD = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_cost_usd_total", Help: "Cost in US dollars at list prices."}, []string{"provider", "model"})
 	m.TurnSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "talaria_turn_duration_seconds", Help: "Turn latency.",
 		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}}, []string{"exit"})
-	m.CallSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "talaria_api_call_duration_seconds", Help: "Mean model API call latency within a turn.",
+	m.CallSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "talaria_api_call_duration_seconds", Help: "Model API call latency (to the end of the streamed answer).",
 		Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10)}, []string{"provider", "model"})
 	m.ToolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_tool_calls_total", Help: "Tool calls, by tool and outcome."}, []string{"tool", "outcome"})
 	m.Approvals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_approvals_total", Help: "Approval requests and how they ended."}, []string{"outcome"})
@@ -97,21 +96,6 @@ func (m *Metrics) turnFinished(res *turn.Result, took time.Duration) {
 	}
 	m.Turns.WithLabelValues(exit).Inc()
 	m.TurnSeconds.WithLabelValues(exit).Observe(took.Seconds())
-	for _, r := range res.Routes {
-		if r.Calls == 0 {
-			continue
-		}
-		class := r.Outcome
-		if class == "" {
-			class = "ok"
-		}
-		// Every call on a route that ended ok counts as ok but the
-		// failed ones before a retry; the result keeps per-route counts.
-		m.APICalls.WithLabelValues(r.Provider, r.Model, strings.TrimSpace(class)).Add(float64(r.Calls))
-	}
-	if res.APICalls > 0 && res.Provider != "" {
-		m.CallSeconds.WithLabelValues(res.Provider, res.Model).Observe(took.Seconds() / float64(res.APICalls))
-	}
 	if res.Provider != "" {
 		u := res.Usage
 		for kind, n := range map[string]int64{"input": u.InputTokens, "output": u.OutputTokens, "cache_read": u.CacheReadTokens, "cache_write": u.CacheWriteTokens} {
