@@ -271,7 +271,7 @@ func statusKind(line string) string {
 		return "compression"
 	case strings.Contains(l, "nudging"), strings.Contains(l, "identical call"), strings.Contains(l, "budget spent"):
 		return "guard"
-	case strings.Contains(l, "output limit"):
+	case strings.Contains(l, "output limit"), strings.Contains(l, "mid-sentence"):
 		return "continuation"
 	}
 	return "other"
