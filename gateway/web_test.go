@@ -156,12 +156,12 @@ func TestWebPage(t *testing.T) {
 	)
 	const transcriptJS = `Array.from(document.querySelectorAll(".msg.user, .msg.assistant")).map(e => e.className.replace(" draft", "") + ": " + e.innerText).join("\n") + "\ncards: " + document.querySelectorAll("details.tool-card").length`
 	before := eval(transcriptJS)
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
 	dir := artifactsDir(t)
-	path := filepath.Join(dir, "webpage.jpg")
+	path := filepath.Join(dir, "webpage.png")
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,11 @@ function showUsage(u) {
 }
 
 async function refreshUsage() {
-  try { showUsage((await api("GET", "/v1/sessions/" + state.session + "/usage")).usage); } catch (e) { /* shown next time */ }
+  try {
+    const s = await api("GET", "/v1/sessions/" + state.session);
+    $("session-title").textContent = s.title || s.id;
+    showUsage(s.usage);
+  } catch (e) { /* shown next time */ }
 }
 
 // ---- events ----
@@ -313,6 +317,7 @@ function handle(ev) {
         t.append(box);
       }
       refreshUsage();
+      loadSessions().catch(() => {}); // titles are set by the first turn
       break;
     }
     default: break; // newer event types are ignored
