@@ -115,6 +115,32 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "workspace %s: %v", ws, err)
 	}
+	if len(cfg.MCPServers) > 0 {
+		// One MCP manager for the process, and one set of MCP tools shared
+		// by every session of this server (per_session servers too, for
+		// now), offered next to each workspace's built-ins.
+		mgr, err := c.newMCP(cfg, log, statusPrinter(c.stderr))
+		if err != nil {
+			return c.setupExit(err)
+		}
+		defer mgr.Close()
+		reserved := make([]string, len(tools))
+		for i, t := range tools {
+			reserved[i] = t.Info().Name
+		}
+		msess, err := mgr.Session(ctx, reserved...)
+		if err != nil {
+			return c.setupExit(err)
+		}
+		defer msess.Close()
+		mcpTools := msess.Tools()
+		tools = append(tools, mcpTools...)
+		builtins := toolsFor
+		toolsFor = func(dir string) ([]tool.Tool, error) {
+			t, err := builtins(dir)
+			return append(t, mcpTools...), err
+		}
+	}
 	tc := turnConfig(cfg, routes)
 	if rf.maxIter > 0 {
 		tc.MaxIterations = rf.maxIter

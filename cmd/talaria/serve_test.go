@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -265,5 +266,27 @@ func TestServeConfigTokens(t *testing.T) {
 	r := e.run("", append([]string{"serve", "--addr", "127.0.0.1:0"}, e.routeArgs("openai")...)...)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "OPS_TOKEN") {
 		t.Fatalf("missing secret = %+v", r)
+	}
+}
+
+// TestServeMCPTools: serve offers the configured MCP servers' tools to its
+// sessions, as run does.
+func TestServeMCPTools(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "mcptestserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+		t.Fatalf("build mcptestserver: %v\n%s", err, out)
+	}
+	e := newCLIEnv(t)
+	e.writeConfig("mcp_servers:\n  test:\n    command: " + bin + "\n    env: {MCPTEST_DIR: " + t.TempDir() + "}\n")
+	p := e.serve()
+	token := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")[1]
+	e.env["TALARIA_TOKEN"] = token
+	e.srv.Script(fakellm.Calls(fakellm.ToolCall("test__echo", `{"text":"hi"}`)), fakellm.Text("done"))
+	r := e.run("", "run", "--server", p.url, "go")
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Fatalf("run --server = %+v", r)
+	}
+	if res, _ := toolResult(e.srv.Requests()[1], "test__echo"); res != "echo: hi" {
+		t.Fatalf("echo result %q", res)
 	}
 }
