@@ -57,7 +57,8 @@ func ResolveTip(ctx context.Context, s Sessions, id string) (*Session, error) {
 		// Children come oldest first; push them so the newest pops first.
 		for i := range children {
 			c := children[i]
-			if !visited[c.ID] {
+			// Subagent and review children are not continuations.
+			if c.Kind == "" && !visited[c.ID] {
 				stack = append(stack, &c)
 			}
 		}

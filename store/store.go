@@ -17,9 +17,15 @@ type Session struct {
 	Provider string
 	Model    string
 	// ParentID links a session to the one it continues (compression
-	// rotation); EndReason says why a session ended ("" while live).
+	// rotation, Kind "") or to the session that spawned it (Kind
+	// SessionSubagent, SessionReview); EndReason says why a session ended
+	// ("" while live).
 	ParentID  string
 	EndReason string
+	// Kind is "" for a conversation (or its compression continuation),
+	// SessionSubagent for a delegated child, SessionReview for a
+	// background review. Backends store it verbatim.
+	Kind string
 	// SystemPrompt is built once at creation and stored so its bytes never
 	// change between turns.
 	SystemPrompt string
@@ -46,6 +52,13 @@ func (s *Session) Live() bool { return s.EndedAt.IsZero() }
 const (
 	EndCompression = "compression" // continued in a child session
 	EndUser        = "user"        // closed by the user
+	EndFinished    = "finished"    // a subagent or review session whose one turn is over
+)
+
+// Session kinds (Session.Kind).
+const (
+	SessionSubagent = "subagent" // a child running one delegated task
+	SessionReview   = "review"   // a background review of its parent
 )
 
 // DisplayKind says how a stored message is shown and whether it is sent.
@@ -265,6 +278,40 @@ type Queue interface {
 	Dequeue(ctx context.Context, id int64) error
 }
 
+// MemoryEntry is one durable fact kept for a workspace (and optionally one
+// user): preferences, conventions, decisions worth knowing next session.
+type MemoryEntry struct {
+	ID        int64  // assigned by the store, only grows
+	Workspace string // the absolute workspace directory it belongs to
+	// User is "" for an entry every user of the workspace sees.
+	User string
+	Text string
+	// SourceSession is the session that wrote it ("" when added by hand).
+	SourceSession string
+	CreatedAt     time.Time
+}
+
+// MemoryQuery selects the memory of one workspace. With User "" it selects
+// the shared entries only; with a user, the shared entries and that user's.
+type MemoryQuery struct {
+	Workspace string
+	User      string
+}
+
+// Memories keeps memory entries.
+type Memories interface {
+	// AddMemory stores e, assigning ID (and CreatedAt when zero) on it.
+	AddMemory(ctx context.Context, e *MemoryEntry) error
+	// Memories lists the entries q selects, oldest first (by ID).
+	Memories(ctx context.Context, q MemoryQuery) ([]MemoryEntry, error)
+	// DeleteMemory removes entry id of workspace; an id that is not an
+	// entry of that workspace is ErrNotFound.
+	DeleteMemory(ctx context.Context, workspace string, id int64) error
+	// ClearMemory removes exactly the entries Memories(q) lists and
+	// returns how many.
+	ClearMemory(ctx context.Context, q MemoryQuery) (int64, error)
+}
+
 // Store is everything a backend provides.
 type Store interface {
 	Sessions
@@ -273,5 +320,6 @@ type Store interface {
 	Cooldowns
 	Tokens
 	Queue
+	Memories
 	Close() error
 }

@@ -133,6 +133,20 @@ CREATE TABLE queue (
 );
 CREATE INDEX queue_session ON queue(session_id, id);
 `,
+	// 3: session kinds (subagent, review children) and workspace memory.
+	`
+ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE memory (
+	id             INTEGER PRIMARY KEY AUTOINCREMENT,
+	workspace      TEXT NOT NULL,
+	user_name      TEXT NOT NULL DEFAULT '',
+	text           TEXT NOT NULL,
+	source_session TEXT NOT NULL DEFAULT '',
+	created_at     INTEGER NOT NULL
+);
+CREATE INDEX memory_workspace ON memory(workspace, user_name, id);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -15,7 +15,7 @@ import (
 const defaultListLimit = 50
 
 // sessionCols is the column list scanSession reads, in order.
-const sessionCols = `id, title, provider, model, parent_session_id, end_reason, system_prompt, cwd,
+const sessionCols = `id, title, provider, model, parent_session_id, kind, end_reason, system_prompt, cwd,
 	started_at, updated_at, ended_at,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
 	cost_usd, api_calls, principal,
@@ -30,7 +30,7 @@ func scanSession(sc scanner) (store.Session, error) {
 		ended            sql.NullInt64
 		reported         bool
 	)
-	err := sc.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.EndReason, &ss.SystemPrompt, &ss.Cwd,
+	err := sc.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.Kind, &ss.EndReason, &ss.SystemPrompt, &ss.Cwd,
 		&started, &updated, &ended,
 		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
 		&ss.Usage.ReasoningTokens, &reported,
@@ -74,12 +74,12 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 			return err
 		}
 		u := sess.Usage
-		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
+		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, kind, end_reason,
 			system_prompt, cwd, started_at, updated_at, ended_at,
 			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
 			cost_usd, api_calls, principal)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.Kind, sess.EndReason,
 			sess.SystemPrompt, sess.Cwd, nanos(sess.StartedAt), nanos(sess.UpdatedAt), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
 			sess.CostUSD, sess.APICalls, sess.Principal)

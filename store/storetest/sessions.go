@@ -20,6 +20,8 @@ var sessionCases = []testCase{
 	{"ListDefaultLimit", testListDefaultLimit},
 	{"ListMovesTouchedSessionFirst", testListTouched},
 	{"ChildSessions", testChildSessions},
+	{"ChildSessionsCarryKind", testChildKinds},
+	{"ResolveTipSkipsSubagents", testResolveTipSkipsSubagents},
 	{"SetTitle", testSetTitle},
 	{"EndSessionIdempotent", testEndSession},
 	{"AddUsage", testAddUsage},
@@ -35,6 +37,7 @@ func testCreateGetRoundTrip(t *testing.T, s store.Store) {
 		Provider:     "anthropic",
 		Model:        "claude-test",
 		ParentID:     "20210314-150000-000000",
+		Kind:         store.SessionSubagent,
 		SystemPrompt: "You are helpful.\n\tTabs, \"quotes\", 'apostrophes', and \\ backslashes.",
 		Cwd:          "/home/ünïcode/project",
 		StartedAt:    at(0),
@@ -358,5 +361,68 @@ func testDeleteSession(t *testing.T, s store.Store) {
 	}
 	if got := load(t, s, keep.ID, store.MessageQuery{}); len(got) != 1 {
 		t.Fatalf("other session lost rows: %d", len(got))
+	}
+}
+
+// testChildKinds: a session's Kind is stored verbatim and comes back with
+// its children, so a caller can tell delegated children and reviews from
+// compression continuations.
+func testChildKinds(t *testing.T, s store.Store) {
+	parent := newSession(t, s, func(ss *store.Session) { ss.ID = "parent" })
+	kinds := map[string]string{"cont": "", "sub": store.SessionSubagent, "rev": store.SessionReview}
+	for i, id := range []string{"cont", "sub", "rev"} {
+		newSession(t, s, func(ss *store.Session) {
+			ss.ID = id
+			ss.ParentID = parent.ID
+			ss.Kind = kinds[id]
+			ss.StartedAt = at(i + 1)
+		})
+	}
+	got, err := s.ChildSessions(ctx(t), parent.ID)
+	if err != nil {
+		t.Fatalf("ChildSessions: %v", err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("children = %d, want 3", len(got))
+	}
+	for _, c := range got {
+		if c.Kind != kinds[c.ID] {
+			t.Errorf("child %s Kind = %q, want %q", c.ID, c.Kind, kinds[c.ID])
+		}
+		if g := getSession(t, s, c.ID); g.Kind != kinds[c.ID] {
+			t.Errorf("GetSession(%s).Kind = %q, want %q", c.ID, g.Kind, kinds[c.ID])
+		}
+	}
+	if parent := getSession(t, s, parent.ID); parent.Kind != "" {
+		t.Errorf("parent Kind = %q, want empty", parent.Kind)
+	}
+}
+
+// testResolveTipSkipsSubagents: a live subagent or review child is never
+// taken for the continuation of a compressed session.
+func testResolveTipSkipsSubagents(t *testing.T, s store.Store) {
+	root := newSession(t, s, func(ss *store.Session) { ss.ID = "root" })
+	newSession(t, s, func(ss *store.Session) { ss.ID = "tip"; ss.ParentID = root.ID; ss.StartedAt = at(1) })
+	newSession(t, s, func(ss *store.Session) {
+		ss.ID = "sub"
+		ss.ParentID = root.ID
+		ss.Kind = store.SessionSubagent
+		ss.StartedAt = at(2)
+	})
+	newSession(t, s, func(ss *store.Session) {
+		ss.ID = "rev"
+		ss.ParentID = root.ID
+		ss.Kind = store.SessionReview
+		ss.StartedAt = at(3)
+	})
+	if err := s.EndSession(ctx(t), root.ID, store.EndCompression); err != nil {
+		t.Fatalf("EndSession: %v", err)
+	}
+	tip, err := store.ResolveTip(ctx(t), s, root.ID)
+	if err != nil {
+		t.Fatalf("ResolveTip: %v", err)
+	}
+	if tip.ID != "tip" {
+		t.Fatalf("tip = %s, want tip (children of other kinds are not continuations)", tip.ID)
 	}
 }
