@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/talaria-agent/talaria/compact"
@@ -57,7 +58,13 @@ type Config struct {
 	// child starts from the compressed one. Off, compression archives the
 	// old rows in place.
 	RotateOnCompression bool
-	Logger              *slog.Logger
+	// Subagents configures the delegate tool (subagent.go), Memory the
+	// workspace memory and its tool (memory.go), Review the background
+	// review (review.go). Each is off unless enabled.
+	Subagents SubagentConfig
+	Memory    MemoryConfig
+	Review    ReviewConfig
+	Logger    *slog.Logger
 }
 
 // Agent runs turns. It is safe for concurrent use; turns of one session
@@ -67,6 +74,16 @@ type Agent struct {
 	engine *turn.Engine
 	tools  *tool.Registry
 	log    *slog.Logger
+
+	// children: the running turns and background reviews per session, so
+	// an interrupt reaches every child and a new turn cancels a review.
+	kids *registry
+	// sem bounds the subagents running at once, across all turns.
+	sem chan struct{}
+	// life ends with Close; background reviews run under it, bg counts them.
+	life context.Context
+	stop context.CancelCauseFunc
+	bg   sync.WaitGroup
 }
 
 // New builds an Agent.
@@ -74,7 +91,22 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("agent: Config.Store is required")
 	}
-	reg, err := tool.NewRegistry(cfg.Tools...)
+	cfg.Subagents = cfg.Subagents.withDefaults()
+	cfg.Memory = cfg.Memory.withDefaults()
+	cfg.Review = cfg.Review.withDefaults()
+	all := append([]tool.Tool(nil), cfg.Tools...)
+	if cfg.Review.Enabled {
+		cfg.Memory.Enabled = true // the review writes through the memory tool
+	}
+	a := &Agent{kids: newRegistry(), sem: make(chan struct{}, cfg.Subagents.MaxParallel)}
+	a.life, a.stop = context.WithCancelCause(context.Background())
+	if cfg.Memory.Enabled {
+		all = append(all, &memoryTool{a: a})
+	}
+	if cfg.Subagents.Enabled {
+		all = append(all, &delegateTool{a: a})
+	}
+	reg, err := tool.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("agent: tools: %w", err)
 	}
@@ -118,7 +150,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	return &Agent{cfg: cfg, engine: eng, tools: reg, log: cfg.Logger}, nil
+	a.cfg, a.engine, a.tools, a.log = cfg, eng, reg, cfg.Logger
+	return a, nil
 }
 
 // Store returns the agent's store.
@@ -153,10 +186,11 @@ func (a *Agent) NewSession(ctx context.Context, opt SessionOptions) (*store.Sess
 		StartedAt: now,
 		UpdatedAt: now,
 	}
-	s.SystemPrompt = a.systemPrompt(now)
+	s.SystemPrompt = a.systemPrompt(now, a.tools.Names())
 	if extra := strings.TrimSpace(opt.SystemPromptExtra); extra != "" {
 		s.SystemPrompt = strings.TrimRight(s.SystemPrompt, "\n") + "\n\n" + extra + "\n"
 	}
+	s.SystemPrompt += a.memoryBlock(ctx)
 	if err := a.cfg.Store.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -174,6 +208,8 @@ type Input struct {
 	// TurnID names the turn (default: a fresh id). The gateway sets it so
 	// a client knows the id before the turn starts.
 	TurnID string
+	// prefix: see turn.Input.Prefix (background reviews).
+	prefix []store.Message
 }
 
 // RunTurn runs one turn on a session and returns its result. A session that
@@ -199,6 +235,9 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 			in.Hooks.Status(fmt.Sprintf("session %s was continued as %s; using that", sessionID, sess.ID))
 		}
 	}
+	// A background review of this session yields at once: cancelled, not
+	// waited for, so it adds no latency to the turn.
+	a.kids.cancelReview(sess.ID)
 	msg := userMessage(in)
 	if sess.Title == "" {
 		if t := titleFrom(in.Text); t != "" {
@@ -212,14 +251,23 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 	if early != nil {
 		return *early, err
 	}
-	return a.runAdmitted(ctx, sess, lease, turnID, msg, in), nil
+	at := &activeTurn{session: sess, turnID: turnID, tools: a.tools, hooks: in.Hooks, source: sess.ID}
+	res = a.runAdmitted(ctx, a.engine, sess, lease, turnID, msg, in, at)
+	a.afterTurn(res)
+	return res, nil
 }
 
 // runAdmitted runs the turn under its lease. Whatever happens inside — a
 // normal end, an interrupt, a lost lease, a panic — the deferred cleanup
 // stops the refresher, waits for it, and releases the lease.
-func (a *Agent) runAdmitted(ctx context.Context, sess *store.Session, lease store.Lease, turnID string, msg llm.Message, in Input) (res turn.Result) {
+func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.Session, lease store.Lease, turnID string, msg llm.Message, in Input, at *activeTurn) (res turn.Result) {
 	turnCtx, cancel := context.WithCancelCause(ctx)
+	// Registered so Interrupt reaches this turn and, through the context
+	// its delegate calls derive from, every child it runs.
+	unregister := a.kids.addTurn(sess.ID, cancel)
+	defer unregister()
+	defer func() { res.Subagents = at.subagentTotals() }()
+	turnCtx = withTurn(turnCtx, at)
 	stopped := make(chan struct{})
 	refresherDone := make(chan struct{})
 	// A rotation moves the lease to the child session (rotate.go).
@@ -253,11 +301,12 @@ func (a *Agent) runAdmitted(ctx context.Context, sess *store.Session, lease stor
 		Message:    msg,
 		Hooks:      in.Hooks,
 		Unattended: in.Unattended,
+		Prefix:     in.prefix,
 	}
 	if a.cfg.RotateOnCompression {
 		ti.Rotator = &rotator{a: a, parent: sess, lease: tl}
 	}
-	return a.engine.Run(turnCtx, ti)
+	return eng.Run(turnCtx, ti)
 }
 
 func (a *Agent) now() time.Time {

@@ -8,10 +8,10 @@ import (
 
 // systemPrompt builds the prompt fixed into a new session. It names the
 // session's start date (not a ticking clock) so its bytes never change.
-func (a *Agent) systemPrompt(now time.Time) string {
+func (a *Agent) systemPrompt(now time.Time, tools []string) string {
 	p := a.cfg.SystemPrompt
 	if p == "" {
-		p = defaultPrompt(a.cfg.Workspace, a.tools.Names(), now)
+		p = defaultPrompt(a.cfg.Workspace, tools, now)
 	}
 	if extra := strings.TrimSpace(a.cfg.SystemPromptExtra); extra != "" {
 		p = strings.TrimRight(p, "\n") + "\n\n" + extra + "\n"

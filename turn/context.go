@@ -17,6 +17,9 @@ func (e *Engine) buildContext(ctx context.Context, st *state) verdict {
 		st.setExit(ExitPersistenceFailed, persistFailure("the session's history (loading it)", err))
 		return finish
 	}
+	if len(st.in.Prefix) > 0 {
+		rows = append(append(make([]store.Message, 0, len(st.in.Prefix)+len(rows)), st.in.Prefix...), rows...)
+	}
 	st.rows = rows
 	e.stripScaffolding(ctx, st) // left by a turn that crashed before its finalizer
 	msg := st.in.Message

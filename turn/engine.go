@@ -196,6 +196,13 @@ type Input struct {
 	// Rotator, when set, continues the session in a child session at each
 	// compression instead of archiving rows in place (see Rotator).
 	Rotator Rotator
+	// Prefix holds rows of another session replayed, read-only, before
+	// this session's own: a background review sends its parent's stored
+	// transcript byte for byte (so the provider's prompt cache hits) and
+	// writes only to its own session. Prefix rows are never written,
+	// deleted or compressed; an engine given a Prefix should have no
+	// Compressor.
+	Prefix []store.Message
 }
 
 // ErrLeaseLost is the cancellation cause the agent's watchdog uses when the

@@ -76,7 +76,8 @@ func (e *Engine) finalize(ctx context.Context, st *state) Result {
 func (e *Engine) stripScaffolding(ctx context.Context, st *state) {
 	var ids []int64
 	for _, r := range st.rows {
-		if isScaffolding(&r) {
+		// Prefix rows (another session's) are read-only here.
+		if isScaffolding(&r) && r.SessionID == st.in.Session.ID {
 			ids = append(ids, r.ID)
 		}
 	}

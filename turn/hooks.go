@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"context"
 	"time"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -23,6 +24,28 @@ type Hooks struct {
 	ToolEnd   func(call llm.ToolCall, res tool.Result, took time.Duration)
 	// Status carries one-line progress: retries, fallbacks, compression.
 	Status func(line string)
+	// SubagentStarted and SubagentFinished bracket each child session the
+	// turn runs (a delegated task, see agent's delegate tool). The agent
+	// calls them, from the delegate call's goroutine; several children
+	// may run at once.
+	SubagentStarted  func(ev SubagentEvent)
+	SubagentFinished func(ev SubagentEvent)
+}
+
+// SubagentEvent describes a child session of a turn. Finished events carry
+// the child's exit, failure and usage.
+type SubagentEvent struct {
+	ParentSessionID string `json:"parent_session_id"`
+	SessionID       string `json:"session_id"`
+	Kind            string `json:"kind"` // store.SessionSubagent or store.SessionReview
+	Task            string `json:"task,omitempty"`
+	ToolCallID      string `json:"tool_call_id,omitempty"`
+	// Set on finish.
+	Exit     Exit      `json:"exit,omitempty"`
+	Failure  *Failure  `json:"failure,omitempty"`
+	Usage    llm.Usage `json:"usage"`
+	CostUSD  float64   `json:"cost_usd"`
+	APICalls int       `json:"api_calls"`
 }
 
 func (h *Hooks) textDelta(s string) {
@@ -59,4 +82,13 @@ func (h *Hooks) status(line string) {
 	if h.Status != nil {
 		h.Status(line)
 	}
+}
+
+type callKey struct{}
+
+// CallFrom returns the tool call a tool's Run serves, from the context the
+// engine passes it.
+func CallFrom(ctx context.Context) (llm.ToolCall, bool) {
+	c, ok := ctx.Value(callKey{}).(llm.ToolCall)
+	return c, ok
 }

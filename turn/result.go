@@ -74,6 +74,28 @@ type Result struct {
 	Explanation string        `json:"explanation,omitempty"`
 	Failure     *Failure      `json:"failure,omitempty"`
 	Duration    time.Duration `json:"duration_ns"`
+	// Subagents totals the child sessions this turn ran (delegated tasks).
+	// Usage, CostUSD and APICalls above are this session's own calls only,
+	// which is what its context accounting sees; add Subagents for the
+	// turn's whole spend (TotalCostUSD).
+	Subagents *SubagentTotals `json:"subagents,omitempty"`
+}
+
+// SubagentTotals sums the child sessions of a turn, their own children
+// included.
+type SubagentTotals struct {
+	Count    int       `json:"count"`
+	Usage    llm.Usage `json:"usage"`
+	CostUSD  float64   `json:"cost_usd"`
+	APICalls int       `json:"api_calls"`
+}
+
+// TotalCostUSD is the turn's cost including its subagents.
+func (r *Result) TotalCostUSD() float64 {
+	if r.Subagents == nil {
+		return r.CostUSD
+	}
+	return r.CostUSD + r.Subagents.CostUSD
 }
 
 // OK reports whether the turn completed normally.

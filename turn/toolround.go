@@ -133,7 +133,7 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 		}
 	}
 	out.ran = true
-	res, err := t.Run(ctx, args)
+	res, err := t.Run(context.WithValue(ctx, callKey{}, c), args)
 	if err != nil {
 		res = tool.Result{Content: err.Error(), IsError: true}
 	}
