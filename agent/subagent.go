@@ -217,7 +217,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 		res = *early
 	} else {
 		at := &activeTurn{session: sess, turnID: turnID, depth: parent.depth + 1, tools: tools,
-			hooks: turn.Hooks{SubagentStarted: parent.hooks.SubagentStarted, SubagentFinished: parent.hooks.SubagentFinished},
+			hooks:  turn.Hooks{SubagentStarted: parent.hooks.SubagentStarted, SubagentFinished: parent.hooks.SubagentFinished},
 			source: sess.ID}
 		res = a.runAdmitted(childCtx, eng, sess, lease, turnID, msg, in, at)
 	}

@@ -106,7 +106,7 @@ func TestDelegateParallel(t *testing.T) {
 						return fakellm.Text("children did not run in parallel").WithUsage(10, 5)
 					}
 					task := firstUser(r)
-					return fakellm.Text("answer for " + task).WithUsage(1000, 50)
+					return fakellm.Text("answer for "+task).WithUsage(1000, 50)
 				}
 				if last(r).Role == "user" {
 					return fakellm.Calls(delegateCall("alpha"), delegateCall("beta")).WithUsage(500, 20)
@@ -117,7 +117,7 @@ func TestDelegateParallel(t *testing.T) {
 						got = append(got, m.Text)
 					}
 				}
-				return fakellm.Text("combined: " + strings.Join(got, " | ")).WithUsage(700, 30)
+				return fakellm.Text("combined: "+strings.Join(got, " | ")).WithUsage(700, 30)
 			})
 			var started, finished []turn.SubagentEvent
 			var evMu sync.Mutex
