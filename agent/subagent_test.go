@@ -68,7 +68,11 @@ func checkTranscript(t *testing.T, what string, rows []store.Message) {
 		if r.Kind.DisplayOnly() {
 			continue
 		}
-		m := fakellm.Msg{Role: string(r.Role), Text: r.Text(), ToolCallID: r.ToolCallID}
+		text := r.Text()
+		if r.APIContent != "" {
+			text = r.APIContent // what is sent in place of the display text
+		}
+		m := fakellm.Msg{Role: string(r.Role), Text: text, ToolCallID: r.ToolCallID}
 		for _, c := range r.ToolCalls {
 			m.ToolCalls = append(m.ToolCalls, fakellm.Call{ID: c.ID, Name: c.Name})
 		}
