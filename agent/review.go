@@ -168,7 +168,7 @@ func (a *Agent) review(ctx context.Context, sid string) {
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 	defer cancel()
-	if err := a.cfg.Store.EndSession(dctx, rs.ID, store.EndFinished); err != nil {
+	if err := a.cfg.Store.EndSession(dctx, rs.ID, endReason(res.Exit)); err != nil {
 		a.log.Warn("could not end the review session", "session", rs.ID, "error", err)
 	}
 	done.Exit, done.Usage, done.CostUSD, done.APICalls = res.Exit, res.Usage, res.CostUSD, res.APICalls

@@ -222,7 +222,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 		res = a.runAdmitted(childCtx, eng, sess, lease, turnID, msg, in, at)
 	}
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
-	if err := a.cfg.Store.EndSession(dctx, sess.ID, store.EndFinished); err != nil {
+	if err := a.cfg.Store.EndSession(dctx, sess.ID, endReason(res.Exit)); err != nil {
 		a.log.Warn("could not end the subagent session", "session", sess.ID, "error", err)
 	}
 	dcancel()
@@ -318,4 +318,12 @@ func prefixed(f func(string), prefix string) func(string) {
 func callID(ctx context.Context) string {
 	c, _ := turn.CallFrom(ctx)
 	return c.ID
+}
+
+// endReason is the end reason of a one-turn child session: its exit.
+func endReason(x turn.Exit) string {
+	if x == "" {
+		return string(turn.ExitFailed)
+	}
+	return string(x)
 }

@@ -148,7 +148,7 @@ func TestDelegateParallel(t *testing.T) {
 			var sum agent.Spend
 			model := e.Agent.Catalogue().Lookup(pricedModel)
 			for _, k := range kids {
-				if k.Kind != store.SessionSubagent || k.ParentID != e.Session.ID || k.Live() || k.EndReason != store.EndFinished {
+				if k.Kind != store.SessionSubagent || k.ParentID != e.Session.ID || k.Live() || k.EndReason != string(turn.ExitCompleted) {
 					t.Errorf("child %s: kind %q parent %q live %t end %q", k.ID, k.Kind, k.ParentID, k.Live(), k.EndReason)
 				}
 				rows := e.RowsOf(k.ID, false)

@@ -48,11 +48,11 @@ type Session struct {
 // Live reports whether the session has not ended.
 func (s *Session) Live() bool { return s.EndedAt.IsZero() }
 
-// End reasons.
+// End reasons. A subagent or review session runs one turn and ends with
+// that turn's exit ("completed", "interrupted", "failed", ...) as reason.
 const (
 	EndCompression = "compression" // continued in a child session
 	EndUser        = "user"        // closed by the user
-	EndFinished    = "finished"    // a subagent or review session whose one turn is over
 )
 
 // Session kinds (Session.Kind).

@@ -46,6 +46,7 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 	keep := fs.Bool("keep", false, "keep the temporary workspace and database")
 	jsonOut := fs.Bool("json", false, "print the turn result as JSON at the end")
 	latency := fs.Duration("latency", 150*time.Millisecond, "simulated model latency per reply")
+	delegate := fs.Bool("delegate", false, "show delegation: two subagents work in parallel, then the agent combines their reports")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -72,7 +73,11 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 
 	srv := fakellm.New(fakellm.WithLatency(*latency))
 	defer srv.Close()
-	srv.Script(demoScript()...)
+	if *delegate {
+		srv.SetDefault(delegateDemo)
+	} else {
+		srv.Script(demoScript()...)
+	}
 
 	var prov llm.Provider
 	if *api == "anthropic" {
@@ -95,6 +100,7 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		Tools:     tools,
 		Workspace: ws,
 		Turn:      turn.Config{Routes: []turn.Route{{Provider: prov, Model: "demo-model", API: *api, BaseURL: srv.URL()}}},
+		Subagents: agent.SubagentConfig{Enabled: *delegate},
 	})
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
@@ -107,6 +113,9 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 	fmt.Fprintf(c.stdout, "Talaria demo — scripted model server at %s (%s wire format)\n", srv.URL(), *api)
 	fmt.Fprintf(c.stdout, "workspace: %s\ndatabase:  %s\n\n", ws, dbPath)
 	prompt := "Read notes.txt and do what it asks."
+	if *delegate {
+		prompt = delegatePrompt
+	}
 	fmt.Fprintf(c.stdout, "> %s\n\n", prompt)
 	prog := newProgress(c.stdout, c.stdout)
 	res, err := ag.RunTurn(ctx, sess.ID, agent.Input{Text: prompt, Hooks: prog.hooks()})
@@ -127,6 +136,12 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 			fmt.Fprintf(c.stdout, " %s", r.Role)
 		}
 		fmt.Fprintln(c.stdout)
+	}
+	if *delegate {
+		if tree, err := childTree(ctx, st, sess.ID); err == nil && len(tree) > 0 {
+			sp, _ := agent.SpendOf(ctx, st, sess.ID)
+			printChildren(c.stdout, sp, tree)
+		}
 	}
 	fmt.Fprintf(c.stdout, "The model server received %d requests; strict validation problems: %d\n", len(srv.Requests()), len(srv.Violations()))
 	for _, v := range srv.Violations() {

@@ -34,6 +34,7 @@ Usage:
   talaria chat [flags]             interactive session (Ctrl+C stops a turn, twice quits)
   talaria demo [--api anthropic]   a real multi-tool turn against the built-in scripted model server
   talaria sessions <list|show|search|delete|compact> ...
+  talaria memory <list|add|rm|clear>   the workspace's durable memory
   talaria explain-error [flags]    explain a provider error and what Talaria would do about it
   talaria doctor                   check configuration, keys, the database and MCP servers
   talaria mcp <list|test> ...      MCP servers: their state and tools
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return c.demoCmd(ctx, rest)
 	case "sessions", "session":
 		return c.sessionsCmd(ctx, rest)
+	case "memory":
+		return c.memoryCmd(ctx, rest)
 	case "explain-error":
 		return c.explainCmd(ctx, rest)
 	case "doctor":

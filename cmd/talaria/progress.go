@@ -34,6 +34,9 @@ func (p *progress) hooks() turn.Hooks {
 		ToolStart: p.toolStart,
 		ToolEnd:   p.toolEnd,
 		Status:    p.status,
+		// subagent lines: progress_subagent.go
+		SubagentStarted:  p.subagentStarted,
+		SubagentFinished: p.subagentFinished,
 	}
 	if p.text != nil {
 		h.TextDelta = p.textDelta
@@ -135,6 +138,16 @@ func summaryLine(r *turn.Result) string {
 	}
 	if r.CostKnown {
 		fmt.Fprintf(&b, " · $%.4f", r.CostUSD)
+	}
+	if s := r.Subagents; s != nil {
+		fmt.Fprintf(&b, " · incl. %d subagent", s.Count)
+		if s.Count != 1 {
+			b.WriteString("s")
+		}
+		fmt.Fprintf(&b, ": %d API calls", r.APICalls+s.APICalls)
+		if r.TotalCostUSD() > 0 {
+			fmt.Fprintf(&b, ", $%.4f total", r.TotalCostUSD())
+		}
 	}
 	fmt.Fprintf(&b, " · %s", r.Duration.Round(time.Millisecond))
 	return b.String()

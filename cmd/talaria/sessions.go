@@ -11,13 +11,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
 
 const sessionsUsage = `Usage:
   talaria sessions list [--limit N] [--json]
-  talaria sessions show ID [--all] [--json]     messages and lineage (--all: archived rows too)
+  talaria sessions show ID [--all] [--json]     messages, lineage and child sessions (--all: archived rows too)
   talaria sessions search QUERY [--session ID] [--limit N] [--json]
   talaria sessions delete ID
   talaria sessions compact ID                   compress the session's context now
@@ -108,10 +109,19 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 			return c.fail(exitOther, "%v", err)
 		}
 		chain := lineage(ctx, st, s)
-		if *jsonOut {
-			return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "messages": messagesJSON(rows)})
+		tree, err := childTree(ctx, st, s.ID)
+		if err != nil {
+			return c.fail(exitOther, "%v", err)
 		}
-		printSession(c.stdout, s, chain, rows)
+		spend, err := agent.SpendOf(ctx, st, s.ID)
+		if err != nil {
+			return c.fail(exitOther, "%v", err)
+		}
+		if *jsonOut {
+			return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "children": tree,
+				"spend": spend, "messages": messagesJSON(rows)})
+		}
+		printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree) })
 	case "search":
 		q, ok := need("a query")
 		if !ok {
@@ -211,7 +221,9 @@ func sessionLookupError(id string, err error) string {
 func lineage(ctx context.Context, st store.Sessions, s *store.Session) []string {
 	var up []string
 	cur := s
-	for i := 0; i < 1000 && cur.ParentID != ""; i++ {
+	// A subagent or review session's parent spawned it; it does not
+	// continue it.
+	for i := 0; i < 1000 && cur.ParentID != "" && cur.Kind == ""; i++ {
 		p, err := st.GetSession(ctx, cur.ParentID)
 		if err != nil {
 			break
@@ -223,10 +235,19 @@ func lineage(ctx context.Context, st store.Sessions, s *store.Session) []string 
 	cur = s
 	for i := 0; i < 1000 && !cur.Live(); i++ {
 		kids, err := st.ChildSessions(ctx, cur.ID)
-		if err != nil || len(kids) == 0 {
+		if err != nil {
 			break
 		}
-		cur = &kids[len(kids)-1]
+		var next *store.Session
+		for i := range kids {
+			if kids[i].Kind == "" {
+				next = &kids[i]
+			}
+		}
+		if next == nil {
+			break
+		}
+		cur = next
 		chain = append(chain, describe(cur))
 	}
 	return chain
@@ -239,8 +260,11 @@ func describe(s *store.Session) string {
 	return s.ID + " (ended: " + s.EndReason + ")"
 }
 
-func printSession(w io.Writer, s *store.Session, chain []string, rows []store.Message) {
+func printSession(w io.Writer, s *store.Session, chain []string, rows []store.Message, extra ...func(io.Writer)) {
 	fmt.Fprintf(w, "session %s  %q\n", s.ID, s.Title)
+	if s.Kind != "" {
+		fmt.Fprintf(w, "%s of session %s\n", s.Kind, s.ParentID)
+	}
 	fmt.Fprintf(w, "model %s/%s · started %s · workspace %s\n", s.Provider, s.Model, s.StartedAt.Local().Format("2006-01-02 15:04"), s.Cwd)
 	fmt.Fprintf(w, "%d API calls · %d in / %d out tokens", s.APICalls, s.Usage.PromptTokens(), s.Usage.OutputTokens)
 	if s.CostUSD > 0 {
@@ -249,6 +273,9 @@ func printSession(w io.Writer, s *store.Session, chain []string, rows []store.Me
 	fmt.Fprintln(w)
 	if len(chain) > 1 {
 		fmt.Fprintln(w, "lineage: "+strings.Join(chain, " → "))
+	}
+	for _, f := range extra {
+		f(w)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
@@ -292,7 +319,8 @@ type sessionOut struct {
 	Title        string    `json:"title"`
 	Provider     string    `json:"provider"`
 	Model        string    `json:"model"`
-	ParentID     string    `json:"parent_session_id,omitempty"`
+	ParentID     string    `json:"parent_session_id"`
+	Kind         string    `json:"kind"`
 	EndReason    string    `json:"end_reason,omitempty"`
 	Cwd          string    `json:"cwd"`
 	StartedAt    time.Time `json:"started_at"`
@@ -306,7 +334,7 @@ type sessionOut struct {
 
 func sessionJSON(s store.Session) sessionOut {
 	return sessionOut{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, ParentID: s.ParentID,
-		EndReason: s.EndReason, Cwd: s.Cwd, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
+		Kind: s.Kind, EndReason: s.EndReason, Cwd: s.Cwd, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
 		MessageCount: s.MessageCount, APICalls: s.APICalls, Usage: s.Usage, CostUSD: s.CostUSD}
 }
 

@@ -61,6 +61,9 @@ type app struct {
 }
 
 func (a *app) Close() {
+	if a.agent != nil {
+		a.agent.Close() // stops background reviews before the tools and the store close
+	}
 	if a.mcpSess != nil {
 		a.mcpSess.Close()
 	}
@@ -176,6 +179,11 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		Logger:            log,
 		// compression.rotate: continue compressed sessions in a child.
 		RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
+		Subagents: agent.SubagentConfig{Enabled: boolOr(cfg.Subagents.Enabled, true), MaxDepth: cfg.Subagents.MaxDepth,
+			MaxParallel: cfg.Subagents.MaxParallel, MaxIterations: cfg.Subagents.MaxIterations},
+		Memory: agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens},
+		Review: agent.ReviewConfig{Enabled: cfg.Review.Enabled, Idle: time.Duration(cfg.Review.Idle),
+			MaxIterations: cfg.Review.MaxIterations},
 	})
 	if err != nil {
 		a.Close()

@@ -111,6 +111,9 @@ type Config struct {
 	PromptCache   *bool            `yaml:"prompt_cache"`
 	Compression   Compression      `yaml:"compression"`
 	Guards        Guards           `yaml:"guards"`
+	Subagents     Subagents        `yaml:"subagents"`
+	Memory        Memory           `yaml:"memory"`
+	Review        Review           `yaml:"review"`
 	Models        map[string]Model `yaml:"models"`
 	Database      Database         `yaml:"database"`
 	ShellTimeout  Duration         `yaml:"shell_timeout"`
