@@ -277,3 +277,34 @@ func TestInterruptReachesReview(t *testing.T) {
 		t.Fatal("the review stayed registered after it ended")
 	}
 }
+
+// TestReviewWaitsForIdle: a review is only scheduled when a turn ends; a
+// message that arrives before the session has been idle for review.idle
+// cancels it before it starts, and no review request is ever made.
+func TestReviewWaitsForIdle(t *testing.T) {
+	ev := newEvents()
+	e := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
+		c.Review = agent.ReviewConfig{Enabled: true, Idle: time.Hour, OnEvent: ev.review}
+	}})
+	t.Cleanup(e.Agent.Close)
+	e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		if isReview(r) {
+			t.Error("a review ran before the session was idle")
+		}
+		return fakellm.Text("ok")
+	})
+	e.Run("one")
+	ev.waitPhase(t, agent.ReviewScheduled)
+	e.Run("two")
+	if fin := ev.waitPhase(t, agent.ReviewFinished); fin.Exit != "" || fin.ReviewSessionID != "" {
+		t.Fatalf("the first review got going: %+v", fin)
+	}
+	e.Agent.Close()
+	got := ev.snapshot()
+	if len(got) < 2 || got[0] != "review:scheduled" || got[1] != "review:cancelled" || strings.Contains(fmt.Sprint(got), "review:started") {
+		t.Fatalf("events %v: want scheduled, cancelled by the second message, never started", got)
+	}
+	if kids := children(t, e, e.Session.ID); len(kids) != 0 {
+		t.Fatalf("review sessions created: %d", len(kids))
+	}
+}

@@ -379,3 +379,98 @@ func TestDelegateRefused(t *testing.T) {
 		}
 	}
 }
+
+// refreshFails is the real store with the lease refreshes of one session
+// failing once armed, as when a database is locked for too long.
+type refreshFails struct {
+	store.Store
+	mu      sync.Mutex
+	session string
+}
+
+func (r *refreshFails) arm(id string) { r.mu.Lock(); r.session = id; r.mu.Unlock() }
+
+func (r *refreshFails) RefreshLease(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	r.mu.Lock()
+	fail := r.session == l.SessionID
+	r.mu.Unlock()
+	if fail {
+		return l, testenv.StoreError(store.KindLocked)
+	}
+	return r.Store.RefreshLease(ctx, l, ttl)
+}
+
+// TestParentLeaseLossStopsChildren: a running child holds its own
+// session's lease; when the parent loses its lease, the child is
+// interrupted (its own lease was fine, so it is not "lease lost") and
+// finalizes with a valid transcript, and the parent ends lease_lost.
+func TestParentLeaseLossStopsChildren(t *testing.T) {
+	running := make(chan struct{})
+	block := &testenv.FuncTool{
+		Meta: tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			close(running)
+			<-ctx.Done()
+			return tool.Result{Content: "stopped", IsError: true}, nil
+		},
+	}
+	var rf *refreshFails
+	e := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{block}, Configure: func(c *agent.Config) {
+		rf = &refreshFails{Store: c.Store}
+		c.Store = rf
+		c.Subagents.Enabled = true
+		c.LeaseTTL = 300 * time.Millisecond
+		c.LeaseRefresh = 50 * time.Millisecond
+	}})
+	e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		if isChild(r) {
+			return fakellm.Calls(fakellm.ToolCall("block", `{}`))
+		}
+		return fakellm.Calls(delegateCall("hold on", "block"))
+	})
+	var finished []turn.SubagentEvent
+	var mu sync.Mutex
+	done := make(chan turn.Result, 1)
+	go func() {
+		done <- e.RunWith(context.Background(), agent.Input{Text: "go", Hooks: turn.Hooks{
+			SubagentFinished: func(ev turn.SubagentEvent) { mu.Lock(); finished = append(finished, ev); mu.Unlock() },
+		}})
+	}()
+	select {
+	case <-running:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child's tool never started")
+	}
+	kids := children(t, e, e.Session.ID)
+	if len(kids) != 1 {
+		t.Fatalf("children %d", len(kids))
+	}
+	// The child holds its own session's lease.
+	if _, err := e.Store.AcquireLease(context.Background(), kids[0].ID, "intruder:1:x", time.Minute); err == nil {
+		t.Fatal("the running child's session lease was free")
+	}
+	rf.arm(e.Session.ID)
+	var res turn.Result
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parent kept running without its lease")
+	}
+	if res.Exit != turn.ExitLeaseLost {
+		t.Fatalf("parent exit %s", res.Exit)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(finished) != 1 || finished[0].Exit != turn.ExitInterrupted {
+		t.Fatalf("child finished %+v, want interrupted", finished)
+	}
+	child, err := e.Store.GetSession(context.Background(), kids[0].ID)
+	if err != nil || child.Live() || child.EndReason != string(turn.ExitInterrupted) {
+		t.Fatalf("child session %+v %v", child, err)
+	}
+	crow := e.RowsOf(child.ID, false)
+	checkTranscript(t, "child", crow)
+	if got := testenv.Roles(crow); fmt.Sprint(got) != "[user assistant tool]" {
+		t.Errorf("child rows %v", got)
+	}
+}
