@@ -78,8 +78,6 @@ type Agent struct {
 	// children: the running turns and background reviews per session, so
 	// an interrupt reaches every child and a new turn cancels a review.
 	kids *registry
-	// sem bounds the subagents running at once, across all turns.
-	sem chan struct{}
 	// life ends with Close; background reviews run under it, bg counts them.
 	life context.Context
 	stop context.CancelCauseFunc
@@ -98,7 +96,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Review.Enabled {
 		cfg.Memory.Enabled = true // the review writes through the memory tool
 	}
-	a := &Agent{kids: newRegistry(), sem: make(chan struct{}, cfg.Subagents.MaxParallel)}
+	a := &Agent{kids: newRegistry()}
 	a.life, a.stop = context.WithCancelCause(context.Background())
 	if cfg.Memory.Enabled {
 		all = append(all, &memoryTool{a: a})

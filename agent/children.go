@@ -31,6 +31,17 @@ type activeTurn struct {
 
 	mu     sync.Mutex
 	totals turn.SubagentTotals
+	sem    chan struct{} // bounds this turn's running children
+}
+
+// slots returns the turn's child slots, made on first use.
+func (at *activeTurn) slots(n int) chan struct{} {
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if at.sem == nil {
+		at.sem = make(chan struct{}, n)
+	}
+	return at.sem
 }
 
 type turnKey struct{}

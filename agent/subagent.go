@@ -20,8 +20,8 @@ type SubagentConfig struct {
 	// MaxDepth is how deep children may nest (default 1: a child cannot
 	// delegate further).
 	MaxDepth int
-	// MaxParallel bounds the children running at once in this agent
-	// (default 4); further delegate calls wait for a slot.
+	// MaxParallel bounds the children one turn runs at once (default 4);
+	// further delegate calls of that turn wait for a slot.
 	MaxParallel int
 	// MaxIterations is a child turn's own iteration budget (default: the
 	// parent's).
@@ -175,13 +175,16 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	if err != nil {
 		return Child{}, err
 	}
-	// A slot first: a child waiting for one has no session yet.
+	// A slot of the parent turn first: a child waiting for one has no
+	// session yet. The bound is per turn, so a child that delegates in
+	// turn never waits for a slot its own parent holds.
+	sem := parent.slots(a.cfg.Subagents.MaxParallel)
 	select {
-	case a.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return Child{}, fmt.Errorf("interrupted while waiting for a free subagent slot: %w", context.Cause(ctx))
 	}
-	defer func() { <-a.sem }()
+	defer func() { <-sem }()
 
 	sess, err := a.newChildSession(ctx, parent.session.ID, store.SessionSubagent, titleFrom(task), a.childPrompt(ctx, tools.Names()))
 	if err != nil {

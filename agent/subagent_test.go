@@ -474,3 +474,46 @@ func TestParentLeaseLossStopsChildren(t *testing.T) {
 		t.Errorf("child rows %v", got)
 	}
 }
+
+// TestDelegateNested: with max_depth 2 and one slot per turn, a child may
+// delegate once more (its own slot bound does not block on its parent's),
+// the grandchild cannot, and every level's spend rolls up to the top turn.
+func TestDelegateNested(t *testing.T) {
+	for _, api := range testenv.APIs {
+		t.Run(api, func(t *testing.T) {
+			e := testenv.New(t, testenv.Options{API: api, Model: pricedModel, Configure: func(c *agent.Config) {
+				c.Subagents = agent.SubagentConfig{Enabled: true, MaxDepth: 2, MaxParallel: 1}
+			}})
+			e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+				task := firstUser(r)
+				hasDelegate := strings.Contains(fmt.Sprint(r.Tools), agent.DelegateToolName)
+				switch {
+				case task == "grand":
+					if hasDelegate {
+						return fakellm.Text("grandchild was offered delegate")
+					}
+					return fakellm.Text("grand report").WithUsage(100, 1)
+				case task == "middle" && last(r).Role == "user":
+					return fakellm.Calls(delegateCall("grand")).WithUsage(100, 1)
+				case task == "middle":
+					return fakellm.Text("middle saw: " + last(r).Text).WithUsage(100, 1)
+				case last(r).Role == "user":
+					return fakellm.Calls(delegateCall("middle")).WithUsage(100, 1)
+				}
+				return fakellm.Text("top saw: " + last(r).Text).WithUsage(100, 1)
+			})
+			res := e.Run("top")
+			if res.Exit != turn.ExitCompleted || !strings.Contains(res.FinalText, "grand report") {
+				t.Fatalf("exit %s: %q", res.Exit, res.FinalText)
+			}
+			if s := res.Subagents; s == nil || s.Count != 2 || s.APICalls != 3 || s.Usage.InputTokens != 300 {
+				t.Fatalf("rolled up %+v, want 2 children with 3 calls", s)
+			}
+			spend, err := agent.SpendOf(context.Background(), e.Store, e.Session.ID)
+			if err != nil || spend.Subagents.Sessions != 2 || spend.Subagents.APICalls != 3 {
+				t.Fatalf("spend %+v %v", spend, err)
+			}
+			e.NoViolations()
+		})
+	}
+}

@@ -89,7 +89,9 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
 		for _, s := range list {
 			title := s.Title
-			if !s.Live() {
+			if s.Kind != "" {
+				title = "[" + s.Kind + " of " + s.ParentID + "] " + title
+			} else if !s.Live() {
 				title += " [ended: " + s.EndReason + "]"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Model, clip(title, 60))
