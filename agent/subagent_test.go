@@ -496,11 +496,11 @@ func TestDelegateNested(t *testing.T) {
 				case task == "middle" && last(r).Role == "user":
 					return fakellm.Calls(delegateCall("grand")).WithUsage(100, 1)
 				case task == "middle":
-					return fakellm.Text("middle saw: " + last(r).Text).WithUsage(100, 1)
+					return fakellm.Text("middle saw: "+last(r).Text).WithUsage(100, 1)
 				case last(r).Role == "user":
 					return fakellm.Calls(delegateCall("middle")).WithUsage(100, 1)
 				}
-				return fakellm.Text("top saw: " + last(r).Text).WithUsage(100, 1)
+				return fakellm.Text("top saw: "+last(r).Text).WithUsage(100, 1)
 			})
 			res := e.Run("top")
 			if res.Exit != turn.ExitCompleted || !strings.Contains(res.FinalText, "grand report") {
