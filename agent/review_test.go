@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/store"
@@ -182,11 +183,23 @@ func TestReviewYieldsToForegroundTurn(t *testing.T) {
 	for _, api := range testenv.APIs {
 		t.Run(api, func(t *testing.T) {
 			ev := newEvents()
-			e := newReviewEnv(t, api, ev)
+			// Compression is on with a 5000-token threshold: the session's
+			// own calls stay far below it; the review's first call reports
+			// 50000 prompt tokens. Counted toward the session, they would
+			// compress its next turn prematurely.
+			e := testenv.New(t, testenv.Options{API: api, Model: pricedModel, Configure: func(c *agent.Config) {
+				c.Review = agent.ReviewConfig{Enabled: true, Idle: 5 * time.Millisecond, OnEvent: ev.review}
+				c.Turn.Compressor = &compact.Compressor{Summarizer: c.Turn.Routes[0].Provider, Model: pricedModel}
+				c.Turn.Threshold = compact.Threshold{Tokens: 5000}
+			}})
+			t.Cleanup(e.Agent.Close)
 			e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
 				switch {
 				case isReview(r):
-					// A long review call; only cancellation ends it early.
+					return fakellm.Calls(fakellm.ToolCall(agent.MemoryToolName, `{"action":"list"}`)).WithUsage(50000, 10)
+				case len(r.Messages) > 2 && strings.Contains(r.Messages[len(r.Messages)-3].Text, "[Background review"):
+					// The review's second call is long; only cancellation
+					// ends it early.
 					return fakellm.Text("never delivered").WithLatency(time.Minute)
 				case lastUserIs(r, "second"):
 					return fakellm.Text("second answer").WithUsage(400, 10).WithLatency(100 * time.Millisecond)
@@ -197,8 +210,8 @@ func TestReviewYieldsToForegroundTurn(t *testing.T) {
 				t.Fatalf("exit %s", res.Exit)
 			}
 			ev.waitPhase(t, agent.ReviewStarted)
-			if !e.Srv.Wait(2, 10*time.Second) {
-				t.Fatal("the review's request never arrived")
+			if !e.Srv.Wait(3, 10*time.Second) {
+				t.Fatal("the review's second request never arrived")
 			}
 			ev.mark("foreground:message")
 			res := e.RunWith(context.Background(), agent.Input{Text: "second", Hooks: turn.Hooks{
@@ -235,10 +248,12 @@ func TestReviewYieldsToForegroundTurn(t *testing.T) {
 			if res.Usage.InputTokens != 400 || res.APICalls != 1 {
 				t.Fatalf("foreground usage %+v in %d calls: a review's tokens leaked in", res.Usage, res.APICalls)
 			}
-			for _, r := range e.Srv.Requests() {
-				if strings.Contains(r.System, "summar") && !strings.Contains(r.System, "Talaria") {
-					t.Fatal("a compression summary was requested")
-				}
+			if n := len(e.Srv.Requests()); n != 4 {
+				t.Fatalf("%d requests, want 4 (turn, two review calls, turn): a summary was requested", n)
+			}
+			if sp, err := agent.SpendOf(context.Background(), e.Store, e.Session.ID); err != nil ||
+				sp.Own.Usage.InputTokens != 700 || sp.Review.Usage.InputTokens != 50000 {
+				t.Fatalf("spend %+v %v: the review's tokens must be booked apart", sp, err)
 			}
 			kids := children(t, e, e.Session.ID)
 			if len(kids) == 0 {
