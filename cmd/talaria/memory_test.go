@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/store/sqlite"
 )
 
 // `talaria memory` adds, lists, removes and clears the workspace's entries,
@@ -110,6 +113,21 @@ func TestSessionsShowChildren(t *testing.T) {
 	_ = json.Unmarshal([]byte(e.run("", "sessions", "show", js.Children[0].ID, "--json").stdout), &child)
 	if child.Session.ParentID != res.SessionID || child.Session.Kind != "subagent" {
 		t.Fatalf("child json %+v", child.Session)
+	}
+	// The child is touched last (as a review session is after its
+	// parent's turn); --continue still takes the conversation.
+	st, err := sqlite.Open(context.Background(), filepath.Join(e.home, "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.SetTitle(context.Background(), child.Session.ID, "touched")
+	_ = st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := decodeResult(t, e.runTurn("anthropic", []string{"--json", "-c"}, "and again"))
+	if again.SessionID != res.SessionID || again.Exit != "completed" {
+		t.Fatalf("--continue went to %s (%s), want the conversation %s", again.SessionID, again.Exit, res.SessionID)
 	}
 	e.noViolations()
 }

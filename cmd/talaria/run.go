@@ -118,14 +118,7 @@ func (c *cli) pickSession(ctx context.Context, a *app, id string, cont bool) (st
 		return id, nil
 	}
 	if cont {
-		list, err := a.store.ListSessions(ctx, store.ListOptions{Limit: 1})
-		if err != nil {
-			return "", err
-		}
-		if len(list) == 0 {
-			return "", errors.New("--continue: there is no session yet; run without it to start one")
-		}
-		return list[0].ID, nil
+		return latestConversation(ctx, a.store)
 	}
 	s, err := a.agent.NewSession(ctx, agent.SessionOptions{})
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -86,4 +87,26 @@ func printChildren(w io.Writer, sp agent.SessionSpend, tree []childNode) {
 	}
 	fmt.Fprintln(w, "children:")
 	printTree(w, tree, 1)
+}
+
+// latestConversation is the most recently updated session that is a
+// conversation, not a subagent or review session (those are updated
+// after their parent's turn, so they are often the newest).
+func latestConversation(ctx context.Context, st store.Sessions) (string, error) {
+	const page = 50
+	for off := 0; off < 100*page; off += page {
+		list, err := st.ListSessions(ctx, store.ListOptions{Limit: page, Offset: off})
+		if err != nil {
+			return "", err
+		}
+		for _, s := range list {
+			if s.Kind == "" {
+				return s.ID, nil
+			}
+		}
+		if len(list) < page {
+			break
+		}
+	}
+	return "", errors.New("--continue: there is no session yet; run without it to start one")
 }
