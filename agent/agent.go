@@ -79,9 +79,11 @@ type Agent struct {
 	// an interrupt reaches every child and a new turn cancels a review.
 	kids *registry
 	// life ends with Close; background reviews run under it, bg counts them.
-	life context.Context
-	stop context.CancelCauseFunc
-	bg   sync.WaitGroup
+	life   context.Context
+	stop   context.CancelCauseFunc
+	bg     sync.WaitGroup
+	bgMu   sync.Mutex
+	closed bool
 }
 
 // New builds an Agent.

@@ -76,6 +76,14 @@ func (a *Agent) afterTurn(res turn.Result) {
 	if !a.cfg.Review.Enabled || res.Exit != turn.ExitCompleted {
 		return
 	}
+	// Add to bg under bgMu, so Close's Wait never races a new review.
+	a.bgMu.Lock()
+	if a.closed {
+		a.bgMu.Unlock()
+		return
+	}
+	a.bg.Add(1)
+	a.bgMu.Unlock()
 	sid := res.SessionID
 	ctx, cancel := context.WithCancelCause(a.life)
 	rv := &reviewRun{sid: sid, emit: a.emitReview}
@@ -87,7 +95,6 @@ func (a *Agent) afterTurn(res turn.Result) {
 	}
 	unregister := a.kids.setReview(sid, rv)
 	a.emitReview(ReviewEvent{Phase: ReviewScheduled, SessionID: sid})
-	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
 		defer cancel(nil)
@@ -216,6 +223,9 @@ func (u *unavailableTool) Run(context.Context, json.RawMessage) (tool.Result, er
 // Close stops the agent's background work — scheduled and running
 // reviews — and waits for it. Turns in progress are the callers'.
 func (a *Agent) Close() {
+	a.bgMu.Lock()
+	a.closed = true
+	a.bgMu.Unlock()
 	a.stop(errors.New("agent closed"))
 	a.bg.Wait()
 }
