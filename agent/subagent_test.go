@@ -517,3 +517,53 @@ func TestDelegateNested(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptFansOutToChildren: Agent.Interrupt on the parent session —
+// the gateway's interrupt — reaches a running child through its
+// registration; both finalize as interrupted.
+func TestInterruptFansOutToChildren(t *testing.T) {
+	running := make(chan struct{})
+	block := &testenv.FuncTool{
+		Meta: tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			close(running)
+			<-ctx.Done()
+			return tool.Result{Content: "stopped", IsError: true}, nil
+		},
+	}
+	e := newDelegEnv(t, "anthropic", block)
+	e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		if isChild(r) {
+			return fakellm.Calls(fakellm.ToolCall("block", `{}`))
+		}
+		return fakellm.Calls(delegateCall("wait", "block"))
+	})
+	done := make(chan turn.Result, 1)
+	go func() { done <- e.Run("go") }()
+	select {
+	case <-running:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child's tool never started")
+	}
+	if !e.Agent.Interrupt(e.Session.ID) {
+		t.Fatal("Interrupt found no running turn")
+	}
+	var res turn.Result
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Interrupt did not stop the turn")
+	}
+	if res.Exit != turn.ExitInterrupted || res.Subagents == nil || res.Subagents.Count != 1 {
+		t.Fatalf("exit %s, subagents %+v", res.Exit, res.Subagents)
+	}
+	kids := children(t, e, e.Session.ID)
+	if len(kids) != 1 || kids[0].EndReason != string(turn.ExitInterrupted) {
+		t.Fatalf("children %+v", kids)
+	}
+	checkTranscript(t, "parent", e.Rows())
+	checkTranscript(t, "child", e.RowsOf(kids[0].ID, false))
+	if e.Agent.Interrupt(e.Session.ID) {
+		t.Fatal("the finished turn stayed registered")
+	}
+}
