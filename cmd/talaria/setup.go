@@ -256,7 +256,12 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 		name = cfg.Provider
 	}
 	if name == "" && (f.baseURL != "" || f.api != "") {
+		// --api alone means that vendor's built-in entry; "custom" is
+		// only a server of the user's own, named by --base-url.
 		name = "custom"
+		if b, ok := config.BuiltinFor(f.api); ok && f.baseURL == "" {
+			name = b
+		}
 	}
 	if name == "" {
 		return nil, &setupError{"no provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, pass --base-url and --api, or configure providers in " + configPath(cfg) + " (try `talaria demo` to see Talaria work without a key)"}
@@ -280,6 +285,9 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 	}
 	if f.model != "" {
 		model = f.model
+	}
+	if err := p.Check(name); err != nil {
+		return nil, &setupError{err.Error()}
 	}
 	primary, err := c.route(name, p, model, cs)
 	if err != nil {
@@ -321,7 +329,7 @@ func (c *cli) route(name string, p config.Provider, model string, cs failover.Co
 			if env == "" {
 				env = "providers." + name + ".key_env"
 			}
-			return turn.Route{}, &setupError{fmt.Sprintf("no API key for %s: set %s (several keys: comma-separated)", name, env)}
+			return turn.Route{}, &setupError{fmt.Sprintf("no API key for %s: set %s (several keys: comma-separated), or use --base-url for a server that needs none", config.VendorName(name), env)}
 		}
 		// Local servers (vLLM, llama.cpp, Ollama) usually need no key.
 		keys = []string{"no-key"}

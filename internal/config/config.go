@@ -157,6 +157,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // Home returns the configuration directory: $TALARIA_HOME, else ~/.talaria.
 func Home(getenv func(string) string) (string, error) {
 	if h := getenv("TALARIA_HOME"); h != "" {
+		h, err := ExpandPath("TALARIA_HOME", h, getenv)
+		if err != nil {
+			return "", err
+		}
 		return filepath.Abs(h)
 	}
 	u, err := os.UserHomeDir()
@@ -188,9 +192,17 @@ func Load(home string, getenv func(string) string) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
-	c.defaults()
+	c.defaults(getenv)
+	dbFrom := "database.path"
+	if getenv("TALARIA_DB") != "" {
+		dbFrom = "TALARIA_DB"
+	}
 	c.applyEnv(getenv)
-	if err := c.Validate(); err != nil {
+	err = c.resolvePaths(dbFrom, getenv)
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil {
 		where := "configuration"
 		if c.File != "" {
 			where = c.File
@@ -218,31 +230,17 @@ func yamlProblem(err error) string {
 	return strings.Join(probs, "; ")
 }
 
-// Built-in providers, usable with no config file.
-func builtinProviders() map[string]Provider {
-	return map[string]Provider{
-		"openai": {
-			API:     "openai",
-			BaseURL: "https://api.openai.com/v1",
-			Model:   "gpt-4.1",
-			KeyEnv:  "OPENAI_API_KEY",
-		},
-		"anthropic": {
-			API:     "anthropic",
-			BaseURL: "https://api.anthropic.com",
-			Model:   "claude-sonnet-4-5",
-			KeyEnv:  "ANTHROPIC_API_KEY",
-		},
-	}
-}
-
-func (c *Config) defaults() {
+func (c *Config) defaults(getenv func(string) string) {
 	if c.Providers == nil {
 		c.Providers = map[string]Provider{}
 	}
-	for name, p := range builtinProviders() {
-		if _, ok := c.Providers[name]; !ok {
-			c.Providers[name] = p
+	// A partial entry for a built-in provider keeps the defaults it does
+	// not override (api, base URL, key variable, model).
+	for name, def := range builtinProviders(getenv) {
+		if p, ok := c.Providers[name]; ok {
+			c.Providers[name] = mergeBuiltin(p, def)
+		} else {
+			c.Providers[name] = def
 		}
 	}
 	for name, p := range c.Providers {
@@ -254,12 +252,24 @@ func (c *Config) defaults() {
 	if c.Approvals == "" {
 		c.Approvals = "ask"
 	}
-	if c.Database.Path == "" {
-		c.Database.Path = filepath.Join(c.Home, "state.db")
-	}
 	if c.Database.Synchronous == "" {
 		c.Database.Synchronous = "normal"
 	}
+}
+
+// resolvePaths expands ~ and $VARS in path settings and refuses a bare
+// relative database path; dbFrom names where the path came from.
+func (c *Config) resolvePaths(dbFrom string, getenv func(string) string) error {
+	if c.Database.Path == "" {
+		c.Database.Path = filepath.Join(c.Home, "state.db")
+		return nil
+	}
+	p, err := resolveDatabasePath(dbFrom, c.Database.Path, getenv)
+	if err != nil {
+		return err
+	}
+	c.Database.Path = p
+	return nil
 }
 
 func (c *Config) applyEnv(getenv func(string) string) {
@@ -275,7 +285,12 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	if v := getenv("TALARIA_API"); v != "" || getenv("TALARIA_BASE_URL") != "" {
 		name := c.Provider
 		if name == "" {
+			// An api without a URL means that vendor's built-in entry;
+			// "custom" is only for a server of the user's own.
 			name = "custom"
+			if b, ok := BuiltinFor(v); ok && getenv("TALARIA_BASE_URL") == "" {
+				name = b
+			}
 			c.Provider = name
 		}
 		p := c.Providers[name]
@@ -300,9 +315,10 @@ func (c *Config) applyEnv(getenv func(string) string) {
 
 // Validate checks values a person may have mistyped.
 func (c *Config) Validate() error {
-	for name, p := range c.Providers {
-		if p.API != "openai" && p.API != "anthropic" {
-			return fmt.Errorf("providers.%s.api is %q; use openai or anthropic", name, p.API)
+	for _, name := range c.ProviderNames() {
+		p := c.Providers[name]
+		if err := p.Check(name); err != nil {
+			return err
 		}
 		switch p.KeyStrategy {
 		case "", "fill-first", "round-robin", "least-used":
