@@ -111,7 +111,8 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan os.Signal, lastSig *time.Time) (int, bool) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	prog := newProgress(c.stderr, c.stdout)
+	prog, unwatch := c.newProgress(a, c.stdout)
+	defer unwatch()
 	done := make(chan turn.Result, 1)
 	go func() {
 		res, _ := a.agent.RunTurn(tctx, sid, agent.Input{Text: text, Hooks: prog.hooks()})

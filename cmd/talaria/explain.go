@@ -122,14 +122,3 @@ func guessAPI(provider string) string {
 	}
 	return "openai"
 }
-
-// isTerminal reports whether r is an interactive terminal (then it is not
-// read as a body).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}

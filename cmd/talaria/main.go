@@ -61,10 +61,32 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// rawStderr is stderr without the terminal filter, for the progress
+	// display's own in-place line; errTTY says stderr is a terminal.
+	rawStderr io.Writer
+	errTTY    bool
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	return newCLI(stdin, stdout, stderr, getenv, isTerminal(stdout), isTerminal(stderr)).dispatch(ctx, args)
+}
+
+// newCLI filters control sequences out of whichever of stdout and stderr is
+// a terminal (outTTY, errTTY): text from files, tools and the model must not
+// retitle, clear or hijack it.
+func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, outTTY, errTTY bool) *cli {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, rawStderr: stderr, errTTY: errTTY}
+	if outTTY {
+		c.stdout = newTermWriter(stdout)
+	}
+	if errTTY {
+		c.stderr = newTermWriter(stderr)
+	}
+	return c
+}
+
+func (c *cli) dispatch(ctx context.Context, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage

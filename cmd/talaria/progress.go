@@ -23,10 +23,30 @@ type progress struct {
 	text     io.Writer
 	midLine  bool // text was streamed without a trailing newline
 	showArgs int  // max characters of tool arguments shown
+
+	// The waiting line (waiting.go): on a terminal (tty) it is redrawn in
+	// place on raw, the unfiltered stderr.
+	raw                            io.Writer
+	tty                            bool
+	waitShown                      bool
+	waitDelay, waitTick, waitEvery time.Duration
 }
 
 func newProgress(w, text io.Writer) *progress {
-	return &progress{w: w, text: text, showArgs: 120}
+	return &progress{w: w, text: text, showArgs: 120, raw: w,
+		waitDelay: waitDelay, waitTick: waitTick, waitEvery: waitEvery}
+}
+
+// newProgress is the turn display of this CLI: stderr, its terminal-ness,
+// and the waiting line hooked to the app's model calls.
+func (c *cli) newProgress(a *app, text io.Writer) (*progress, func()) {
+	p := newProgress(c.stderr, text)
+	p.raw, p.tty = c.rawStderr, c.errTTY
+	if a == nil || a.watch == nil {
+		return p, func() {}
+	}
+	a.watch.set(p.waitFor)
+	return p, func() { a.watch.set(nil) }
 }
 
 func (p *progress) hooks() turn.Hooks {
@@ -48,6 +68,7 @@ func (p *progress) hooks() turn.Hooks {
 func (p *progress) textDelta(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearWait()
 	fmt.Fprint(p.text, s)
 	p.midLine = !strings.HasSuffix(s, "\n")
 }
@@ -62,6 +83,7 @@ func (p *progress) endLine() {
 func (p *progress) discard() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearWait()
 	p.endLine()
 	fmt.Fprintln(p.w, "· (the partial answer above was cut off and is discarded)")
 }
@@ -69,6 +91,7 @@ func (p *progress) discard() {
 func (p *progress) toolStart(c llm.ToolCall) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearWait()
 	if p.text != nil {
 		p.endLine()
 	}
@@ -78,6 +101,7 @@ func (p *progress) toolStart(c llm.ToolCall) {
 func (p *progress) toolEnd(c llm.ToolCall, r tool.Result, took time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearWait()
 	mark := "✓"
 	if r.IsError {
 		mark = "✗"
@@ -94,6 +118,7 @@ func (p *progress) toolEnd(c llm.ToolCall, r tool.Result, took time.Duration) {
 func (p *progress) status(line string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearWait()
 	if p.text != nil {
 		p.endLine()
 	}

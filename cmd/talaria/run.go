@@ -82,7 +82,9 @@ func (c *cli) runCmd(ctx context.Context, args []string) int {
 	in := agent.Input{Text: prompt, Unattended: rf.yes || a.cfg.Approvals == "auto"}
 	if !*quiet {
 		noteUnknownModels(c.stderr, a)
-		in.Hooks = newProgress(c.stderr, nil).hooks()
+		prog, unwatch := c.newProgress(a, nil)
+		defer unwatch()
+		in.Hooks = prog.hooks()
 	}
 	res, err := a.agent.RunTurn(ctx, sid, in)
 	if *jsonOut {

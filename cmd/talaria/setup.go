@@ -58,6 +58,8 @@ type app struct {
 	// from it (nil without mcp_servers).
 	mcp     *mcp.Manager
 	mcpSess *mcp.Session
+	// watch reports model calls to the turn's progress display.
+	watch *callWatch
 }
 
 func (a *app) Close() {
@@ -126,11 +128,14 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, store: st, log: log}
+	a := &app{cfg: cfg, store: st, log: log, watch: &callWatch{}}
 	routes, err := c.routes(cfg, f, st)
 	if err != nil {
 		a.Close()
 		return nil, err
+	}
+	for i := range routes {
+		routes[i].Provider = watchedProvider{Provider: routes[i].Provider, watch: a.watch}
 	}
 	a.routes = routes
 	ws := f.workspace
@@ -289,7 +294,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 	if err := p.Check(name); err != nil {
 		return nil, &setupError{err.Error()}
 	}
-	primary, err := c.route(name, p, model, cs)
+	primary, err := c.route(cfg, name, p, model, cs)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +305,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 		if m == "" {
 			m = fp.Model
 		}
-		r, err := c.route(fb.Provider, fp, m, cs)
+		r, err := c.route(cfg, fb.Provider, fp, m, cs)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: %w", err)
 		}
@@ -310,7 +315,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 }
 
 // route builds one provider client with its key pool.
-func (c *cli) route(name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
+func (c *cli) route(cfg *config.Config, name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
 	if p.API != "openai" && p.API != "anthropic" {
 		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use openai or anthropic", p.API)}
 	}
@@ -334,12 +339,13 @@ func (c *cli) route(name string, p config.Provider, model string, cs failover.Co
 		// Local servers (vLLM, llama.cpp, Ollama) usually need no key.
 		keys = []string{"no-key"}
 	}
+	to := llm.Timeouts{Header: time.Duration(cfg.Timeouts.ResponseHeader), Idle: time.Duration(cfg.Timeouts.StreamIdle)}
 	var prov llm.Provider
 	switch p.API {
 	case "anthropic":
-		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers})
+		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, Timeouts: to})
 	default:
-		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, MaxTokensField: p.MaxTokensField})
+		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, MaxTokensField: p.MaxTokensField, Timeouts: to})
 	}
 	strategy := failover.Strategy(p.KeyStrategy)
 	if strategy == "" {

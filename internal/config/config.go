@@ -117,6 +117,7 @@ type Config struct {
 	Models        map[string]Model `yaml:"models"`
 	Database      Database         `yaml:"database"`
 	ShellTimeout  Duration         `yaml:"shell_timeout"`
+	Timeouts      Timeouts         `yaml:"timeouts"`
 	// SystemPrompt replaces the default prompt; SystemPromptExtra extends it.
 	SystemPrompt      string `yaml:"system_prompt"`
 	SystemPromptExtra string `yaml:"system_prompt_extra"`
@@ -369,6 +370,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.validateMCP(); err != nil {
+		return err
+	}
+	if err := c.Timeouts.validate(); err != nil {
 		return err
 	}
 	if v := c.Guards.EmptyCostThresholdUSD; v < 0 {

@@ -216,6 +216,7 @@ func TestLoadErrors(t *testing.T) {
 		{"on_failure", "compression:\n  on_failure: panic\n", nil, []string{"compression.on_failure"}},
 		{"threshold", "compression:\n  threshold: 1.5\n", nil, []string{"compression.threshold"}},
 		{"negative", "max_retries: -1\n", nil, []string{"max_retries is -1"}},
+		{"negative timeout", "timeouts:\n  stream_idle: -5s\n", nil, []string{"timeouts.stream_idle"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -37,9 +37,12 @@ type Config struct {
 	// APIKey is the default key, sent as x-api-key; llm.Request.APIKey
 	// overrides it per call.
 	APIKey string
-	// HTTPClient sends the requests; nil uses a client with its own
-	// connection pool and no overall timeout (the caller's ctx bounds a call).
+	// HTTPClient sends the requests; nil uses llm.NewHTTPClient: its own
+	// connection pool, no overall timeout (the caller's ctx bounds a call),
+	// and the header and stream-idle limits of Timeouts.
 	HTTPClient *http.Client
+	// Timeouts configures the default client; ignored with HTTPClient.
+	Timeouts llm.Timeouts
 	// Headers are extra request headers (e.g. anthropic-beta).
 	Headers map[string]string
 	// DefaultMaxTokens is sent as max_tokens when Request.MaxTokens is 0
@@ -76,7 +79,7 @@ func New(cfg Config) *Provider {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = newHTTPClient()
+		hc = llm.NewHTTPClient(cfg.Timeouts)
 	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
@@ -152,11 +155,4 @@ func normalizeBaseURL(s string) string {
 	s = strings.TrimRight(strings.TrimSpace(s), "/")
 	s = strings.TrimSuffix(s, "/v1")
 	return s
-}
-
-func newHTTPClient() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		return &http.Client{Transport: t.Clone()}
-	}
-	return &http.Client{}
 }

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -35,11 +34,6 @@ const (
 // DefaultName is the provider name used when Config.Name is empty.
 const DefaultName = "openai"
 
-// defaultHeaderTimeout bounds the wait for response headers on the default
-// HTTP client, so a server that accepts and never answers cannot hang a turn;
-// it does not limit how long a stream may run once it started.
-const defaultHeaderTimeout = 10 * time.Minute
-
 // Config configures a Provider.
 type Config struct {
 	// Name is the provider name reported in errors and status lines
@@ -51,9 +45,12 @@ type Config struct {
 	// APIKey is the default key; llm.Request.APIKey overrides it per call.
 	// With neither set no Authorization header is sent (local servers).
 	APIKey string
-	// HTTPClient is optional; the default has no overall timeout (streams
-	// are long) but bounds the wait for response headers.
+	// HTTPClient is optional; the default (llm.NewHTTPClient) has no
+	// overall timeout (streams are long) but bounds the wait for response
+	// headers and the silence inside a stream by Timeouts.
 	HTTPClient *http.Client
+	// Timeouts configures the default client; ignored with HTTPClient.
+	Timeouts llm.Timeouts
 	// Headers are extra headers on every request.
 	Headers map[string]string
 	// MaxTokensField names the field that carries llm.Request.MaxTokens:
@@ -83,7 +80,7 @@ func New(cfg Config) *Provider {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = llm.NewHTTPClient(cfg.Timeouts)
 	}
 	opts := []option.RequestOption{
 		option.WithEnvironmentProduction(),
@@ -114,15 +111,6 @@ func New(cfg Config) *Provider {
 		client:              oai.Client{Options: opts},
 		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
 	}
-}
-
-func defaultHTTPClient() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = defaultHeaderTimeout
-		return &http.Client{Transport: t}
-	}
-	return &http.Client{}
 }
 
 // Name returns the configured provider name.

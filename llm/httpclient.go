@@ -1,0 +1,131 @@
+package llm
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Default silent-wait limits of a model call. They are generous because a
+// slow local model may think for a minute before its first byte; they exist
+// so that a server that accepts and never answers, or a stream that stalls,
+// ends in a timeout the retry loop can act on instead of hanging the turn.
+const (
+	DefaultHeaderTimeout = 120 * time.Second
+	DefaultIdleTimeout   = 90 * time.Second
+)
+
+// Timeouts bounds the two silent waits of a model call. Zero means the
+// default; a negative value turns that limit off.
+type Timeouts struct {
+	// Header is the wait for the response headers once the request is sent.
+	Header time.Duration
+	// Idle is the longest wait for the next bytes of a response body
+	// (between two streamed events); it never limits a stream that keeps
+	// sending, however long it runs.
+	Idle time.Duration
+}
+
+func (t Timeouts) header() time.Duration { return orDefault(t.Header, DefaultHeaderTimeout) }
+func (t Timeouts) idle() time.Duration   { return orDefault(t.Idle, DefaultIdleTimeout) }
+
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// NewHTTPClient returns the client the adapters use when none is given: a
+// connection pool of its own, no overall timeout (streams are long), and
+// the header and idle limits of t.
+func NewHTTPClient(t Timeouts) *http.Client {
+	var base http.RoundTripper = http.DefaultTransport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr := dt.Clone()
+		tr.ResponseHeaderTimeout = t.header()
+		base = tr
+	}
+	if t.idle() <= 0 {
+		return &http.Client{Transport: base}
+	}
+	return &http.Client{Transport: &idleTransport{base: base, idle: t.idle()}}
+}
+
+// idleTransport puts an idle limit on every response body.
+type idleTransport struct {
+	base http.RoundTripper
+	idle time.Duration
+}
+
+func (t *idleTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = newIdleBody(resp.Body, t.idle)
+	return resp, nil
+}
+
+// IdleTimeoutError is a response body that sent nothing for longer than the
+// idle limit. It is a net.Error whose Timeout is true, so it classifies as
+// TransportTimeout.
+type IdleTimeoutError struct{ Idle time.Duration }
+
+func (e *IdleTimeoutError) Error() string {
+	return fmt.Sprintf("stream idle timeout: the server sent nothing for %s", e.Idle)
+}
+
+// Timeout reports true: an idle stream is a timeout.
+func (e *IdleTimeoutError) Timeout() bool { return true }
+
+// Temporary reports true: another attempt may get a live stream.
+func (e *IdleTimeoutError) Temporary() bool { return true }
+
+// idleBody closes the body when one Read waits longer than idle. Only time
+// spent blocked in Read counts, so a slow consumer is never cut off.
+type idleBody struct {
+	rc    io.ReadCloser
+	idle  time.Duration
+	timer *time.Timer
+
+	mu    sync.Mutex
+	fired bool
+}
+
+func newIdleBody(rc io.ReadCloser, idle time.Duration) *idleBody {
+	b := &idleBody{rc: rc, idle: idle}
+	b.timer = time.AfterFunc(time.Hour, b.expire)
+	b.timer.Stop()
+	return b
+}
+
+func (b *idleBody) expire() {
+	b.mu.Lock()
+	b.fired = true
+	b.mu.Unlock()
+	_ = b.rc.Close() // unblocks the pending Read
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	b.timer.Reset(b.idle)
+	n, err := b.rc.Read(p)
+	b.timer.Stop()
+	b.mu.Lock()
+	fired := b.fired
+	b.mu.Unlock()
+	if fired {
+		return n, &IdleTimeoutError{Idle: b.idle}
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	return b.rc.Close()
+}
