@@ -86,6 +86,7 @@ func (e *AllCoolingDownError) Error() string {
 // safe for concurrent use.
 type Pool struct {
 	provider string
+	baseURL  string // the endpoint cooldowns are scoped to (ForEndpoint)
 	creds    []Credential
 	strategy Strategy
 	cs       CooldownStore
@@ -129,6 +130,18 @@ func NewPool(provider string, keys []string, strategy Strategy, cs CooldownStore
 	}
 	return p
 }
+
+// ForEndpoint scopes the pool's cooldowns to one endpoint: a key benched
+// at one base URL stays usable at another, so one local server's 401 never
+// benches the next server that also goes by provider "custom". Call it
+// before the pool is used; it returns p.
+func (p *Pool) ForEndpoint(baseURL string) *Pool {
+	p.baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	return p
+}
+
+// Endpoint is the base URL cooldowns are scoped to ("" for none).
+func (p *Pool) Endpoint() string { return p.baseURL }
 
 // Len is the number of distinct keys.
 func (p *Pool) Len() int { return len(p.creds) }
@@ -178,6 +191,9 @@ func (p *Pool) Pick(ctx context.Context) (Credential, error) {
 		p.benched = fresh
 	}
 	for _, c := range loaded {
+		if c.BaseURL != p.baseURL {
+			continue // another endpoint's bench
+		}
 		if old, ok := p.benched[c.KeyID]; !ok || c.Until.After(old.Until) {
 			p.benched[c.KeyID] = c
 		}
@@ -285,7 +301,7 @@ func (p *Pool) Failed(ctx context.Context, cred Credential, c Classified) (rotat
 	until := now.Add(cool)
 	if cool > 0 {
 		p.strikes[id] = 0
-		p.benched[id] = store.Cooldown{Provider: p.provider, KeyID: id, Until: until, Reason: reason, SetAt: now}
+		p.benched[id] = store.Cooldown{Provider: p.provider, BaseURL: p.baseURL, KeyID: id, Until: until, Reason: reason, SetAt: now}
 	}
 	rotateRule := c.Class == ClassAuth || c.Class == ClassAuthPermanent || c.Class == ClassBilling ||
 		(c.Class == ClassRateLimit && cool > 0)
@@ -299,7 +315,7 @@ func (p *Pool) Failed(ctx context.Context, cred Credential, c Classified) (rotat
 	p.mu.Unlock()
 
 	if cool > 0 && p.cs != nil {
-		err = p.cs.SetCooldown(ctx, store.Cooldown{Provider: p.provider, KeyID: id, Until: until, Reason: reason, SetAt: now})
+		err = p.cs.SetCooldown(ctx, store.Cooldown{Provider: p.provider, BaseURL: p.baseURL, KeyID: id, Until: until, Reason: reason, SetAt: now})
 		p.mu.Lock()
 		if err != nil {
 			p.unsaved[id] = true

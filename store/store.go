@@ -132,9 +132,12 @@ type Lease struct {
 // Fence returns the write fence this lease grants.
 func (l Lease) Fence() Fence { return Fence{SessionID: l.SessionID, Token: l.Token} }
 
-// Cooldown benches one credential of a provider until a time.
+// Cooldown benches one credential of a provider until a time. A cooldown
+// is keyed by provider, endpoint (BaseURL) and key: one server's refusal
+// never benches another server's credential.
 type Cooldown struct {
 	Provider string
+	BaseURL  string // the endpoint the key was refused at ("" when unknown)
 	KeyID    string // a fingerprint of the key, never the key itself
 	Until    time.Time
 	Reason   string // failure class that caused it
@@ -218,8 +221,10 @@ type Leases interface {
 // Cooldowns persists credential cooldowns so they survive restarts.
 type Cooldowns interface {
 	SetCooldown(ctx context.Context, c Cooldown) error
-	// Cooldowns lists a provider's cooldowns that end after now.
+	// Cooldowns lists a provider's cooldowns that end after now, of every
+	// endpoint (callers filter by Cooldown.BaseURL).
 	Cooldowns(ctx context.Context, provider string, now time.Time) ([]Cooldown, error)
+	// ClearCooldown ends a key's cooldowns at every endpoint.
 	ClearCooldown(ctx context.Context, provider, keyID string) error
 }
 

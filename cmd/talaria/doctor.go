@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/config"
@@ -38,6 +39,13 @@ func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
 	} else {
 		list, lerr := st.ListSessions(ctx, store.ListOptions{Limit: 1000})
 		say(lerr == nil, "database: %s (%d sessions, synchronous=%s)", cfg.Database.Path, len(list), cfg.Database.Synchronous)
+		if b, err := benched(ctx, cfg, st, c.getenv, ""); err == nil {
+			for _, k := range b {
+				// Informational: a bench ends by itself, or with keys reset.
+				fmt.Fprintf(c.stdout, "--   benched: %s key %s at %s after %s until %s (talaria keys reset %s lifts it)\n",
+					k.Provider, keyLabel(k), k.BaseURL, k.Reason, k.Until.Local().Format(time.DateTime), k.Provider)
+			}
+		}
 		_ = st.Close()
 	}
 	if cfg.Provider == "" {

@@ -39,6 +39,7 @@ Usage:
   talaria doctor                   check configuration, keys, the database and MCP servers
   talaria mcp <list|test> ...      MCP servers: their state and tools
   talaria serve [flags]            HTTP API, event streams and web page (talaria serve token ...)
+  talaria keys status|reset [P]    show or lift the cooldowns of benched API keys
   talaria version
 
 Run 'talaria <command> -h' for a command's flags.
@@ -111,6 +112,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 		return c.mcpCmd(ctx, rest)
 	case "serve":
 		return c.serveCmd(ctx, rest)
+	case "keys":
+		return c.keysCmd(ctx, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "talaria %s\n", version)
 		return exitOK

@@ -66,7 +66,13 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	// Only delete writes; the others open the database read-only.
+	st, err := c.openStoreFor(ctx, cfg, sub != "delete" && sub != "rm" && sub != "search")
+	if err != nil && sub == "search" {
+		// Search first indexes the newest rows, which needs the write
+		// lock; without it, search the index as it is.
+		st, err = c.openStoreFor(ctx, cfg, true)
+	}
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}

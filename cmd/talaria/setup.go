@@ -112,6 +112,29 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*sqli
 	return st, nil
 }
 
+// openStoreFor opens the database for a command. A command that only reads
+// (readOnly) opens it read-only, so it works on a read-only file and while
+// another process holds the write lock; a database that does not exist yet
+// or has an older schema is opened writable as usual.
+func (c *cli) openStoreFor(ctx context.Context, cfg *config.Config, readOnly bool) (*sqlite.Store, error) {
+	log := c.logger(cfg, false)
+	if !readOnly {
+		return openStore(ctx, cfg, log)
+	}
+	if _, err := os.Stat(cfg.Database.Path); err != nil {
+		return openStore(ctx, cfg, log)
+	}
+	st, err := sqlite.Open(ctx, cfg.Database.Path, sqlite.Options{ReadOnly: true, Logger: log})
+	var old *sqlite.OldSchemaError
+	if errors.As(err, &old) {
+		return openStore(ctx, cfg, log)
+	}
+	if err != nil {
+		return nil, &dbError{err}
+	}
+	return st, nil
+}
+
 // setupError is a configuration problem: exit code 2 and a one-line message.
 type setupError struct{ msg string }
 
@@ -336,28 +359,32 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 			}
 			return turn.Route{}, &setupError{fmt.Sprintf("no API key for %s: set %s (several keys: comma-separated), or use --base-url for a server that needs none", config.VendorName(name), env)}
 		}
-		// Local servers (vLLM, llama.cpp, Ollama) usually need no key.
-		keys = []string{"no-key"}
+		// Local servers (vLLM, llama.cpp, Ollama) usually need no key:
+		// none is sent, and with no key there is nothing to bench, so a
+		// 401 from such a server never benches anything.
+	}
+	key := ""
+	if len(keys) > 0 {
+		key = keys[0]
 	}
 	to := llm.Timeouts{Header: time.Duration(cfg.Timeouts.ResponseHeader), Idle: time.Duration(cfg.Timeouts.StreamIdle)}
 	var prov llm.Provider
 	switch p.API {
 	case "anthropic":
-		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, Timeouts: to})
+		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, Timeouts: to})
 	default:
-		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, MaxTokensField: p.MaxTokensField, Timeouts: to})
+		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, MaxTokensField: p.MaxTokensField, Timeouts: to})
 	}
 	strategy := failover.Strategy(p.KeyStrategy)
 	if strategy == "" {
 		strategy = failover.StrategyFillFirst
 	}
-	return turn.Route{
-		Provider: prov,
-		Model:    model,
-		API:      p.API,
-		BaseURL:  p.BaseURL,
-		Pool:     failover.NewPool(name, keys, strategy, cs, nil),
-	}, nil
+	r := turn.Route{Provider: prov, Model: model, API: p.API, BaseURL: p.BaseURL}
+	if len(keys) > 0 {
+		// Cooldowns belong to provider + endpoint + key fingerprint.
+		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL)
+	}
+	return r, nil
 }
 
 func officialHost(base string) bool {

@@ -8,30 +8,31 @@ import (
 )
 
 // SetCooldown benches one credential, replacing any earlier cooldown of the
-// same provider and key. SetAt is filled with now when zero.
+// same provider, endpoint and key. SetAt is filled with now when zero.
 func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
 	setAt := c.SetAt
 	if setAt.IsZero() {
 		setAt = now()
 	}
 	return s.write(ctx, "set cooldown", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO cooldowns (provider, key_id, until, reason, set_at)
-			VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (provider, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
+		_, err := tx.ExecContext(ctx, `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
 				set_at = excluded.set_at`,
-			c.Provider, c.KeyID, nanos(c.Until), c.Reason, nanos(setAt))
+			c.Provider, c.BaseURL, c.KeyID, nanos(c.Until), c.Reason, nanos(setAt))
 		return err
 	})
 }
 
-// Cooldowns lists a provider's cooldowns that end after at, soonest first.
+// Cooldowns lists a provider's cooldowns (of every endpoint) that end after
+// at, soonest first.
 func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([]store.Cooldown, error) {
 	const op = "cooldowns"
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT provider, key_id, until, reason, set_at FROM cooldowns
-		WHERE provider = ? AND until > ? ORDER BY until, key_id`, provider, at.UnixNano())
+	rows, err := s.r.QueryContext(ctx, `SELECT provider, base_url, key_id, until, reason, set_at FROM cooldowns
+		WHERE provider = ? AND until > ? ORDER BY until, base_url, key_id`, provider, at.UnixNano())
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}
@@ -42,7 +43,7 @@ func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([
 			c            store.Cooldown
 			until, setAt int64
 		)
-		if err := rows.Scan(&c.Provider, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
+		if err := rows.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
 			return nil, s.wrap(op, err)
 		}
 		c.Until, c.SetAt = fromNanos(until), fromNanos(setAt)
@@ -54,8 +55,8 @@ func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([
 	return out, nil
 }
 
-// ClearCooldown removes a credential's cooldown; clearing none is not an
-// error.
+// ClearCooldown removes a credential's cooldowns, at every endpoint;
+// clearing none is not an error.
 func (s *Store) ClearCooldown(ctx context.Context, provider, keyID string) error {
 	return s.write(ctx, "clear cooldown", func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM cooldowns WHERE provider = ? AND key_id = ?`, provider, keyID)

@@ -33,6 +33,9 @@ type coder interface {
 // errClosed is reported for any call after Close.
 var errClosed = errors.New("used after Close")
 
+// errReadOnly is reported for a write to a Store opened with ReadOnly.
+var errReadOnly = errors.New("opened read-only")
+
 // wrap turns err into a *store.Error for op with the real Kind. It returns
 // nil for nil and leaves an existing *store.Error or *store.LeaseHeldError
 // as it is.

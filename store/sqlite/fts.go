@@ -48,6 +48,9 @@ func (s *Store) maybeIndex(ctx context.Context, tx *wtx, lastID int64) error {
 // with the index as it is (missing at most the newest rows) rather than
 // failing.
 func (s *Store) catchUpIndex(ctx context.Context) error {
+	if s.readOnly {
+		return nil // searches the index as it is
+	}
 	var behind bool
 	if err := s.r.QueryRowContext(ctx, `SELECT coalesce((SELECT max(id) FROM messages), 0) >
 		(SELECT indexed_upto FROM fts_state)`).Scan(&behind); err != nil {

@@ -147,6 +147,24 @@ CREATE TABLE memory (
 );
 CREATE INDEX memory_workspace ON memory(workspace, user_name, id);
 `,
+	// 4: a cooldown belongs to an endpoint, not only to a provider name:
+	// every --base-url server is provider "custom", and one server's 401
+	// must not bench another's. Old rows keep base_url '' (they expire).
+	`
+CREATE TABLE cooldowns_v2 (
+	provider TEXT NOT NULL,
+	base_url TEXT NOT NULL DEFAULT '',
+	key_id   TEXT NOT NULL,
+	until    INTEGER NOT NULL,
+	reason   TEXT NOT NULL DEFAULT '',
+	set_at   INTEGER NOT NULL,
+	PRIMARY KEY (provider, base_url, key_id)
+);
+INSERT INTO cooldowns_v2 (provider, base_url, key_id, until, reason, set_at)
+	SELECT provider, '', key_id, until, reason, set_at FROM cooldowns;
+DROP TABLE cooldowns;
+ALTER TABLE cooldowns_v2 RENAME TO cooldowns;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -54,6 +54,12 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Logger receives migration and maintenance messages; nil discards them.
 	Logger *slog.Logger
+	// ReadOnly opens an existing database for reading only: no file is
+	// created, no migration runs and no lock is taken, so listing and
+	// showing sessions work on a read-only file or while another process
+	// holds the write lock. Writes fail with store.KindReadOnly; a schema
+	// older than this build's is an *OldSchemaError (open it writable once).
+	ReadOnly bool
 }
 
 // Store is a store.Store backed by one SQLite file. It is safe for
@@ -70,6 +76,8 @@ type Store struct {
 	// and guards wc, the writer connection.
 	wmu  chan struct{}
 	wc   *wtx
+	// readOnly: opened with Options.ReadOnly; w is nil.
+	readOnly bool
 	busy time.Duration // how long a write waits for another process's lock
 	// ftsUpto caches fts_state.indexed_upto to decide cheaply when an
 	// append should index the backlog; the table is the truth.
@@ -101,6 +109,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{path: abs, log: log, wmu: make(chan struct{}, 1), busy: busy}
+	if opt.ReadOnly {
+		return s.openReadOnly(ctx)
+	}
 
 	if err := prepareFile(abs); err != nil {
 		return nil, s.wrap("open", err)
@@ -162,6 +173,62 @@ func (s *Store) init(ctx context.Context) error {
 	return s.st.prepare(ctx, s.r)
 }
 
+// OldSchemaError says a database opened read-only has an older schema than
+// this build reads; opening it writable once migrates it.
+type OldSchemaError struct{ Found, Want int }
+
+func (e *OldSchemaError) Error() string {
+	return fmt.Sprintf("database schema version %d is older than this talaria's (%d); open it writable once (any talaria run) to upgrade it", e.Found, e.Want)
+}
+
+// openReadOnly is Open with Options.ReadOnly: readers only, mode=ro.
+func (s *Store) openReadOnly(ctx context.Context) (*Store, error) {
+	if _, err := os.Stat(s.path); err != nil {
+		return nil, s.wrap("open", err)
+	}
+	s.readOnly = true
+	var err error
+	s.r, err = sql.Open("sqlite", dsn(s.path,
+		"mode", "ro",
+		"_pragma", "busy_timeout("+fmt.Sprint(s.busy.Milliseconds())+")",
+		"_pragma", "query_only(1)",
+	))
+	if err != nil {
+		return nil, s.wrap("open", err)
+	}
+	readers := max(4, runtime.GOMAXPROCS(0))
+	s.r.SetMaxOpenConns(readers)
+	s.r.SetMaxIdleConns(readers)
+	fail := func(err error) (*Store, error) {
+		_ = s.r.Close()
+		var old *OldSchemaError
+		var tooNew *SchemaTooNewError
+		if errors.As(err, &old) || errors.As(err, &tooNew) {
+			return nil, err
+		}
+		return nil, s.wrap("open", err)
+	}
+	var version int
+	if err := s.r.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return fail(err)
+	}
+	switch {
+	case version > SchemaVersion:
+		return fail(&SchemaTooNewError{Found: version, Known: SchemaVersion})
+	case version < SchemaVersion:
+		return fail(&OldSchemaError{Found: version, Want: SchemaVersion})
+	}
+	var upto int64
+	if err := s.r.QueryRowContext(ctx, `SELECT indexed_upto FROM fts_state`).Scan(&upto); err != nil {
+		return fail(err)
+	}
+	s.ftsUpto.Store(upto)
+	if err := s.st.prepare(ctx, s.r); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
 // prepareFile creates the parent directory (0700) and an empty file (0600)
 // so the database is private to its user from the first byte.
 func prepareFile(path string) error {
@@ -215,6 +282,9 @@ func (s *Store) Close() error {
 	}
 	<-s.wmu
 	s.st.close()
+	if s.w == nil {
+		return s.wrap("close", s.r.Close())
+	}
 	return s.wrap("close", errors.Join(s.r.Close(), s.w.Close()))
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/talaria-agent/talaria/store"
 )
 
 // wtx is the open write transaction handed to write's callback: the writer
@@ -29,6 +31,9 @@ type wtx struct {
 func (s *Store) write(ctx context.Context, op string, fn func(ctx context.Context, tx *wtx) error) error {
 	if err := s.ready(op); err != nil {
 		return err
+	}
+	if s.readOnly {
+		return &store.Error{Op: op, Kind: store.KindReadOnly, Path: s.path, Err: errReadOnly}
 	}
 	select {
 	case s.wmu <- struct{}{}:

@@ -9,6 +9,43 @@ import (
 
 var cooldownCases = []testCase{
 	{"SetListClearOverwrite", testCooldowns},
+	{"KeyedByEndpoint", testCooldownEndpoints},
+}
+
+// A cooldown is keyed by provider, endpoint and key: the same key id at two
+// base URLs is two cooldowns, each round-trips its BaseURL, and
+// ClearCooldown ends the key's cooldowns at every endpoint.
+func testCooldownEndpoints(t *testing.T, s store.Store) {
+	c := ctx(t)
+	now := at(1000)
+	a := store.Cooldown{Provider: "custom", BaseURL: "http://127.0.0.1:8000/v1", KeyID: "fp", Until: at(1500), Reason: "auth", SetAt: at(999)}
+	b := store.Cooldown{Provider: "custom", BaseURL: "http://127.0.0.1:9000/v1", KeyID: "fp", Until: at(1200), Reason: "billing", SetAt: at(999)}
+	for _, cd := range []store.Cooldown{a, b} {
+		if err := s.SetCooldown(c, cd); err != nil {
+			t.Fatalf("SetCooldown(%+v): %v", cd, err)
+		}
+	}
+	got, err := s.Cooldowns(c, "custom", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].BaseURL != b.BaseURL || got[1].BaseURL != a.BaseURL || got[0].Reason != "billing" || got[1].Reason != "auth" {
+		t.Fatalf("cooldowns = %+v; want one per endpoint, soonest first, BaseURL kept", got)
+	}
+	// Overwriting one endpoint's cooldown leaves the other's.
+	a.Until = at(4000)
+	if err := s.SetCooldown(c, a); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Cooldowns(c, "custom", now); len(got) != 2 || !got[1].Until.Equal(at(4000)) || !got[0].Until.Equal(at(1200)) {
+		t.Fatalf("after overwriting one endpoint: %+v", got)
+	}
+	if err := s.ClearCooldown(c, "custom", "fp"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Cooldowns(c, "custom", now); len(got) != 0 {
+		t.Fatalf("after clear: %+v", got)
+	}
 }
 
 func testCooldowns(t *testing.T, s store.Store) {

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// cmdHelp is what `talaria CMD --help` prints: how to call it, what it
+// does, its flags (from the FlagSet) and examples. Every command and
+// subcommand has its own, so no help lists flags that do not apply.
+type cmdHelp struct {
+	name     string // "sessions show": also the name in error lines
+	usage    string // the arguments after "talaria NAME"
+	about    string
+	examples []string
+}
+
+// flags returns a FlagSet for h whose output is silent: parseFlags words
+// the errors and prints the help.
+func (h cmdHelp) flags() *flag.FlagSet {
+	fs := flag.NewFlagSet(h.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args into fs. It reports done with the exit code when
+// the command must stop: --help prints the help on stdout (exit 0); a bad
+// flag is one line that says what is wrong and points at --help (exit 2),
+// not a page of usage.
+func (c *cli) parseFlags(fs *flag.FlagSet, h cmdHelp, args []string) (code int, done bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return exitOK, false
+	case errors.Is(err, flag.ErrHelp):
+		c.printHelp(fs, h)
+		return exitOK, true
+	}
+	return c.usageError(h, "%v", err), true
+}
+
+// usageError prints a one-line usage mistake of command h and returns 2.
+func (c *cli) usageError(h cmdHelp, format string, a ...any) int {
+	return c.fail(exitUsage, "%s: %s (see talaria %s --help)", h.name, fmt.Sprintf(format, a...), h.name)
+}
+
+// printHelp prints h with fs's flags on stdout.
+func (c *cli) printHelp(fs *flag.FlagSet, h cmdHelp) {
+	w := c.stdout
+	fmt.Fprintf(w, "Usage: talaria %s %s\n\n%s\n", h.name, h.usage, strings.TrimSpace(h.about))
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if fs != nil && n > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	if len(h.examples) > 0 {
+		fmt.Fprintln(w, "\nExamples:")
+		for _, e := range h.examples {
+			fmt.Fprintln(w, "  "+e)
+		}
+	}
+}
+
+// wantsHelp reports whether args ask for help before any subcommand.
+func wantsHelp(args []string) bool {
+	return len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help")
+}
