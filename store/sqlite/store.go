@@ -74,11 +74,11 @@ type Store struct {
 	st     statements
 	// wmu (a one-slot semaphore, so waiting honours ctx) serialises writes
 	// and guards wc, the writer connection.
-	wmu  chan struct{}
-	wc   *wtx
+	wmu chan struct{}
+	wc  *wtx
 	// readOnly: opened with Options.ReadOnly; w is nil.
 	readOnly bool
-	busy time.Duration // how long a write waits for another process's lock
+	busy     time.Duration // how long a write waits for another process's lock
 	// ftsUpto caches fts_state.indexed_upto to decide cheaply when an
 	// append should index the backlog; the table is the truth.
 	ftsUpto atomic.Int64
