@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,9 +27,25 @@ const chatHelp = `Commands:
 Ctrl+C while a turn runs stops that turn; everything shown so far is kept.
 `
 
+var chatCmdHelp = cmdHelp{
+	name:  "chat",
+	usage: "[flags]",
+	about: `An interactive session with streamed answers. Tools that change things ask
+first: yes / no / always (for that tool, this chat). Ctrl+C stops the running
+turn, a second Ctrl+C quits; closing the terminal (SIGHUP) or SIGTERM stops
+the turn and quits. In the chat:
+
+` + chatHelp,
+	examples: []string{
+		"talaria chat",
+		"talaria chat -c                     # continue the most recent session",
+		"talaria chat --session 20260801-101500-a1b2c3d4e5",
+		"talaria chat --provider anthropic --model claude-sonnet-4-5",
+	},
+}
+
 func (c *cli) chatCmd(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs := chatCmdHelp.flags()
 	var rf routeFlags
 	rf.register(fs)
 	sessionID := fs.String("session", "", "continue the session with this id")
@@ -39,11 +53,11 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
 	fs.BoolVar(&cont, "c", false, "short for --continue")
 	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
+		return code
+	}
+	if err := rf.check(fs); err != nil {
+		return c.usageError(chatCmdHelp, "%v", err)
 	}
 	if *server != "" {
 		return c.chatRemote(ctx, *server, *sessionID, cont)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,14 +20,20 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-const demoUsage = `Usage: talaria demo [flags]
-
-Starts the built-in scripted model server on 127.0.0.1, creates a small
+var demoHelp = cmdHelp{
+	name:  "demo",
+	usage: "[flags]",
+	about: `Starts the built-in scripted model server on 127.0.0.1, creates a small
 workspace in a temporary directory, and runs one real turn against it: the
 real wire format, real tools, a real SQLite database. No API key needed.
-
-Flags:
-`
+With --json the turn result is alone on stdout and the transcript goes to
+stderr.`,
+	examples: []string{
+		"talaria demo",
+		"talaria demo --api anthropic --keep",
+		"talaria demo --json --latency 0s | jq .exit",
+	},
+}
 
 // demoFiles is the workspace the demo works in.
 var demoFiles = map[string]string{
@@ -39,22 +43,22 @@ var demoFiles = map[string]string{
 }
 
 func (c *cli) demoCmd(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, demoUsage); fs.PrintDefaults() }
+	fs := demoHelp.flags()
 	api := fs.String("api", "openai", "wire format the scripted server speaks: openai or anthropic")
 	keep := fs.Bool("keep", false, "keep the temporary workspace and database")
 	jsonOut := fs.Bool("json", false, "print the turn result as JSON at the end")
 	latency := fs.Duration("latency", 150*time.Millisecond, "simulated model latency per reply")
 	delegate := fs.Bool("delegate", false, "show delegation: two subagents work in parallel, then the agent combines their reports")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, demoHelp, args); done {
+		return code
 	}
 	if *api != "openai" && *api != "anthropic" {
-		return c.fail(exitUsage, "--api %q: use openai or anthropic", *api)
+		return c.usageError(demoHelp, "--api %q: use openai or anthropic", *api)
+	}
+	// With --json, stdout carries the JSON result alone.
+	out := c.stdout
+	if *jsonOut {
+		out = c.stderr
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
@@ -110,14 +114,14 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		return c.fail(exitOther, "%v", err)
 	}
 
-	fmt.Fprintf(c.stdout, "Talaria demo — scripted model server at %s (%s wire format)\n", srv.URL(), *api)
-	fmt.Fprintf(c.stdout, "workspace: %s\ndatabase:  %s\n\n", ws, dbPath)
+	fmt.Fprintf(out, "Talaria demo — scripted model server at %s (%s wire format)\n", srv.URL(), *api)
+	fmt.Fprintf(out, "workspace: %s\ndatabase:  %s\n\n", ws, dbPath)
 	prompt := "Read notes.txt and do what it asks."
 	if *delegate {
 		prompt = delegatePrompt
 	}
-	fmt.Fprintf(c.stdout, "> %s\n\n", prompt)
-	prog := newProgress(c.stdout, c.stdout)
+	fmt.Fprintf(out, "> %s\n\n", prompt)
+	prog := newProgress(out, out)
 	res, err := ag.RunTurn(ctx, sess.ID, agent.Input{Text: prompt, Hooks: prog.hooks()})
 	prog.mu.Lock()
 	prog.endLine()
@@ -125,34 +129,34 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}
-	fmt.Fprintln(c.stdout)
+	fmt.Fprintln(out)
 	if b, err := os.ReadFile(filepath.Join(ws, "low_stock.md")); err == nil {
-		fmt.Fprintf(c.stdout, "low_stock.md, written by the agent's tool call:\n%s\n", indent(string(b)))
+		fmt.Fprintf(out, "low_stock.md, written by the agent's tool call:\n%s\n", indent(string(b)))
 	}
 	rows, err := st.Messages(ctx, sess.ID, store.MessageQuery{})
 	if err == nil {
-		fmt.Fprintf(c.stdout, "The database holds %d messages for this session:", len(rows))
+		fmt.Fprintf(out, "The database holds %d messages for this session:", len(rows))
 		for _, r := range rows {
-			fmt.Fprintf(c.stdout, " %s", r.Role)
+			fmt.Fprintf(out, " %s", r.Role)
 		}
-		fmt.Fprintln(c.stdout)
+		fmt.Fprintln(out)
 	}
 	if *delegate {
 		if tree, err := childTree(ctx, st, sess.ID); err == nil && len(tree) > 0 {
 			sp, _ := agent.SpendOf(ctx, st, sess.ID)
-			printChildren(c.stdout, sp, tree)
+			printChildren(out, sp, tree)
 		}
 	}
-	fmt.Fprintf(c.stdout, "The model server received %d requests; strict validation problems: %d\n", len(srv.Requests()), len(srv.Violations()))
+	fmt.Fprintf(out, "The model server received %d requests; strict validation problems: %d\n", len(srv.Requests()), len(srv.Violations()))
 	for _, v := range srv.Violations() {
-		fmt.Fprintln(c.stdout, "  "+v)
+		fmt.Fprintln(out, "  "+v)
 	}
 	if !res.OK() && res.Explanation != "" {
-		fmt.Fprintln(c.stdout, "talaria: "+res.Explanation)
+		fmt.Fprintln(out, "talaria: "+res.Explanation)
 	}
-	fmt.Fprintln(c.stdout, summaryLine(&res))
+	fmt.Fprintln(out, summaryLine(&res))
 	if *keep {
-		fmt.Fprintf(c.stdout, "kept: %s (TALARIA_DB=%s talaria sessions show %s)\n", dir, dbPath, sess.ID)
+		fmt.Fprintf(out, "kept: %s (TALARIA_DB=%s talaria sessions show %s)\n", dir, dbPath, sess.ID)
 	}
 	if *jsonOut {
 		enc := json.NewEncoder(c.stdout)

@@ -81,7 +81,7 @@ func TestDoctor(t *testing.T) {
 			"ok   configuration: no file at " + e.home,
 			"ok   database: " + e.home + "/state.db (0 sessions, synchronous=normal)",
 			"ok   provider openai (default): openai API at https://api.openai.com/v1",
-			"--   provider anthropic: no key (ANTHROPIC_API_KEY unset)",
+			"--   provider anthropic: anthropic API at https://api.anthropic.com, model claude-sonnet-4-5: no key (ANTHROPIC_API_KEY unset)",
 		} {
 			if !strings.Contains(out.stdout, want) {
 				t.Errorf("doctor lacks %q:\n%s", want, out.stdout)
@@ -104,7 +104,7 @@ func TestDoctor(t *testing.T) {
 			code             int
 		}{
 			// run refuses an official endpoint without its key ...
-			{"official endpoint", "https://api.openai.com/v1", "FAIL provider work (default): no key; set WORK_KEY", exitUsage},
+			{"official endpoint", "https://api.openai.com/v1", "FAIL provider work (default): openai API at https://api.openai.com/v1, model qwen: no key; set WORK_KEY", exitUsage},
 			// ... and runs a local server without one, so doctor agrees.
 			{"local server", "http://127.0.0.1:8000/v1", "ok   provider work (default): openai API at http://127.0.0.1:8000/v1, model qwen", exitOK},
 		}

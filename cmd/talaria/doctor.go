@@ -12,52 +12,96 @@ import (
 	"github.com/talaria-agent/talaria/tool/mcp"
 )
 
+var doctorHelp = cmdHelp{
+	name:  "doctor",
+	usage: "[--json]",
+	about: `Checks the configuration, the providers (API, endpoint, model and whether a
+key is set, as merged from the config, the built-in defaults and the
+environment), benched keys and the database. Exit 0 when everything needed
+for a run is in place, 2 when something must be fixed.`,
+	examples: []string{"talaria doctor", "talaria doctor --json | jq '.checks[] | select(.status == \"fail\")'"},
+}
+
+// check is one line of doctor's report.
+type check struct {
+	Status string `json:"status"` // ok, fail, info
+	Item   string `json:"item"`   // configuration, database, provider NAME, benched, workspace
+	Detail string `json:"detail"`
+}
+
 // doctorCmd checks the setup and says what to fix, line by line.
-func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
+func (c *cli) doctorCmd(ctx context.Context, args []string) int {
+	fs := doctorHelp.flags()
+	jsonOut := fs.Bool("json", false, "print the checks as JSON")
+	if code, done := c.parseFlags(fs, doctorHelp, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(doctorHelp, "takes no arguments")
+	}
+	checks := c.doctorChecks(ctx)
 	ok := true
-	say := func(good bool, format string, a ...any) {
-		mark := "ok  "
-		if !good {
-			mark = "FAIL"
-			ok = false
+	for _, ch := range checks {
+		ok = ok && ch.Status != "fail"
+	}
+	if *jsonOut {
+		c.printJSON(map[string]any{"ok": ok, "checks": checks})
+	} else {
+		for _, ch := range checks {
+			mark := map[string]string{"ok": "ok  ", "fail": "FAIL", "info": "--  "}[ch.Status]
+			fmt.Fprintf(c.stdout, "%s %s: %s\n", mark, ch.Item, ch.Detail)
 		}
-		fmt.Fprintf(c.stdout, "%s %s\n", mark, fmt.Sprintf(format, a...))
+	}
+	if !ok {
+		return exitUsage
+	}
+	return exitOK
+}
+
+func (c *cli) doctorChecks(ctx context.Context) []check {
+	var out []check
+	add := func(status, item, format string, a ...any) {
+		out = append(out, check{Status: status, Item: item, Detail: fmt.Sprintf(format, a...)})
 	}
 	cfg, err := c.loadConfig()
 	if err != nil {
-		say(false, "configuration: %v", err)
-		return exitUsage
+		add("fail", "configuration", "%v", err)
+		return out
 	}
 	if cfg.File != "" {
-		say(true, "configuration: %s", cfg.File)
+		add("ok", "configuration", "%s", cfg.File)
 	} else {
-		say(true, "configuration: no file at %s/config.yaml; using defaults and the environment", cfg.Home)
+		add("ok", "configuration", "no file at %s/config.yaml; using defaults and the environment", cfg.Home)
 	}
 	st, err := openStore(ctx, cfg, c.logger(cfg, false))
 	if err != nil {
-		say(false, "database: %v", err)
+		add("fail", "database", "%v", err)
 	} else {
 		list, lerr := st.ListSessions(ctx, store.ListOptions{Limit: 1000})
-		say(lerr == nil, "database: %s (%d sessions, synchronous=%s)", cfg.Database.Path, len(list), cfg.Database.Synchronous)
+		status := "ok"
+		if lerr != nil {
+			status = "fail"
+		}
+		add(status, "database", "%s (%d sessions, synchronous=%s)", cfg.Database.Path, len(list), cfg.Database.Synchronous)
 		if b, err := benched(ctx, cfg, st, c.getenv, ""); err == nil {
 			for _, k := range b {
 				// Informational: a bench ends by itself, or with keys reset.
-				fmt.Fprintf(c.stdout, "--   benched: %s key %s at %s after %s until %s (talaria keys reset %s lifts it)\n",
+				add("info", "benched", "%s key %s at %s after %s until %s (talaria keys reset %s lifts it)",
 					k.Provider, keyLabel(k), k.BaseURL, k.Reason, k.Until.Local().Format(time.DateTime), k.Provider)
 			}
 		}
 		_ = st.Close()
 	}
 	if cfg.Provider == "" {
-		say(false, "provider: none chosen; set OPENAI_API_KEY or ANTHROPIC_API_KEY, or `provider:` in the config")
+		add("fail", "provider", "none chosen; set OPENAI_API_KEY or ANTHROPIC_API_KEY, or `provider:` in the config")
 	}
 	cat := compact.NewCatalogue(nil)
 	for _, name := range cfg.ProviderNames() {
 		p := cfg.Providers[name]
 		keys := p.KeyList(c.getenv)
-		marker := ""
+		item := "provider " + name
 		if name == cfg.Provider {
-			marker = " (default)"
+			item += " (default)"
 		}
 		info := cat.Lookup(p.Model)
 		window := fmt.Sprintf("%d-token window", info.Window)
@@ -66,52 +110,50 @@ func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
 		}
 		switch {
 		case len(keys) > 0:
-			say(true, "provider %s%s: %s API at %s, model %s (%s), %d key(s)", name, marker, p.API, p.BaseURL, p.Model, window, len(keys))
+			add("ok", item, "%s API at %s, model %s (%s), %d key(s)", p.API, p.BaseURL, p.Model, window, len(keys))
 		case !officialHost(p.BaseURL):
 			// As in run: a local server (vLLM, llama.cpp, Ollama) usually
 			// needs no key.
-			say(true, "provider %s%s: %s API at %s, model %s (%s), no key (a local server usually needs none)", name, marker, p.API, p.BaseURL, p.Model, window)
+			add("ok", item, "%s API at %s, model %s (%s), no key (a local server usually needs none)", p.API, p.BaseURL, p.Model, window)
 		case name == cfg.Provider:
-			say(false, "provider %s%s: no key; set %s", name, marker, p.KeyEnv)
+			add("fail", item, "%s API at %s, model %s: no key; set %s", p.API, p.BaseURL, p.Model, p.KeyEnv)
 		default:
-			fmt.Fprintf(c.stdout, "--   provider %s: no key (%s unset); not usable until set\n", name, p.KeyEnv)
+			add("info", item, "%s API at %s, model %s: no key (%s unset); not usable until set", p.API, p.BaseURL, p.Model, p.KeyEnv)
 		}
 	}
-	c.doctorMCP(ctx, cfg, say)
+	c.doctorMCP(ctx, cfg, add)
 	if wd, err := os.Getwd(); err == nil {
-		say(true, "workspace: %s", wd)
+		add("ok", "workspace", "%s", wd)
 	}
-	if !ok {
-		return exitUsage
-	}
-	return exitOK
+	return out
 }
 
 // doctorMCP starts every configured MCP server and lists its tools.
-func (c *cli) doctorMCP(ctx context.Context, cfg *config.Config, say func(bool, string, ...any)) {
+func (c *cli) doctorMCP(ctx context.Context, cfg *config.Config, add func(status, item, format string, a ...any)) {
 	if len(cfg.MCPServers) == 0 {
 		return
 	}
 	m, err := c.newMCP(cfg, c.logger(cfg, false), nil)
 	if err != nil {
-		say(false, "mcp: %v", err)
+		add("fail", "mcp", "%v", err)
 		return
 	}
 	defer m.Close()
 	sess, err := m.Session(ctx)
 	if err != nil {
-		say(false, "mcp: %v", err)
+		add("fail", "mcp", "%v", err)
 		return
 	}
 	defer sess.Close()
 	for _, r := range sess.Servers() {
+		item := "mcp server " + r.Name
 		switch r.State {
 		case mcp.StateDisabled:
-			fmt.Fprintf(c.stdout, "--   mcp server %s: disabled\n", r.Name)
+			add("info", item, "disabled")
 		case mcp.StateReady:
-			say(true, "mcp server %s (%s): %d tools, started in %dms", r.Name, r.Transport, len(r.Tools), r.StartMS)
+			add("ok", item+" ("+r.Transport+")", "%d tools, started in %dms", len(r.Tools), r.StartMS)
 		default:
-			say(false, "mcp server %s (%s): %s: %s (try `talaria mcp test %s`)", r.Name, r.Transport, r.State, r.Error, r.Name)
+			add("fail", item+" ("+r.Transport+")", "%s: %s (try `talaria mcp test %s`)", r.State, r.Error, r.Name)
 		}
 	}
 }

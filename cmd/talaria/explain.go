@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,19 +12,23 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 )
 
-const explainUsage = `Usage: talaria explain-error [--provider P] [flags] [--body S | --body-file F | < body]
-
-Classifies a provider error the way a running turn would, and says what
+var explainHelp = cmdHelp{
+	name:  "explain-error",
+	usage: "[--provider P] [flags] [--body S | --body-file F | < body]",
+	about: `Classifies a provider error the way a running turn would, and says what
 happened, whether retrying can help, and what Talaria would do about it.
 Paste the HTTP status and body you got; --message is the error text a client
 library, proxy or another tool showed (it may be all you have: no status is
 needed); --transport names a connection-level failure (timeout, connect,
 reset, eof, tls, tls-cert). Without --provider the error is classified from
 status, headers, body and text alone, and the output says which
-provider-specific rules could not be applied.
-
-Flags:
-`
+provider-specific rules could not be applied.`,
+	examples: []string{
+		`talaria explain-error --provider openai --status 429 --header "Retry-After: 20"`,
+		`talaria explain-error --provider anthropic --status 400 --body-file error.json --json`,
+		`talaria explain-error --message "upstream connect error or disconnect/reset before headers"`,
+	},
+}
 
 type headerFlags []string
 
@@ -34,9 +36,7 @@ func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
 func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 
 func (c *cli) explainCmd(_ context.Context, args []string) int {
-	fs := flag.NewFlagSet("explain-error", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, explainUsage); fs.PrintDefaults() }
+	fs := explainHelp.flags()
 	var in failover.Input
 	var headers headerFlags
 	var body, bodyFile, transport string
@@ -55,11 +55,8 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 	fs.IntVar(&in.ContextWindow, "context-window", 0, "the model's context window, in tokens")
 	fs.IntVar(&in.Messages, "messages", 0, "number of messages in the conversation sent")
 	jsonOut := fs.Bool("json", false, "print the classification as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, explainHelp, args); done {
+		return code
 	}
 	switch {
 	case body != "" && bodyFile != "":

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,20 +17,24 @@ import (
 	"github.com/talaria-agent/talaria/tool"
 )
 
-const runUsage = `Usage: talaria run [flags] "prompt"
-
-Runs one turn and prints the answer on stdout; progress goes to stderr.
+var runHelp = cmdHelp{
+	name:  "run",
+	usage: `[flags] "prompt"`,
+	about: `Runs one turn and prints the answer on stdout; progress goes to stderr.
 A prompt of "-" is read from stdin. Tools that change things (write_file,
 edit_file, shell) are refused unless --yes is given or the config sets
-approvals: auto.
-
-Flags:
-`
+approvals: auto. Exit codes: talaria --help.`,
+	examples: []string{
+		`talaria run "list the Go packages here and what each does"`,
+		`talaria run --yes "fix the failing test in ./store"`,
+		`talaria run -c "now add a test for it"`,
+		`git diff | talaria run --json - > result.json`,
+		`talaria run --api openai --base-url http://127.0.0.1:8000/v1 --model my-model "..."`,
+	},
+}
 
 func (c *cli) runCmd(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, runUsage); fs.PrintDefaults() }
+	fs := runHelp.flags()
 	var rf routeFlags
 	rf.register(fs)
 	jsonOut := fs.Bool("json", false, "print the turn result as JSON on stdout")
@@ -43,11 +45,11 @@ func (c *cli) runCmd(ctx context.Context, args []string) int {
 	quiet := fs.Bool("quiet", false, "print no progress on stderr")
 	wait := fs.Duration("wait", 5*time.Second, "how long to wait for a session busy with another turn")
 	server := fs.String("server", "", "run the turn on a `talaria serve` at this URL (token from TALARIA_TOKEN)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, runHelp, args); done {
+		return code
+	}
+	if err := rf.check(fs); err != nil {
+		return c.usageError(runHelp, "%v", err)
 	}
 	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if prompt == "-" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -20,36 +20,93 @@ const sessionsUsage = `Usage:
   talaria sessions list [--limit N] [--json]
   talaria sessions show ID [--all] [--json]     messages, lineage and child sessions (--all: archived rows too)
   talaria sessions search QUERY [--session ID] [--limit N] [--json]
-  talaria sessions delete ID
+  talaria sessions delete ID [--force]
   talaria sessions compact ID                   compress the session's context now
+
+'talaria sessions COMMAND --help' shows one command's flags and examples.
 `
+
+var sessionsHelp = cmdHelp{
+	name:  "sessions",
+	usage: "list|show|search|delete|compact ...",
+	about: strings.TrimPrefix(sessionsUsage, "Usage:\n"),
+	examples: []string{
+		"talaria sessions list",
+		"talaria sessions show 20260801-101500-a1b2c3d4e5 --json",
+	},
+}
+
+// sessionsSub is one sessions subcommand: its help and what it needs.
+var sessionsSubs = map[string]cmdHelp{
+	"list": {name: "sessions list", usage: "[--limit N] [--json]",
+		about:    "Lists sessions, most recently updated first.",
+		examples: []string{"talaria sessions list --limit 5", "talaria sessions list --json | jq '.[0].id'"}},
+	"show": {name: "sessions show", usage: "ID [--all] [--json]",
+		about:    "Shows a session's messages, usage, cost and compression lineage. --all includes rows compressed away.",
+		examples: []string{"talaria sessions show 20260801-101500-a1b2c3d4e5", "talaria sessions show 20260801-101500-a1b2c3d4e5 --all --json"}},
+	"search": {name: "sessions search", usage: "QUERY [--session ID] [--limit N] [--json]",
+		about:    "Full-text search over every message (archived ones too), newest first.",
+		examples: []string{`talaria sessions search "failing test"`, "talaria sessions search lease --session 20260801-101500-a1b2c3d4e5"}},
+	"delete": {name: "sessions delete", usage: "ID [--force]",
+		about: `Deletes a session and its messages. A session with a running turn is not
+deleted (exit 8) unless --force, which interrupts that turn first.`,
+		examples: []string{"talaria sessions delete 20260801-101500-a1b2c3d4e5"}},
+	"compact": {name: "sessions compact", usage: "ID [flags]",
+		about: `Compresses the session's context now (see "Long sessions" in the README).
+The provider flags choose the model that writes the summary.`,
+		examples: []string{"talaria sessions compact 20260801-101500-a1b2c3d4e5"}},
+}
+
+var sessionsAliases = map[string]string{"ls": "list", "rm": "delete"}
 
 func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(c.stderr, sessionsUsage)
 		return exitUsage
 	}
+	if wantsHelp(args) {
+		c.printHelp(sessionsHelp.flags(), sessionsHelp)
+		return exitOK
+	}
 	sub, rest := args[0], args[1:]
-	fs := flag.NewFlagSet("sessions "+sub, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	limit := fs.Int("limit", 0, "how many to list")
-	all := fs.Bool("all", false, "show archived (compressed-away) rows too")
-	sessionFilter := fs.String("session", "", "search only this session")
-	var rf routeFlags
-	if sub == "compact" {
+	if a, ok := sessionsAliases[sub]; ok {
+		sub = a
+	}
+	h, ok := sessionsSubs[sub]
+	if !ok {
+		return c.usageError(sessionsHelp, "unknown sessions command %q", sub)
+	}
+	fs := h.flags()
+	var (
+		jsonOut       *bool
+		limit         *int
+		all, force    *bool
+		sessionFilter *string
+		rf            routeFlags
+	)
+	switch sub {
+	case "list":
+		limit = fs.Int("limit", 0, "how many to list (default 50)")
+	case "show":
+		all = fs.Bool("all", false, "show archived (compressed-away) rows too")
+	case "search":
+		limit = fs.Int("limit", 0, "how many matches (default 20)")
+		sessionFilter = fs.String("session", "", "search only this session")
+	case "delete":
+		force = fs.Bool("force", false, "interrupt a running turn of the session, then delete it")
+	case "compact":
 		rf.register(fs)
 	}
-	if err := fs.Parse(interleaved(rest)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if sub != "delete" && sub != "compact" {
+		jsonOut = fs.Bool("json", false, "print JSON")
+	}
+	if code, done := c.parseFlags(fs, h, interleaved(rest)); done {
+		return code
 	}
 	pos := fs.Args()
 	need := func(what string) (string, bool) {
 		if len(pos) == 0 {
-			c.fail(exitUsage, "sessions %s needs %s\n%s", sub, what, sessionsUsage)
+			c.usageError(h, "needs %s", what)
 			return "", false
 		}
 		return strings.Join(pos, " "), true
@@ -67,7 +124,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		return c.fail(exitUsage, "%v", err)
 	}
 	// Only delete writes; the others open the database read-only.
-	st, err := c.openStoreFor(ctx, cfg, sub != "delete" && sub != "rm" && sub != "search")
+	st, err := c.openStoreFor(ctx, cfg, sub != "delete" && sub != "search")
 	if err != nil && sub == "search" {
 		// Search first indexes the newest rows, which needs the write
 		// lock; without it, search the index as it is.
@@ -79,10 +136,10 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	defer st.Close()
 
 	switch sub {
-	case "list", "ls":
+	case "list":
 		list, err := st.ListSessions(ctx, store.ListOptions{Limit: *limit})
 		if err != nil {
-			return c.fail(exitOther, "%v", err)
+			return c.fail(exitOther, "%s", describeDB(err))
 		}
 		if *jsonOut {
 			return c.printJSON(sessionsJSON(list))
@@ -110,11 +167,11 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		}
 		s, err := st.GetSession(ctx, id)
 		if err != nil {
-			return c.fail(exitUsage, "%s", sessionLookupError(id, err))
+			return c.lookupExit(id, err)
 		}
 		rows, err := st.Messages(ctx, id, store.MessageQuery{IncludeArchived: *all})
 		if err != nil {
-			return c.fail(exitOther, "%v", err)
+			return c.fail(exitOther, "%s", describeDB(err))
 		}
 		chain := lineage(ctx, st, s)
 		tree, err := childTree(ctx, st, s.ID)
@@ -137,7 +194,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		}
 		hits, err := st.Search(ctx, q, store.SearchOptions{SessionID: *sessionFilter, Limit: *limit})
 		if err != nil {
-			return c.fail(exitOther, "%v", err)
+			return c.fail(exitOther, "%s", describeDB(err))
 		}
 		if *jsonOut {
 			return c.printJSON(hitsJSON(hits))
@@ -148,31 +205,51 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		for _, h := range hits {
 			fmt.Fprintf(c.stdout, "%s #%d %s %s: %s\n", h.SessionID, h.Seq, h.CreatedAt.Local().Format("2006-01-02 15:04"), h.Role, oneLine(h.Snippet))
 		}
-	case "delete", "rm":
+	case "delete":
 		id, ok := need("a session id")
 		if !ok {
 			return exitUsage
 		}
-		if err := st.DeleteSession(ctx, id); err != nil {
-			return c.fail(exitUsage, "%s", sessionLookupError(id, err))
-		}
-		fmt.Fprintf(c.stdout, "deleted session %s\n", id)
-	default:
-		return c.fail(exitUsage, "unknown sessions command %q\n%s", sub, sessionsUsage)
+		return c.deleteSession(ctx, st, id, *force)
 	}
 	return exitOK
 }
 
+// lookupExit reports a failed session lookup: an unknown id is a usage
+// mistake (exit 2), a database failure exit 1 with describeDB's line.
+func (c *cli) lookupExit(id string, err error) int {
+	if errors.Is(err, store.ErrNotFound) {
+		return c.fail(exitUsage, "%s", sessionLookupError(id, err))
+	}
+	return c.fail(exitOther, "%s", describeDB(err))
+}
+
 // compactCmd compresses a session's context now.
 func (c *cli) compactCmd(ctx context.Context, rf *routeFlags, id string) int {
+	// An unknown session is said as such before any provider is needed.
+	if cfg, err := c.loadConfig(); err == nil {
+		if st, err := c.openStoreFor(ctx, cfg, true); err == nil {
+			_, gerr := st.GetSession(ctx, id)
+			_ = st.Close()
+			if gerr != nil {
+				return c.lookupExit(id, gerr)
+			}
+		}
+	}
 	a, err := c.setup(ctx, rf, refuseChanges{}, 5*time.Second)
 	if err != nil {
 		return c.setupExit(err)
 	}
 	defer a.Close()
 	out, err := a.agent.Compact(ctx, id)
-	if err != nil {
-		return c.fail(exitOther, "%v", err)
+	switch {
+	case errors.Is(err, compact.ErrNothingToCompress):
+		fmt.Fprintf(c.stdout, "session %s: nothing to compress yet\n", id)
+		return exitOK
+	case isBusy(err):
+		return c.fail(exitBusy, "%s", busyLine(id, err))
+	case err != nil:
+		return c.fail(exitOther, "%s", describeDB(err))
 	}
 	fmt.Fprintf(c.stdout, "compressed session %s: %s\n", id, compactLine(out))
 	return exitOK
@@ -202,7 +279,7 @@ func interleaved(args []string) []string {
 
 func takesValue(flagName string) bool {
 	switch strings.TrimLeft(flagName, "-") {
-	case "json", "all", "yes", "verbose":
+	case "json", "all", "yes", "verbose", "force", "c", "continue":
 		return false
 	}
 	return true

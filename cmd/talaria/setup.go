@@ -47,6 +47,19 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "verbose", false, "log details to stderr")
 }
 
+// check rejects values the flag package accepts but Talaria does not: an
+// explicit --max-iterations of 0 or less (the config rejects it too; it
+// must not quietly mean the default).
+func (f *routeFlags) check(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "max-iterations" && f.maxIter <= 0 {
+			err = fmt.Errorf("--max-iterations is %d; use a positive number of model calls (default 40)", f.maxIter)
+		}
+	})
+	return err
+}
+
 // app is everything a command that runs turns needs.
 type app struct {
 	cfg    *config.Config
