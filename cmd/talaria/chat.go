@@ -3,15 +3,18 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -70,16 +73,26 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		return c.setupExit(err)
 	}
 	defer a.Close()
-	sid, err := c.pickSession(ctx, a, *sessionID, cont)
-	if err != nil {
-		return c.pickExit(err)
+	// A new chat's session is created with its first message, so opening
+	// and leaving chat leaves no empty session for `run -c` to pick.
+	sid := ""
+	if *sessionID != "" || cont {
+		if sid, err = c.pickSession(ctx, a, *sessionID, cont); err != nil {
+			return c.pickExit(err)
+		}
 	}
 
+	// Closing the terminal (SIGHUP) and SIGTERM stop a running turn like
+	// Ctrl+C, then quit: nobody is left to type.
 	sig := make(chan os.Signal, 4)
-	signal.Notify(sig, os.Interrupt)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 
-	fmt.Fprintf(c.stdout, "talaria chat — session %s (%s). /help for commands.\n", sid, a.routes[0].Name())
+	if sid == "" {
+		fmt.Fprintf(c.stdout, "talaria chat — a new session starts with your first message (%s). /help for commands.\n", a.routes[0].Name())
+	} else {
+		fmt.Fprintf(c.stdout, "talaria chat — session %s (%s). /help for commands.\n", sid, a.routes[0].Name())
+	}
 	noteUnknownModels(c.stderr, a)
 	var lastSig time.Time
 	for {
@@ -92,7 +105,11 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 				return exitOK
 			}
 			line = strings.TrimSpace(l)
-		case <-sig:
+		case s := <-sig:
+			if s != os.Interrupt {
+				fmt.Fprintln(c.stdout)
+				return exitOK
+			}
 			if time.Since(lastSig) < 3*time.Second {
 				fmt.Fprintln(c.stdout)
 				return exitOK
@@ -111,6 +128,14 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 			}
 			sid = next
 			continue
+		}
+		if sid == "" {
+			s, err := a.agent.NewSession(ctx, agent.SessionOptions{})
+			if err != nil {
+				return c.pickExit(err)
+			}
+			sid = s.ID
+			fmt.Fprintf(c.stdout, "(session %s)\n", sid)
 		}
 		if code, quit := c.chatTurn(ctx, a, sid, line, sig, &lastSig); quit {
 			return code
@@ -144,7 +169,15 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 			}
 			fmt.Fprintln(c.stderr, summaryLine(&res))
 			return exitOK, false
-		case <-sig:
+		case s := <-sig:
+			if s != os.Interrupt {
+				// The terminal is gone (or we are told to stop): stop the
+				// turn, let it finalize, and quit.
+				cancel()
+				res := <-done
+				fmt.Fprintln(c.stderr, summaryLine(&res))
+				return exitInterrupted, true
+			}
 			if stopping {
 				fmt.Fprintln(c.stderr, "\n· quitting")
 				return exitInterrupted, true
@@ -158,36 +191,44 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 }
 
 // slash runs a chat command; it returns whether to quit and the session to
-// continue in.
+// continue in ("" until the first message).
 func (c *cli) slash(ctx context.Context, a *app, sid, line string) (bool, string) {
 	cmd, _, _ := strings.Cut(line, " ")
+	if sid == "" && (cmd == "/usage" || cmd == "/compact") {
+		fmt.Fprintln(c.stdout, "nothing yet: the session starts with your first message")
+		return false, sid
+	}
 	switch cmd {
 	case "/exit", "/quit":
 		return true, sid
 	case "/help":
 		fmt.Fprint(c.stdout, chatHelp)
 	case "/session":
-		fmt.Fprintln(c.stdout, sid)
-	case "/new":
-		s, err := a.agent.NewSession(ctx, agent.SessionOptions{})
-		if err != nil {
-			fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+		if sid == "" {
+			fmt.Fprintln(c.stdout, "no session yet: it starts with your first message")
 			return false, sid
 		}
-		fmt.Fprintf(c.stdout, "new session %s\n", s.ID)
-		return false, s.ID
+		fmt.Fprintln(c.stdout, sid)
+	case "/new":
+		// The new session, too, is created with its first message.
+		fmt.Fprintln(c.stdout, "new session: it starts with your next message")
+		return false, ""
 	case "/usage":
 		s, err := a.store.GetSession(ctx, sid)
 		if err != nil {
-			fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+			fmt.Fprintln(c.stderr, "talaria: "+describeDB(err))
 			return false, sid
 		}
 		fmt.Fprintln(c.stdout, usageText(s, a))
 		fmt.Fprintln(c.stdout, contextLine(ctx, a, s))
 	case "/compact":
 		out, err := a.agent.Compact(ctx, sid)
+		if errors.Is(err, compact.ErrNothingToCompress) {
+			fmt.Fprintln(c.stdout, "nothing to compress yet")
+			return false, sid
+		}
 		if err != nil {
-			fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+			fmt.Fprintln(c.stderr, "talaria: "+describeDB(err))
 			return false, sid
 		}
 		fmt.Fprintln(c.stdout, "compressed: "+compactLine(out))

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
 )
 
 func (e *cliEnv) chat(api, stdin string, extra ...string) cliOut {
@@ -96,21 +100,22 @@ var sessionIDRe = regexp.MustCompile(`\b\d{8}-\d{6}-[0-9a-f]+\b`)
 func TestChatSlashCommands(t *testing.T) {
 	e := newCLIEnv(t)
 	e.srv.Script(fakellm.Text("first reply").WithUsage(120, 7), fakellm.Text("fresh reply"))
-	stdin := "hello\n/session\n/usage\n/new\n/session\nagain\n/help\n/bogus\n" // then EOF
+	stdin := "hello\n/session\n/usage\n/new\n/session\nagain\n/session\n/help\n/bogus\n" // then EOF
 	out := e.chat("openai", stdin)
 	if out.code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", out.code, out.stdout, out.stderr)
 	}
 	ids := sessionIDRe.FindAllString(out.stdout, -1)
-	// banner, /session, /usage; then "new session X", /session
+	// created with "hello", /session, /usage; /new creates nothing until
+	// "again" creates the next, then /session
 	if len(ids) != 5 || ids[0] != ids[1] || ids[1] != ids[2] || ids[3] != ids[4] || ids[0] == ids[3] {
 		t.Fatalf("session ids in output = %v\n%s", ids, out.stdout)
 	}
 	if !strings.Contains(out.stdout, "1 API calls") || !strings.Contains(out.stdout, "120 input") || !strings.Contains(out.stdout, "7 output") {
 		t.Errorf("/usage output missing:\n%s", out.stdout)
 	}
-	if !strings.Contains(out.stdout, "new session "+ids[3]) {
-		t.Errorf("/new did not announce the new session")
+	if !strings.Contains(out.stdout, "(session "+ids[3]+")") || !strings.Contains(out.stdout, "no session yet") {
+		t.Errorf("the session made by the first message after /new was not announced:\n%s", out.stdout)
 	}
 	if !strings.Contains(out.stdout, "/compact") || !strings.Contains(out.stdout, "unknown command /bogus") {
 		t.Errorf("/help or unknown command output missing:\n%s", out.stdout)
@@ -149,4 +154,42 @@ func TestChatExitAndContinue(t *testing.T) {
 	if !strings.Contains(out.stdout, "it was kestrel") {
 		t.Errorf("answer not streamed:\n%s", out.stdout)
 	}
+}
+
+// Opening and leaving chat creates no session, and -c continues the most
+// recent session that has messages, not an empty one.
+func TestChatOpenedAndLeftCreatesNoSession(t *testing.T) {
+	e := newCLIEnv(t)
+	e.srv.Script(fakellm.Text("noted: heron"), fakellm.Text("it was heron"))
+	if out := e.runTurn("openai", nil, "remember heron"); out.code != exitOK {
+		t.Fatalf("run: %d %s", out.code, out.stderr)
+	}
+	if out := e.chat("openai", "/exit\n"); out.code != exitOK {
+		t.Fatalf("chat: %d %s", out.code, out.stderr)
+	}
+	if out := e.run("", "sessions", "list", "--json"); strings.Count(out.stdout, `"id"`) != 1 {
+		t.Errorf("opening chat created a session:\n%s", out.stdout)
+	}
+	// An empty session made some other way is skipped by -c too.
+	a, err := e.appForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.agent.NewSession(context.Background(), agent.SessionOptions{})
+	a.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := e.runTurn("openai", []string{"-c"}, "what was the word?")
+	if out.code != exitOK || !strings.Contains(string(e.srv.Requests()[1].Body), "heron") {
+		t.Errorf("-c did not continue the session with messages: exit %d\n%s", out.code, out.stderr)
+	}
+}
+
+// appForTest builds the app `run` would, for direct use of its store and
+// agent.
+func (e *cliEnv) appForTest() (*app, error) {
+	var stdout, stderr testenv.Buffer
+	c := newCLI(strings.NewReader(""), &stdout, &stderr, e.getenv, false, false)
+	return c.setup(context.Background(), &routeFlags{api: "openai", baseURL: e.srv.OpenAIBaseURL(), model: testModel, workspace: e.ws}, nil, time.Second)
 }

@@ -139,12 +139,14 @@ func (refuseChanges) Approve(_ context.Context, call llm.ToolCall, _ tool.Info) 
 	return false, fmt.Sprintf("Refused: %s changes things, and `talaria run` only runs such tools with --yes (or approvals: auto in the config). Do not retry it; tell the user what you would run and why.", call.Name)
 }
 
-// interruptible returns a context cancelled by the first Ctrl+C or
-// SIGTERM; a second one exits at once with code 130.
+// interruptible returns a context cancelled by the first Ctrl+C, SIGTERM
+// or SIGHUP (the terminal closed): the turn stops, its running commands'
+// process groups are killed and the session is finalized. A second signal
+// exits at once with code 130.
 func interruptible(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		n := 0

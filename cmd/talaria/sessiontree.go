@@ -100,7 +100,9 @@ func latestConversation(ctx context.Context, st store.Sessions) (string, error) 
 			return "", err
 		}
 		for _, s := range list {
-			if s.Kind == "" {
+			// A conversation of the user's own with messages: an empty
+			// one (a chat opened and left) is nothing to continue.
+			if s.Kind == "" && s.MessageCount > 0 {
 				return s.ID, nil
 			}
 		}
