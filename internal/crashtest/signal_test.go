@@ -131,3 +131,57 @@ func TestChatCtrlCTwice(t *testing.T) {
 	}
 	checkWire(t, h.srv)
 }
+
+// Closing the terminal (SIGHUP) or SIGTERM while a tool runs stops the turn
+// like Ctrl+C in run, chat and demo's engine alike: the command's process
+// group is killed (nothing is left running under PID 1), its call gets its
+// interrupted result, and the process exits.
+func TestHangupAndTermStopTheTurn(t *testing.T) {
+	for _, tc := range []struct {
+		cmd string
+		sig syscall.Signal
+	}{
+		{"run", syscall.SIGHUP},
+		{"run", syscall.SIGTERM},
+		{"chat", syscall.SIGHUP},
+		{"chat", syscall.SIGTERM},
+	} {
+		t.Run(tc.cmd+"/"+tc.sig.String(), func(t *testing.T) {
+			h, sid := newModelHome(t)
+			var p *proc
+			var stdin io.WriteCloser
+			if tc.cmd == "run" {
+				p = h.start("run", "--session", sid, "--yes", "--quiet", slowPrompt)
+			} else {
+				cmd := h.command(t.Context(), "chat", "--session", sid, "--yes")
+				var err error
+				if stdin, err = cmd.StdinPipe(); err != nil {
+					t.Fatal(err)
+				}
+				p = &proc{cmd: cmd, stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, done: make(chan struct{})}
+				cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				go func() { p.err = cmd.Wait(); close(p.done) }()
+				defer stdin.Close()
+				if _, err := io.WriteString(stdin, slowPrompt+"\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			toolStarted(t, h)
+			if err := p.cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-p.done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s did not exit after %s; stderr:\n%s", tc.cmd, tc.sig, p.stderr)
+			}
+			if code := p.cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d, want %d (killed by the signal instead of handling it?)\nstderr:\n%s", code, exitInterrupted, p.stderr)
+			}
+			slowJobStopped(t, h, sid)
+		})
+	}
+}

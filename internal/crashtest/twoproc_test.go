@@ -3,6 +3,8 @@
 package crashtest
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,10 +28,17 @@ const (
 func toolStarted(t *testing.T, h *home) {
 	t.Helper()
 	if !testenv.Eventually(20*time.Second, func() bool {
-		return testenv.FileExists(h.ws, "sh.pid") && testenv.FileExists(h.ws, "bg.pid")
+		// Written, not only created: the shell's redirection creates the
+		// file before echo fills it.
+		return pidWritten(h.ws, "sh.pid") && pidWritten(h.ws, "bg.pid")
 	}) {
 		t.Fatal("the slow job never started")
 	}
+}
+
+func pidWritten(dir, name string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	return err == nil && strings.HasSuffix(string(b), "\n")
 }
 
 // Two `talaria run` processes on one session at once. One that will not
