@@ -270,20 +270,25 @@ func (p *askApprover) Approve(ctx context.Context, call llm.ToolCall, _ tool.Inf
 		return true, ""
 	}
 	fmt.Fprintf(p.out, "\nAllow %s %s? [y]es / [n]o / [a]lways for %s in this session: ", call.Name, clip(compactArgs(call.Arguments), 200), call.Name)
-	select {
-	case <-ctx.Done():
-		return false, "The turn was interrupted before the user answered."
-	case l, ok := <-p.lines:
-		if !ok {
-			return false, "The user did not approve (input closed)."
-		}
-		switch strings.ToLower(strings.TrimSpace(l)) {
-		case "y", "yes":
-			return true, ""
-		case "a", "always":
-			p.always[call.Name] = true
-			return true, ""
+	for {
+		select {
+		case <-ctx.Done():
+			return false, "The turn was interrupted before the user answered."
+		case l, ok := <-p.lines:
+			if !ok {
+				return false, "The user did not approve (input closed)."
+			}
+			switch strings.ToLower(strings.TrimSpace(l)) {
+			case "y", "yes":
+				return true, ""
+			case "a", "always":
+				p.always[call.Name] = true
+				return true, ""
+			case "n", "no":
+				return false, "The user declined this call of " + call.Name + ". Do not retry it unchanged; ask the user or take another approach."
+			}
+			// Anything else is not a "no": a typo must not decide.
+			fmt.Fprint(p.out, "Please answer y (yes), n (no) or a (always): ")
 		}
 	}
-	return false, "The user declined this call of " + call.Name + ". Do not retry it unchanged; ask the user or take another approach."
 }

@@ -193,3 +193,23 @@ func (e *cliEnv) appForTest() (*app, error) {
 	c := newCLI(strings.NewReader(""), &stdout, &stderr, e.getenv, false, false)
 	return c.setup(context.Background(), &routeFlags{api: "openai", baseURL: e.srv.OpenAIBaseURL(), model: testModel, workspace: e.ws}, nil, time.Second)
 }
+
+// An answer other than yes, no or always at an approval prompt asks again
+// instead of counting as no.
+func TestChatApprovalAsksAgain(t *testing.T) {
+	e := newCLIEnv(t)
+	e.srv.Script(
+		fakellm.Calls(fakellm.ToolCall("write_file", `{"path":"maybe.txt","content":"m"}`)),
+		fakellm.Text("Wrote maybe.txt."),
+	)
+	out := e.chat("openai", "write it\nyess\nsure\ny\n/exit\n")
+	if out.code != exitOK {
+		t.Fatalf("exit %d\n%s", out.code, out.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "maybe.txt")); err != nil {
+		t.Errorf("the call approved after two unclear answers did not run: %v\n%s", err, out.stdout)
+	}
+	if n := strings.Count(out.stdout, "Please answer y (yes), n (no) or a (always)"); n != 2 {
+		t.Errorf("asked again %d times, want 2:\n%s", n, out.stdout)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -210,8 +211,32 @@ func TestVersion(t *testing.T) {
 	for _, arg := range []string{"version", "--version", "-v"} {
 		t.Run(arg, func(t *testing.T) {
 			out := e.run("", arg)
-			if out.code != exitOK || out.stdout != "talaria "+version+"\n" || out.stderr != "" {
+			if out.code != exitOK || out.stdout != "talaria "+versionString()+"\n" || out.stderr != "" {
 				t.Errorf("exit %d stdout %q stderr %q", out.code, out.stdout, out.stderr)
+			}
+		})
+	}
+}
+
+// A binary built without -ldflags reports the module version or the VCS
+// revision Go embedded, not a bare "dev".
+func TestBuildVersion(t *testing.T) {
+	cases := []struct {
+		name, ldflags string
+		bi            *debug.BuildInfo
+		want          string
+	}{
+		{"ldflags win", "v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v1.2.3"},
+		{"go install @version", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v0.9.0"},
+		{"go build in a checkout", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "4514ede0123456789abcdef"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
+			"dev-4514ede01234-modified (2026-12-01T10:00:00Z)"},
+		{"nothing known", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := buildVersion(tc.ldflags, tc.bi); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -151,3 +151,21 @@ func TestSessionsBusyAndUnknown(t *testing.T) {
 		t.Errorf("show deleted: exit %d", out.code)
 	}
 }
+
+// run --json that fails before the turn prints a JSON error object with
+// the exit code's meaning, alone on stdout.
+func TestRunJSONSetupError(t *testing.T) {
+	e := newCLIEnv(t)
+	for _, args := range [][]string{
+		{"run", "--json", "--workspace", e.ws, "hi"},                         // no provider
+		{"run", "--json", "--max-iterations", "0", "hi"},                     // bad flag value
+		{"run", "--json", "--api", "openai", "--base-url", "localhost", "x"}, // bad URL
+	} {
+		out := e.run("", args...)
+		var je jsonError
+		if err := json.Unmarshal([]byte(out.stdout), &je); err != nil || out.code != exitUsage || je.ExitCode != exitUsage ||
+			je.ExitMeaning != "bad flags, arguments or configuration" || je.Error == "" {
+			t.Errorf("%v: exit %d, stdout %q (%v)", args, out.code, out.stdout, err)
+		}
+	}
+}

@@ -66,6 +66,8 @@ type cli struct {
 	// display's own in-place line; errTTY says stderr is a terminal.
 	rawStderr io.Writer
 	errTTY    bool
+	// lastError is the last one-line error fail printed, for --json.
+	lastError string
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -115,7 +117,7 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 	case "keys":
 		return c.keysCmd(ctx, rest)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "talaria %s\n", version)
+		fmt.Fprintf(stdout, "talaria %s\n", versionString())
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -127,7 +129,35 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 
 // fail prints a one-line error and returns code.
 func (c *cli) fail(code int, format string, a ...any) int {
-	msg := fmt.Sprintf(format, a...)
-	fmt.Fprintln(c.stderr, "talaria: "+strings.TrimRight(msg, "\n"))
+	msg := strings.TrimRight(fmt.Sprintf(format, a...), "\n")
+	c.lastError = msg
+	fmt.Fprintln(c.stderr, "talaria: "+msg)
 	return code
+}
+
+// exitMeanings says what each exit code means, for people (talaria --help)
+// and scripts (the error object of --json).
+var exitMeanings = map[int]string{
+	exitOK:          "completed",
+	exitOther:       "another failure (storage, internal error, empty answers)",
+	exitUsage:       "bad flags, arguments or configuration",
+	exitAuth:        "authentication or billing: fix the key or the account",
+	exitRateLimit:   "rate limited or overloaded: retry later",
+	exitContext:     "the conversation does not fit the model's context",
+	exitBadRequest:  "the provider rejected the request",
+	exitLimit:       "stopped by a limit: the iteration budget or the tool-loop guard",
+	exitBusy:        "the session is busy with another turn",
+	exitInterrupted: "interrupted",
+}
+
+// jsonError is what a --json command prints on stdout when it fails before
+// it has a result: scripts always get one JSON document.
+type jsonError struct {
+	Error       string `json:"error"`
+	ExitCode    int    `json:"exit_code"`
+	ExitMeaning string `json:"exit_meaning"`
+}
+
+func (c *cli) printJSONError(code int) {
+	_ = c.printJSON(jsonError{Error: c.lastError, ExitCode: code, ExitMeaning: exitMeanings[code]})
 }

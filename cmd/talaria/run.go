@@ -33,11 +33,17 @@ approvals: auto. Exit codes: talaria --help.`,
 	},
 }
 
-func (c *cli) runCmd(ctx context.Context, args []string) int {
+func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 	fs := runHelp.flags()
 	var rf routeFlags
 	rf.register(fs)
-	jsonOut := fs.Bool("json", false, "print the turn result as JSON on stdout")
+	jsonOut := fs.Bool("json", false, "print the turn result as JSON on stdout (a failure before the turn: an error object)")
+	printed := false // the turn result is on stdout
+	defer func() {
+		if *jsonOut && !printed && code != exitOK {
+			c.printJSONError(code)
+		}
+	}()
 	sessionID := fs.String("session", "", "continue the session with this id")
 	var cont bool
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
@@ -93,6 +99,7 @@ func (c *cli) runCmd(ctx context.Context, args []string) int {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(res)
+		printed = true
 	} else if res.FinalText != "" {
 		fmt.Fprintln(c.stdout, strings.TrimRight(res.FinalText, "\n"))
 	}
