@@ -140,9 +140,11 @@ func (s *rotatingStore) RefreshLease(ctx context.Context, l store.Lease, ttl tim
 	select {
 	case <-s.done:
 	default:
-		close(s.done)
+		// The handover is complete before done says so: a waiter must
+		// never see the old lease after done.
 		s.tl.set(s.child)
 		_ = s.Store.ReleaseLease(ctx, l)
+		close(s.done)
 	}
 	return s.Store.RefreshLease(ctx, l, ttl)
 }
@@ -178,9 +180,10 @@ func TestRefresherSurvivesRotation(t *testing.T) {
 		a.refresh(turnCtx, cancel, tl, stopped)
 	}()
 	<-rs.done
-	// Let it renew the child a few times.
-	deadline := time.Now().Add(5 * time.Second)
-	for tl.get().ExpiresAt.Equal(cl.ExpiresAt) && time.Now().Before(deadline) {
+	// Wait until it has renewed the child's lease.
+	renewed := func() bool { got := tl.get(); return got.SessionID == child.ID && got.ExpiresAt.After(cl.ExpiresAt) }
+	deadline := time.Now().Add(10 * time.Second)
+	for !renewed() && time.Now().Before(deadline) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	close(stopped)

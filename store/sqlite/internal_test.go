@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -346,5 +347,39 @@ func TestCancelDuringWriteRollsBack(t *testing.T) {
 	// The writer connection is left usable.
 	if err := s.SetTitle(t.Context(), "a", "later"); err != nil {
 		t.Fatalf("write after a cancelled one: %v", err)
+	}
+}
+
+// A generated session id that is already taken (two processes drawing the
+// same id) is replaced by a fresh one instead of failing the insert; an id
+// the caller chose still fails.
+func TestCreateSessionRetriesTakenID(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	first := &store.Session{}
+	if err := s.CreateSession(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	draws := 0
+	s.newID = func(now time.Time) string {
+		draws++
+		if draws <= 2 {
+			return first.ID // collide twice
+		}
+		return store.NewID(now)
+	}
+	second := &store.Session{}
+	if err := s.CreateSession(ctx, second); err != nil {
+		t.Fatalf("a colliding generated id failed the insert: %v", err)
+	}
+	if second.ID == first.ID || draws != 3 {
+		t.Errorf("second id %q after %d draws; want a fresh id on the third", second.ID, draws)
+	}
+	if err := s.CreateSession(ctx, &store.Session{ID: first.ID}); err == nil {
+		t.Error("creating a chosen, existing id succeeded")
 	}
 }

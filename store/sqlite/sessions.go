@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -45,15 +46,41 @@ func scanSession(sc scanner) (store.Session, error) {
 	return ss, nil
 }
 
+// errIDTaken is a generated session id that is already in use.
+var errIDTaken = errors.New("session id taken")
+
+// idAttempts bounds the fresh ids CreateSession draws after a collision.
+const idAttempts = 5
+
 // CreateSession inserts sess. It fills ID (store.NewID) when empty and
 // StartedAt/UpdatedAt when zero, on the given value. A session created with
-// EndedAt set starts ended. Creating an existing id fails.
+// EndedAt set starts ended. Creating an existing id fails; a generated id
+// that is taken is replaced by a fresh one.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	if sess.ID != "" {
+		return s.createSession(ctx, sess, false)
+	}
+	var err error
+	for range idAttempts {
+		sess.ID = s.idFunc()(now())
+		if err = s.createSession(ctx, sess, true); !errors.Is(err, errIDTaken) {
+			return err
+		}
+	}
+	sess.ID = ""
+	return s.wrap("create session", err)
+}
+
+func (s *Store) idFunc() func(time.Time) string {
+	if s.newID != nil {
+		return s.newID
+	}
+	return store.NewID
+}
+
+func (s *Store) createSession(ctx context.Context, sess *store.Session, generated bool) error {
 	const op = "create session"
 	t := now()
-	if sess.ID == "" {
-		sess.ID = store.NewID(t)
-	}
 	if sess.StartedAt.IsZero() {
 		sess.StartedAt = t
 	}
@@ -68,6 +95,9 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		var exists int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, sess.ID).Scan(&exists)
 		if err == nil {
+			if generated {
+				return errIDTaken
+			}
 			return fmt.Errorf("session %s already exists", sess.ID)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {

@@ -76,6 +76,8 @@ type Store struct {
 	// and guards wc, the writer connection.
 	wmu chan struct{}
 	wc  *wtx
+	// newID draws session ids (nil: store.NewID); tests force collisions.
+	newID func(time.Time) string
 	// readOnly: opened with Options.ReadOnly; w is nil.
 	readOnly bool
 	busy     time.Duration // how long a write waits for another process's lock
