@@ -73,7 +73,7 @@ func (e *Error) Is(target error) bool {
 func (k ErrorKind) Hint() string {
 	switch k {
 	case KindDiskFull:
-		return "the disk is full; free some space"
+		return "the disk is full or a file-size limit was reached; free some space"
 	case KindLocked:
 		return "the database is locked by another process; wait for it or stop it"
 	case KindCorrupt:

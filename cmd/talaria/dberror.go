@@ -39,7 +39,7 @@ func describeDB(err error) string {
 		return fmt.Sprintf("the database %s cannot be written (%s): check the permissions of the file and of %s, or point TALARIA_HOME elsewhere",
 			path, cause, filepath.Dir(path))
 	case store.KindDiskFull:
-		return fmt.Sprintf("the disk holding the database %s is full (%s): free some space and retry", path, cause)
+		return fmt.Sprintf("the disk holding the database %s is full, or a file-size limit was reached (%s): free some space and retry", path, cause)
 	}
 	return oneLine(se.Error())
 }

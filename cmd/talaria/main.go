@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 )
@@ -53,6 +54,10 @@ Exit codes: 0 completed, 1 other failure, 2 usage/config error, 3 auth/billing,
 `
 
 func main() {
+	// Packages that log through slog's default logger (key cooldowns, for
+	// one) must not print timestamped lines around the one-line error a
+	// command promises; the commands' own logger honours log_level.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 

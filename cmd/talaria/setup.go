@@ -100,14 +100,16 @@ func (c *cli) loadConfig() (*config.Config, error) {
 }
 
 func (c *cli) logger(cfg *config.Config, verbose bool) *slog.Logger {
-	level := slog.LevelWarn
+	// Errors reach the user as one line each, worded by the command; log
+	// lines stay out of the way unless asked for (log_level, --verbose).
+	level := slog.LevelError
 	switch strings.ToLower(cfg.LogLevel) {
 	case "debug":
 		level = slog.LevelDebug
 	case "info":
 		level = slog.LevelInfo
-	case "error":
-		level = slog.LevelError
+	case "warn":
+		level = slog.LevelWarn
 	}
 	if verbose {
 		level = slog.LevelDebug

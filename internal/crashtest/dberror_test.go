@@ -97,3 +97,34 @@ func TestLockedDatabaseOneLine(t *testing.T) {
 		t.Errorf("a locked database is blamed on something else: %s", msg)
 	}
 }
+
+// Commands that only read work while another process keeps the database
+// write-locked: they open it read-only and take no lock.
+func TestReadCommandsUnderWriteLock(t *testing.T) {
+	h, sid := newModelHome(t)
+	if c, code := h.run("run", "--session", sid, "--quiet", quickPrompt); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, c.stderr)
+	}
+	db, err := sql.Open("sqlite", h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = conn.ExecContext(context.Background(), `ROLLBACK`) }()
+	for _, args := range [][]string{{"sessions", "list"}, {"sessions", "show", sid}, {"keys", "status"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			p, code := h.run(args[0], args[1:]...)
+			if code != 0 || p.stderr.String() != "" {
+				t.Errorf("exit %d under a write lock\nstdout:\n%s\nstderr:\n%s", code, p.stdout, p.stderr)
+			}
+		})
+	}
+}

@@ -21,7 +21,20 @@ const (
 	codeFull     = 13
 	codeCantOpen = 14
 	codeNotADB   = 26
+	codeIOErr    = 10
 )
+
+// Extended SQLITE_IOERR codes that mean no space could be had: a full disk
+// or a file-size limit (EFBIG, RLIMIT_FSIZE) while writing, growing the WAL
+// index (SHMSIZE: what opening a database on a full disk reports), syncing
+// or truncating.
+var ioErrNoSpace = map[int]bool{
+	codeIOErr | 3<<8:  true, // IOERR_WRITE
+	codeIOErr | 4<<8:  true, // IOERR_FSYNC
+	codeIOErr | 5<<8:  true, // IOERR_DIR_FSYNC
+	codeIOErr | 6<<8:  true, // IOERR_TRUNCATE
+	codeIOErr | 19<<8: true, // IOERR_SHMSIZE (4874)
+}
 
 // coder is what modernc.org/sqlite's *Error offers; declared here so the
 // mapping can be tested without a real failing database.
@@ -73,7 +86,7 @@ func kindOf(err error, path string) store.ErrorKind {
 	if errors.Is(err, os.ErrPermission) {
 		return store.KindReadOnly
 	}
-	if errors.Is(err, syscall.ENOSPC) {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) || errors.Is(err, syscall.EDQUOT) {
 		return store.KindDiskFull
 	}
 	if err.Error() == "sql: database is closed" {
@@ -85,6 +98,9 @@ func kindOf(err error, path string) store.ErrorKind {
 // kindOfCode maps an SQLite result code. CANTOPEN is only "read-only" when
 // the file or its directory is not writable; otherwise the cause is unknown.
 func kindOfCode(code int, path string) store.ErrorKind {
+	if ioErrNoSpace[code] {
+		return store.KindDiskFull
+	}
 	switch code & 0xff {
 	case codeFull:
 		return store.KindDiskFull
