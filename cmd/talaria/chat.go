@@ -129,6 +129,10 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 			sid = next
 			continue
 		}
+		if msg, ok := promptFits(a, line); !ok {
+			fmt.Fprintln(c.stderr, "talaria: "+msg)
+			continue
+		}
 		if sid == "" {
 			s, err := a.agent.NewSession(ctx, agent.SessionOptions{})
 			if err != nil {
@@ -166,6 +170,9 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 			prog.mu.Unlock()
 			if !res.OK() && res.Explanation != "" {
 				fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, &res))
+			}
+			if res.Truncated {
+				fmt.Fprintln(c.stderr, truncatedLine)
 			}
 			fmt.Fprintln(c.stderr, summaryLine(&res))
 			return exitOK, false

@@ -169,3 +169,36 @@ func TestRunJSONSetupError(t *testing.T) {
 		}
 	}
 }
+
+// An answer cut off by the output limit on every continuation says so on
+// stderr and in the summary line, also in text mode.
+func TestTruncatedAnswerSaidInTextMode(t *testing.T) {
+	e := newCLIEnv(t)
+	e.srv.SetDefault(func(fakellm.Request) fakellm.Step { return fakellm.Truncated("and so on and so") })
+	out := e.runTurn("openai", nil, "write a long essay")
+	if out.code != exitOK {
+		t.Fatalf("exit %d\n%s", out.code, out.stderr)
+	}
+	if !strings.Contains(out.stderr, "the answer is incomplete") || !strings.Contains(out.stderr, "completed (truncated)") {
+		t.Errorf("truncation not said on stderr:\n%s", out.stderr)
+	}
+}
+
+// A message that alone cannot fit the model's window is refused before the
+// first call, with exit 5, instead of being compressed in vain and sent.
+func TestOversizedPromptRefusedBeforeSending(t *testing.T) {
+	e := newCLIEnv(t)
+	e.writeConfig("models:\n  small-model:\n    window: 32768\n    max_output: 4096\n")
+	big := strings.Repeat("lorem ipsum dolor sit amet ", 30000) // ~200k tokens
+	args := []string{"run", "--api", "openai", "--base-url", e.srv.OpenAIBaseURL(), "--model", "small-model", "--workspace", e.ws, "-"}
+	out := e.run(big, args...)
+	if out.code != exitContext || !strings.Contains(out.stderr, "your message alone is about") {
+		t.Errorf("exit %d, want %d\n%s", out.code, exitContext, out.stderr)
+	}
+	if n := len(e.srv.Requests()); n != 0 {
+		t.Errorf("the message was sent %d times", n)
+	}
+	if out := e.run("", "sessions", "list", "--json"); strings.TrimSpace(out.stdout) != "[]" {
+		t.Errorf("a session was left behind:\n%s", out.stdout)
+	}
+}

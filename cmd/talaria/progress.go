@@ -150,7 +150,11 @@ func clip(s string, n int) string {
 // summaryLine is the footer of a turn: where it is saved and what it cost.
 func summaryLine(r *turn.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "session %s · %s · %d API call", r.SessionID, r.Exit, r.APICalls)
+	fmt.Fprintf(&b, "session %s · %s", r.SessionID, r.Exit)
+	if r.Truncated {
+		b.WriteString(" (truncated)")
+	}
+	fmt.Fprintf(&b, " · %d API call", r.APICalls)
 	if r.APICalls != 1 {
 		b.WriteString("s")
 	}
@@ -177,6 +181,10 @@ func summaryLine(r *turn.Result) string {
 	fmt.Fprintf(&b, " · %s", r.Duration.Round(time.Millisecond))
 	return b.String()
 }
+
+// truncatedLine is said on stderr after an answer the output limit cut
+// off, even in text mode where the answer itself looks whole.
+const truncatedLine = "talaria: the answer is incomplete: the model hit its output limit on every continuation (raise max_tokens, or ask it to continue)"
 
 // exitCode maps a turn's ending to the CLI's exit codes.
 func exitCode(r *turn.Result) int {

@@ -83,6 +83,9 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 	}
 	defer a.Close()
 
+	if msg, ok := promptFits(a, prompt); !ok {
+		return c.fail(exitContext, "%s", msg)
+	}
 	sid, err := c.pickSession(ctx, a, *sessionID, cont)
 	if err != nil {
 		return c.pickExit(err)
@@ -115,6 +118,9 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 	// nothing.
 	if !res.OK() && res.Explanation != "" {
 		fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, &res))
+	}
+	if res.Truncated {
+		fmt.Fprintln(c.stderr, truncatedLine)
 	}
 	if !*quiet {
 		fmt.Fprintln(c.stderr, summaryLine(&res))
