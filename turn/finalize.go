@@ -39,13 +39,7 @@ func (e *Engine) finalize(ctx context.Context, st *state) Result {
 			e.closeFailedTurn(ctx, st)
 		}
 	}
-	if st.usage.Reported || st.apiCalls > 0 {
-		dctx, cancel := durable(ctx)
-		if err := e.cfg.Store.AddUsage(dctx, st.in.Session.ID, st.usage, st.costUSD, int64(st.apiCalls)); err != nil {
-			e.log.Warn("could not add usage to the session", "session", st.in.Session.ID, "error", err)
-		}
-		cancel()
-	}
+	e.flushUsage(ctx, st)
 
 	r := &st.result
 	r.Exit = st.exit

@@ -22,6 +22,8 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 	} else {
 		st.costKnown = false
 	}
+	// On disk per answer, not per turn: a killed turn keeps what it spent.
+	e.flushUsage(ctx, st)
 	st.acct.Observe(st.req, resp.Usage)
 	// The provider proved the prompt is back well under the threshold:
 	// give compression its attempts back and lift a no-progress block.

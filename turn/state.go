@@ -44,6 +44,7 @@ type state struct {
 	usage     llm.Usage
 	costUSD   float64
 	costKnown bool
+	saved     savedUsage // already added to the session (flushUsage)
 
 	// context management
 	budget      *compact.Budget

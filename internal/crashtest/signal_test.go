@@ -12,6 +12,7 @@ import (
 
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/sqlite"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -183,5 +184,32 @@ func TestHangupAndTermStopTheTurn(t *testing.T) {
 			}
 			slowJobStopped(t, h, sid)
 		})
+	}
+}
+
+// A turn killed with kill -9 after its first answer keeps what that answer
+// cost: usage is on disk per answer, not only when the turn ends.
+func TestKilledTurnKeepsItsUsage(t *testing.T) {
+	h, sid := newModelHome(t)
+	p := h.start("run", "--session", sid, "--yes", "--quiet", slowPrompt)
+	toolStarted(t, h) // the model's first answer (the call) has arrived
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 30*time.Second)
+	for _, f := range []string{"sh.pid", "bg.pid"} {
+		_ = syscall.Kill(testenv.ReadPID(t, h.ws, f), syscall.SIGKILL)
+	}
+	st, err := sqlite.Open(t.Context(), h.db, sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.GetSession(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.APICalls < 1 || s.Usage.OutputTokens == 0 {
+		t.Errorf("after kill -9 the session records %d API calls, %+v; the first answer's usage was lost", s.APICalls, s.Usage)
 	}
 }
