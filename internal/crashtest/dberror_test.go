@@ -57,10 +57,12 @@ func TestDamagedDatabaseOneLine(t *testing.T) {
 			oneLineError(t, p, code, h.db, "damaged", "mv ")
 		})
 	}
-	t.Run("sessions", func(t *testing.T) {
-		p, code := h.run("sessions", "list")
-		oneLineError(t, p, code, h.db, "damaged", "mv ")
-	})
+	for _, args := range [][]string{{"sessions", "list"}, {"sessions", "show", "20261201-101500-a1b2c3d4e5f6"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			p, code := h.run(args[0], args[1:]...)
+			oneLineError(t, p, code, h.db, "damaged", "mv ")
+		})
+	}
 }
 
 // A database another process keeps write-locked (longer than the busy

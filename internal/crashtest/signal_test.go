@@ -3,6 +3,7 @@
 package crashtest
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -211,5 +212,33 @@ func TestKilledTurnKeepsItsUsage(t *testing.T) {
 	}
 	if s.APICalls < 1 || s.Usage.OutputTokens == 0 {
 		t.Errorf("after kill -9 the session records %d API calls, %+v; the first answer's usage was lost", s.APICalls, s.Usage)
+	}
+}
+
+// sessions delete --force interrupts the running turn of another process
+// (its commands are killed and its call is paired), waits for it to
+// finalize, then deletes the session.
+func TestDeleteForceInterruptsTheTurn(t *testing.T) {
+	h, sid := newModelHome(t)
+	p := h.start("run", "--session", sid, "--yes", "--quiet", slowPrompt)
+	toolStarted(t, h)
+	if c, code := h.run("sessions", "delete", sid); code != 8 {
+		t.Fatalf("delete without --force during a turn: exit %d, want 8\n%s", code, c.stderr)
+	}
+	c, code := h.run("sessions", "delete", "--force", sid)
+	if code != 0 {
+		t.Fatalf("delete --force: exit %d\n%s", code, c.stderr)
+	}
+	if code := p.wait(t, 30*time.Second); code != exitInterrupted {
+		t.Errorf("the interrupted run exited %d, want %d", code, exitInterrupted)
+	}
+	for _, f := range []string{"sh.pid", "bg.pid"} {
+		pid := testenv.ReadPID(t, h.ws, f)
+		if !testenv.Eventually(2*time.Second, func() bool { return testenv.ProcessGone(pid) }) {
+			t.Errorf("process %d (%s) survived", pid, f)
+		}
+	}
+	if _, err := h.reader.GetSession(t.Context(), sid); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the session is still there: %v", err)
 	}
 }
