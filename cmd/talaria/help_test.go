@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,7 +128,16 @@ func TestSessionsBusyAndUnknown(t *testing.T) {
 	if out := e.run("", "sessions", "compact", "nonexistent"); out.code != exitUsage || !strings.Contains(out.stderr, `no session "nonexistent"`) {
 		t.Errorf("compact nonexistent: exit %d %s", out.code, out.stderr)
 	}
-	e.srv.Script(fakellm.Text("slow answer").WithLatency(8 * time.Second))
+	// The model answers only when the test says so: the turn holds the
+	// session for as long as the checks take, however slow the machine.
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the server closes, should a check fail early
+	e.srv.Script(fakellm.Step{Respond: func(fakellm.Request) fakellm.Step {
+		<-release
+		return fakellm.Text("slow answer")
+	}})
 	done := make(chan cliOut, 1)
 	go func() { done <- e.runTurn("openai", nil, "hi") }()
 	if !e.srv.Wait(1, 10*time.Second) {
@@ -141,6 +151,7 @@ func TestSessionsBusyAndUnknown(t *testing.T) {
 	if out := e.run("", "sessions", "compact", id, "--api", "openai", "--base-url", e.srv.OpenAIBaseURL(), "--model", testModel); out.code != exitBusy {
 		t.Errorf("compact during a turn: exit %d, want %d\n%s", out.code, exitBusy, out.stderr)
 	}
+	free()
 	if out := <-done; out.code != exitOK {
 		t.Fatalf("the turn: exit %d\n%s", out.code, out.stderr)
 	}
