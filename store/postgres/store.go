@@ -171,4 +171,3 @@ func now() time.Time { return time.Now().UTC().Round(0) }
 // dbNow is the database clock in unix nanoseconds (microsecond resolution),
 // used for leases so every node measures expiry on the same clock.
 const dbNow = `(extract(epoch from clock_timestamp()) * 1000000)::bigint * 1000`
-
