@@ -26,3 +26,10 @@ func openAt(t testing.TB, dsn string) *postgres.Store {
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openAt(t, pgtest.New(t)) })
 }
+
+func TestContractShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		dsn := pgtest.New(t)
+		return openAt(t, dsn), openAt(t, dsn)
+	})
+}
