@@ -2,17 +2,30 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/mcp"
 )
 
 // doctorCmd checks the setup and says what to fix, line by line.
-func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
+func (c *cli) doctorCmd(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	var dbURL string
+	databaseFlag(fs, &dbURL)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
 	ok := true
 	say := func(good bool, format string, a ...any) {
 		mark := "ok  "
@@ -32,12 +45,17 @@ func (c *cli) doctorCmd(ctx context.Context, _ []string) int {
 	} else {
 		say(true, "configuration: no file at %s/config.yaml; using defaults and the environment", cfg.Home)
 	}
-	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	st, err := openStore(ctx, cfg, dbURL, c.logger(cfg, false))
 	if err != nil {
 		say(false, "database: %v", err)
 	} else {
 		list, lerr := st.ListSessions(ctx, store.ListOptions{Limit: 1000})
-		say(lerr == nil, "database: %s (%d sessions, synchronous=%s)", cfg.Database.Path, len(list), cfg.Database.Synchronous)
+		where := storeopen.Describe(dbOptions(cfg, nil))
+		if backend, _, _ := storeopen.Target(dbOptions(cfg, nil)); backend == storeopen.Postgres {
+			say(lerr == nil, "database: PostgreSQL %s (%d sessions)", where, len(list))
+		} else {
+			say(lerr == nil, "database: %s (%d sessions, synchronous=%s)", where, len(list), cfg.Database.Synchronous)
+		}
 		_ = st.Close()
 	}
 	if cfg.Provider == "" {

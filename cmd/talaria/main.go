@@ -39,6 +39,7 @@ Usage:
   talaria doctor                   check configuration, keys, the database and MCP servers
   talaria mcp <list|test> ...      MCP servers: their state and tools
   talaria serve [flags]            HTTP API, event streams and web page (talaria serve token ...)
+  talaria db migrate --from sqlite://PATH --to postgres://…   copy a SQLite database into PostgreSQL
   talaria version
 
 Run 'talaria <command> -h' for a command's flags.
@@ -81,6 +82,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return c.sessionsCmd(ctx, rest)
 	case "memory":
 		return c.memoryCmd(ctx, rest)
+	case "db":
+		return c.dbCmd(ctx, rest)
 	case "explain-error":
 		return c.explainCmd(ctx, rest)
 	case "doctor":

@@ -39,6 +39,8 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	var rf routeFlags
 	if sub == "compact" {
 		rf.register(fs)
+	} else {
+		databaseFlag(fs, &rf.database)
 	}
 	if err := fs.Parse(interleaved(rest)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -66,7 +68,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	st, err := openStore(ctx, cfg, rf.database, c.logger(cfg, false))
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}

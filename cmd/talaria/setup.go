@@ -18,7 +18,8 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
 	"github.com/talaria-agent/talaria/llm/openai"
-	"github.com/talaria-agent/talaria/store/sqlite"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/builtin"
 	"github.com/talaria-agent/talaria/tool/mcp"
 	"github.com/talaria-agent/talaria/turn"
@@ -34,6 +35,7 @@ type routeFlags struct {
 	yes       bool
 	maxIter   int
 	verbose   bool
+	database  string
 }
 
 func (f *routeFlags) register(fs *flag.FlagSet) {
@@ -45,12 +47,19 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
 	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log details to stderr")
+	databaseFlag(fs, &f.database)
+}
+
+// databaseFlag registers --database, the per-command override of
+// database.url / TALARIA_DATABASE_URL.
+func databaseFlag(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "database", "", "database to use: postgres://user@host/dbname or sqlite://PATH (default: database.url, TALARIA_DATABASE_URL, else the SQLite file)")
 }
 
 // app is everything a command that runs turns needs.
 type app struct {
 	cfg    *config.Config
-	store  *sqlite.Store
+	store  store.Store
 	agent  *agent.Agent
 	routes []turn.Route
 	log    *slog.Logger
@@ -100,14 +109,23 @@ func (c *cli) logger(cfg *config.Config, verbose bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// openStore opens the database; its errors are one line naming the file
-// and what to do (dbError).
-func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*sqlite.Store, error) {
-	st, err := sqlite.Open(ctx, cfg.Database.Path, sqlite.Options{Synchronous: cfg.Database.Synchronous, Logger: log})
+// openStore opens the configured database (SQLite or PostgreSQL, see
+// storeopen), with --database (flagURL) overriding the configuration; its
+// errors are one line naming the database and what to do (dbError).
+func openStore(ctx context.Context, cfg *config.Config, flagURL string, log *slog.Logger) (store.Store, error) {
+	if flagURL != "" {
+		cfg.Database.URL = flagURL
+	}
+	st, err := storeopen.Open(ctx, dbOptions(cfg, log))
 	if err != nil {
 		return nil, &dbError{err}
 	}
 	return st, nil
+}
+
+func dbOptions(cfg *config.Config, log *slog.Logger) storeopen.Options {
+	return storeopen.Options{URL: cfg.Database.URL, Path: cfg.Database.Path,
+		Synchronous: cfg.Database.Synchronous, Logger: log}
 }
 
 // setupError is a configuration problem: exit code 2 and a one-line message.
@@ -122,7 +140,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		return nil, &setupError{err.Error()}
 	}
 	log := c.logger(cfg, f.verbose)
-	st, err := openStore(ctx, cfg, log)
+	st, err := openStore(ctx, cfg, f.database, log)
 	if err != nil {
 		return nil, err
 	}
