@@ -278,4 +278,3 @@ func hashMessages(h hash.Hash, msgs []store.Message) {
 		num(m.CreatedAt.UnixNano())
 	}
 }
-
