@@ -38,7 +38,7 @@ func TestDatabaseRestartDuringTurns(t *testing.T) {
 	// so the turn after the restart also proves the repaired transcript.
 	env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{stopDB}, NoBuiltins: true,
 		ServerOptions: []fakellm.Option{fakellm.WithStrict(true)},
-		Configure: func(c *agent.Config) { c.Store = st }})
+		Configure:     func(c *agent.Config) { c.Store = st }})
 	sessID := env.Session.ID
 
 	env.Srv.Script(fakellm.Text("First answer."))
