@@ -67,18 +67,22 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 	if err != nil {
 		return err
 	}
-	err = s.tx(ctx, op, func(tx pgx.Tx) error {
-		first, err := s.admit(ctx, tx, op, f, int64(len(rows)))
-		if err != nil {
-			return err
-		}
-		if before != nil {
-			if err := before(ctx, tx); err != nil {
+	if before == nil {
+		err = s.appendOne(ctx, op, f, rows)
+	} else {
+		err = s.tx(ctx, op, func(tx pgx.Tx) error {
+			first, err := s.admit(ctx, tx, op, f, int64(len(rows)))
+			if err != nil {
 				return err
 			}
-		}
-		return insert(ctx, tx, f.SessionID, first, rows)
-	})
+			if before != nil {
+				if err := before(ctx, tx); err != nil {
+					return err
+				}
+			}
+			return insert(ctx, tx, f.SessionID, first, rows)
+		})
+	}
 	if err != nil {
 		return err
 	}
