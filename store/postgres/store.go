@@ -131,7 +131,9 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx pgx.Tx) error) err
 func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme == "" {
-		if strings.Contains(dsn, "password") {
+		// Unparsable or key=value: show it only when it cannot hold a
+		// password.
+		if strings.Contains(dsn, "password") || strings.Contains(dsn, "@") {
 			return "(PostgreSQL connection string)"
 		}
 		return dsn
