@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/pgtest"
 	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -96,4 +100,66 @@ func wantUnavailable(t *testing.T, what string, res turn.Result) {
 		!strings.Contains(res.Failure.Message, "cannot be reached") {
 		t.Fatalf("%s: failure %+v does not name an unreachable database", what, res.Failure)
 	}
+}
+
+// Connections killed under a live store (pg_terminate_backend, as a
+// failover or an administrator does): a write on a dead connection fails
+// as KindUnavailable, never half-done, and the pool reconnects for the
+// next one.
+func TestKilledConnectionsRecover(t *testing.T) {
+	dsn := pgtest.New(t)
+	st := openAt(t, dsn)
+	sess := &store.Session{}
+	if err := st.CreateSession(t.Context(), sess); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.AcquireLease(t.Context(), sess.ID, "node", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kill.Close(t.Context())
+	written := 0
+	failures := 0
+	for round := range 5 {
+		// Warm the pool, then cut every connection but the killer's.
+		for range 3 {
+			if err := st.Append(t.Context(), l.Fence(), &store.Message{Message: llm.NewText(llm.RoleUser, "w")}); err == nil {
+				written++
+			} else if store.KindOf(err) != store.KindUnavailable {
+				t.Fatalf("round %d: %v (kind %s)", round, err, store.KindOf(err))
+			} else {
+				failures++
+			}
+		}
+		if _, err := kill.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := false
+	for range 5 {
+		if err := st.Append(t.Context(), l.Fence(), &store.Message{Message: llm.NewText(llm.RoleUser, "w")}); err == nil {
+			written++
+			ok = true
+			break
+		} else if store.KindOf(err) != store.KindUnavailable {
+			t.Fatalf("after the kills: %v", err)
+		}
+		failures++
+	}
+	if !ok {
+		t.Fatal("the store never recovered from killed connections")
+	}
+	rows, err := st.Messages(t.Context(), sess.ID, store.MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != written {
+		t.Fatalf("%d rows stored, %d writes reported success (%d failed)", len(rows), written, failures)
+	}
+	t.Logf("%d writes, %d refused as unavailable", written, failures)
 }
