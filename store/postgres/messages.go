@@ -250,22 +250,26 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	var last int64
-	err := s.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, sessionID).Scan(&last)
+	var out []store.Message
+	err := s.retryRead(ctx, func() error {
+		var last int64
+		err := s.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, sessionID).Scan(&last)
+		if err != nil {
+			return err
+		}
+		var limit *int64 // NULL: no limit
+		capacity := max(last-q.AfterSeq, 0)
+		if q.Limit > 0 {
+			l := int64(q.Limit)
+			limit = &l
+			capacity = min(capacity, l)
+		}
+		out, err = s.loadMessages(ctx, sessionID, q, limit, capacity)
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, s.notFound(op, "session "+sessionID)
 	}
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	var limit *int64 // NULL: no limit
-	capacity := max(last-q.AfterSeq, 0)
-	if q.Limit > 0 {
-		l := int64(q.Limit)
-		limit = &l
-		capacity = min(capacity, l)
-	}
-	out, err := s.loadMessages(ctx, sessionID, q, limit, capacity)
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}

@@ -140,6 +140,14 @@ func TestKilledConnectionsRecover(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A read after the kill is retried on a fresh connection: no failure.
+	if _, err := st.GetSession(t.Context(), sess.ID); err != nil {
+		t.Fatalf("GetSession after killed connections: %v", err)
+	}
+	if _, err := kill.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
 	ok := false
 	for range 5 {
 		if err := st.Append(t.Context(), l.Fence(), &store.Message{Message: llm.NewText(llm.RoleUser, "w")}); err == nil {

@@ -97,7 +97,11 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	ss, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+	var ss store.Session
+	err := s.retryRead(ctx, func() (err error) {
+		ss, err = scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, s.notFound(op, "session "+id)
 	}
@@ -131,20 +135,24 @@ func (s *Store) querySessions(ctx context.Context, op, query string, args ...any
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
 	var out []store.Session
-	for rows.Next() {
-		ss, err := scanSession(rows)
+	err := s.retryRead(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, query, args...)
 		if err != nil {
-			return nil, s.wrap(op, err)
+			return err
 		}
-		out = append(out, ss)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			ss, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, ss)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, s.wrap(op, err)
 	}
 	return out, nil

@@ -127,6 +127,19 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx pgx.Tx) error) err
 	return s.wrap(op, pgx.BeginFunc(ctx, s.pool, fn))
 }
 
+// retryRead runs a read again, once, when it failed because its
+// connection was gone (the server restarted, or connections were killed):
+// the pool has dropped that connection, and a read is safe to repeat. So
+// the first turn after the database comes back loads its session instead
+// of failing on a stale connection.
+func (s *Store) retryRead(ctx context.Context, fn func() error) error {
+	err := fn()
+	if err != nil && kindOf(err) == store.KindUnavailable && ctx.Err() == nil && !s.closed.Load() {
+		err = fn()
+	}
+	return err
+}
+
 // Redact returns dsn without its password, for messages and logs.
 func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
