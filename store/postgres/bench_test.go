@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/talaria-agent/talaria/internal/pgtest"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -50,20 +48,8 @@ func BenchmarkLeaseRefresh10k(b *testing.B) {
 	if err, ok := failed.Load().(error); ok {
 		b.Fatal(err)
 	}
-	commits := func() int64 {
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close(ctx)
-		var n int64
-		if err := c.QueryRow(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
-			b.Fatal(err)
-		}
-		return n
-	}
 	time.Sleep(1100 * time.Millisecond) // let the setup's statistics arrive first
-	before := commits()
+	before := xactCommits(b, dsn)
 	var next atomic.Int64
 	b.SetParallelism(8) // 8 refreshers per GOMAXPROCS
 	b.ResetTimer()
@@ -81,7 +67,7 @@ func BenchmarkLeaseRefresh10k(b *testing.B) {
 	b.StopTimer()
 	// Statistics reach pg_stat_database within the stats interval.
 	time.Sleep(1100 * time.Millisecond)
-	after := commits()
+	after := xactCommits(b, dsn)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "refreshes/s")
 	b.ReportMetric(float64(after-before-2)/float64(b.N), "xacts/refresh")
 }
