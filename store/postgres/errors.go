@@ -61,7 +61,7 @@ func kindOf(err error) store.ErrorKind {
 	}
 	msg := err.Error()
 	for _, s := range []string{"closed pool", "conn closed", "unexpected EOF", "broken pipe",
-		"connection reset", "connection refused", "failed to connect", "conn busy"} {
+		"connection reset", "connection refused", "failed to connect"} {
 		if strings.Contains(msg, s) {
 			if s == "closed pool" {
 				return store.KindClosed
