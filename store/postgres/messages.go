@@ -68,17 +68,19 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 		return err
 	}
 	if before == nil {
+		// A plain Append: one statement (see appendSQL).
 		err = s.appendOne(ctx, op, f, rows)
 	} else {
+		// Replace: the archive update must see rows committed while this
+		// write waited for the session row, so it is a statement of its
+		// own after the admission, in one transaction.
 		err = s.tx(ctx, op, func(tx pgx.Tx) error {
 			first, err := s.admit(ctx, tx, op, f, int64(len(rows)))
 			if err != nil {
 				return err
 			}
-			if before != nil {
-				if err := before(ctx, tx); err != nil {
-					return err
-				}
+			if err := before(ctx, tx); err != nil {
+				return err
 			}
 			return insert(ctx, tx, f.SessionID, first, rows)
 		})
