@@ -53,7 +53,7 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 // databaseFlag registers --database, the per-command override of
 // database.url / TALARIA_DATABASE_URL.
 func databaseFlag(fs *flag.FlagSet, p *string) {
-	fs.StringVar(p, "database", "", "database to use: postgres://user@host/dbname or sqlite://PATH (default: database.url, TALARIA_DATABASE_URL, else the SQLite file)")
+	fs.StringVar(p, "database", "", "database to use: postgres://user@host/dbname, sqlite://PATH or a SQLite file path (default: TALARIA_DATABASE_URL, database.url, else the SQLite file)")
 }
 
 // app is everything a command that runs turns needs.
@@ -113,8 +113,12 @@ func (c *cli) logger(cfg *config.Config, verbose bool) *slog.Logger {
 // storeopen), with --database (flagURL) overriding the configuration; its
 // errors are one line naming the database and what to do (dbError).
 func openStore(ctx context.Context, cfg *config.Config, flagURL string, log *slog.Logger) (store.Store, error) {
-	if flagURL != "" {
+	switch {
+	case flagURL == "":
+	case strings.Contains(flagURL, "://"):
 		cfg.Database.URL = flagURL
+	default: // a plain path names a SQLite file
+		cfg.Database.URL, cfg.Database.Path = "", flagURL
 	}
 	st, err := storeopen.Open(ctx, dbOptions(cfg, log))
 	if err != nil {

@@ -166,7 +166,8 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 	}
 	rows, err := s.pool.Query(ctx, `SELECT session_id, id, seq, role, text, created_at FROM messages
 		WHERE search @@ $1::tsquery AND ($2 = '' OR session_id = $2)
-		ORDER BY created_at DESC, id DESC LIMIT $3`, tsquery(terms), opt.SessionID, limit)
+			AND ($4 = '' OR session_id IN (SELECT id FROM sessions WHERE principal = $4))
+		ORDER BY created_at DESC, id DESC LIMIT $3`, tsquery(terms), opt.SessionID, limit, opt.Principal)
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}

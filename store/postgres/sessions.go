@@ -19,7 +19,7 @@ const defaultListLimit = 50
 const sessionCols = `id, title, provider, model, parent_session_id, end_reason, system_prompt, cwd,
 	started_at, updated_at, ended_at,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	cost_usd, api_calls,
+	cost_usd, api_calls, principal,
 	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
 
 func scanSession(row pgx.Row) (store.Session, error) {
@@ -33,7 +33,7 @@ func scanSession(row pgx.Row) (store.Session, error) {
 		&started, &updated, &ended,
 		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
 		&ss.Usage.ReasoningTokens, &ss.Usage.Reported,
-		&ss.CostUSD, &ss.APICalls, &ss.MessageCount)
+		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.MessageCount)
 	if err != nil {
 		return ss, err
 	}
@@ -74,12 +74,12 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
 		system_prompt, cwd, started_at, updated_at, ended_at,
 		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-		cost_usd, api_calls)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		cost_usd, api_calls, principal)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 		id, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
 		[]byte(sess.SystemPrompt), sess.Cwd, nanos(started), nanos(updated), ended,
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-		sess.CostUSD, sess.APICalls)
+		sess.CostUSD, sess.APICalls, sess.Principal)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		return s.wrap(op, fmt.Errorf("session %s already exists", id))
@@ -118,8 +118,9 @@ func (s *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]stor
 		limit = defaultListLimit
 	}
 	return s.querySessions(ctx, "list sessions",
-		`SELECT `+sessionCols+` FROM sessions ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2`,
-		limit, max(opt.Offset, 0))
+		`SELECT `+sessionCols+` FROM sessions WHERE ($3 = '' OR principal = $3)
+		ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2`,
+		limit, max(opt.Offset, 0), opt.Principal)
 }
 
 // ChildSessions lists sessions whose ParentID is id, oldest first.

@@ -24,8 +24,11 @@ CREATE TABLE sessions (
 	cost_usd           double precision NOT NULL DEFAULT 0,
 	api_calls          bigint NOT NULL DEFAULT 0,
 	-- last_seq only grows, so a seq is never reused even after Delete.
-	last_seq           bigint NOT NULL DEFAULT 0
+	last_seq           bigint NOT NULL DEFAULT 0,
+	-- the gateway principal that owns the session ('' for the CLI's)
+	principal          text NOT NULL DEFAULT ''
 );
+CREATE INDEX sessions_principal ON sessions (principal) WHERE principal <> '';
 -- No index on updated_at: every append bumps it, and an indexed column
 -- would make each of those updates a non-HOT one; listing sorts instead.
 CREATE INDEX sessions_parent ON sessions (parent_session_id, started_at) WHERE parent_session_id <> '';
@@ -85,3 +88,24 @@ CREATE TABLE cooldowns (
 	set_at   bigint NOT NULL,
 	PRIMARY KEY (provider, key_id)
 );
+
+-- The gateway's bearer tokens (hashes only) and its durable per-session
+-- message queue, shared by every node on the database.
+CREATE TABLE tokens (
+	id         text PRIMARY KEY,
+	name       text NOT NULL,
+	principal  text NOT NULL,
+	hash       text NOT NULL UNIQUE,
+	created_at bigint NOT NULL,
+	revoked_at bigint
+);
+
+CREATE TABLE queue (
+	id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	turn_id    text NOT NULL,
+	text       bytea NOT NULL,
+	created_at bigint NOT NULL,
+	started_at bigint
+);
+CREATE INDEX queue_session ON queue (session_id, id);
