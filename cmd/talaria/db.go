@@ -16,7 +16,8 @@ const dbUsage = `Usage:
   talaria db migrate --from sqlite://PATH --to postgres://USER@HOST/DB [--append] [--json]
 
 migrate copies every session (with its lineage link), every message (exact
-bytes and seqs) and every cooldown from a SQLite file into PostgreSQL, then
+bytes and seqs), every cooldown and every serve API token (hashes only) from
+a SQLite file into PostgreSQL, then
 verifies the counts and a checksum of the message bytes read back from the
 target. It refuses a target that holds sessions the source does not have
 unless --append is given. Rerunning it is safe: sessions already copied are
@@ -96,8 +97,8 @@ func (c *cli) dbCmd(ctx context.Context, args []string) int {
 		_ = enc.Encode(rep)
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "copied %d sessions (%d already there), %d messages, %d lineage links, %d cooldowns\n",
-		rep.Copied, rep.Skipped, rep.Messages, rep.Lineage, rep.Cooldowns)
+	fmt.Fprintf(c.stdout, "copied %d sessions (%d already there), %d messages, %d lineage links, %d cooldowns, %d API tokens\n",
+		rep.Copied, rep.Skipped, rep.Messages, rep.Lineage, rep.Cooldowns, rep.Tokens)
 	fmt.Fprintf(c.stdout, "verified: %d sessions and a sha256 of the message bytes match: %s\n", rep.Sessions, rep.Checksum)
 	return exitOK
 }

@@ -53,6 +53,9 @@ func migrationSource(t *testing.T, e *cliEnv) (dbPath string, sessions []string)
 		&store.Message{Message: llm.NewText(llm.RoleUser, "Summary of earlier work"), Kind: store.KindSummary, Synthetic: true}); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.CreateToken(t.Context(), &store.Token{Name: "ci", Principal: "team", Hash: "abc123"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.SetCooldown(t.Context(), store.Cooldown{Provider: "openai", KeyID: "fp-1",
 		Until: time.Now().Add(time.Hour), Reason: "rate_limit"}); err != nil {
 		t.Fatal(err)
@@ -74,7 +77,7 @@ func TestDBMigrate(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.stdout), &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, out.stdout)
 	}
-	if rep.Sessions != 3 || rep.Copied != 3 || rep.Lineage != 1 || rep.Cooldowns != 1 || rep.Checksum == "" {
+	if rep.Sessions != 3 || rep.Copied != 3 || rep.Lineage != 1 || rep.Cooldowns != 1 || rep.Tokens != 1 || rep.Checksum == "" {
 		t.Fatalf("report = %+v", rep)
 	}
 
@@ -138,7 +141,7 @@ func TestDBMigrate(t *testing.T) {
 		if out.code != exitOK || json.Unmarshal([]byte(out.stdout), &again) != nil {
 			t.Fatalf("rerun: exit %d\n%s%s", out.code, out.stdout, out.stderr)
 		}
-		if again.Copied != 0 || again.Skipped != 3 || again.Checksum != rep.Checksum {
+		if again.Copied != 0 || again.Skipped != 3 || again.Tokens != 0 || again.Checksum != rep.Checksum {
 			t.Fatalf("rerun report = %+v, want nothing copied and the same checksum", again)
 		}
 	})

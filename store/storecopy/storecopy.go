@@ -23,12 +23,14 @@ type Source interface {
 	Messages(ctx context.Context, sessionID string, q store.MessageQuery) ([]store.Message, error)
 	AllCooldowns(ctx context.Context) ([]store.Cooldown, error)
 	LastSeq(ctx context.Context, id string) (int64, error)
+	ListTokens(ctx context.Context) ([]store.Token, error)
 }
 
 // Target is a database to copy into.
 type Target interface {
 	Source
 	store.Cooldowns
+	CreateToken(ctx context.Context, t *store.Token) error
 	ImportSession(ctx context.Context, sess store.Session, lastSeq int64, msgs []store.Message) (bool, error)
 }
 
@@ -52,6 +54,7 @@ type Report struct {
 	Messages  int64  `json:"messages"`  // rows in the source, archived included
 	Lineage   int    `json:"lineage"`   // sessions with a parent
 	Cooldowns int    `json:"cooldowns"` // copied
+	Tokens    int    `json:"tokens"`    // gateway tokens copied now (hashes only)
 	Checksum  string `json:"checksum"`  // sha256 of the message bytes, equal on both sides
 }
 
@@ -179,6 +182,29 @@ func Copy(ctx context.Context, src Source, dst Target, opt Options) (Report, err
 		}
 	}
 	rep.Cooldowns = len(cds)
+
+	// Gateway tokens (hashes only), so clients keep working after the move.
+	srcTokens, err := src.ListTokens(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("read tokens: %w", err)
+	}
+	dstTokens, err := dst.ListTokens(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("read target tokens: %w", err)
+	}
+	known := map[string]bool{}
+	for _, tk := range dstTokens {
+		known[tk.ID], known["hash:"+tk.Hash] = true, true
+	}
+	for _, tk := range srcTokens {
+		if known[tk.ID] || known["hash:"+tk.Hash] {
+			continue
+		}
+		if err := dst.CreateToken(ctx, &tk); err != nil {
+			return rep, fmt.Errorf("write token %s: %w", tk.ID, err)
+		}
+		rep.Tokens++
+	}
 
 	// Final count check over the whole target.
 	after, err := allSessions(ctx, dst)
