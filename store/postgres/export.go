@@ -76,13 +76,13 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
 			system_prompt, cwd, started_at, updated_at, ended_at,
 			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-			cost_usd, api_calls, last_seq, principal)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+			cost_usd, api_calls, last_seq, principal, kind)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 			ON CONFLICT (id) DO NOTHING`,
 			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
 			[]byte(sess.SystemPrompt), sess.Cwd, nanos(sess.StartedAt), nanos(sess.UpdatedAt), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			sess.CostUSD, sess.APICalls, lastSeq, sess.Principal)
+			sess.CostUSD, sess.APICalls, lastSeq, sess.Principal, sess.Kind)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 const defaultListLimit = 50
 
 // sessionCols is the column list scanSession reads, in order.
-const sessionCols = `id, title, provider, model, parent_session_id, end_reason, system_prompt, cwd,
+const sessionCols = `id, title, provider, model, parent_session_id, kind, end_reason, system_prompt, cwd,
 	started_at, updated_at, ended_at,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
 	cost_usd, api_calls, principal,
@@ -29,7 +29,7 @@ func scanSession(row pgx.Row) (store.Session, error) {
 		started, updated int64
 		ended            *int64
 	)
-	err := row.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.EndReason, &prompt, &ss.Cwd,
+	err := row.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.Kind, &ss.EndReason, &prompt, &ss.Cwd,
 		&started, &updated, &ended,
 		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
 		&ss.Usage.ReasoningTokens, &ss.Usage.Reported,
@@ -74,12 +74,12 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
 		system_prompt, cwd, started_at, updated_at, ended_at,
 		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-		cost_usd, api_calls, principal)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+		cost_usd, api_calls, principal, kind)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 		id, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
 		[]byte(sess.SystemPrompt), sess.Cwd, nanos(started), nanos(updated), ended,
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-		sess.CostUSD, sess.APICalls, sess.Principal)
+		sess.CostUSD, sess.APICalls, sess.Principal, sess.Kind)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		return s.wrap(op, fmt.Errorf("session %s already exists", id))

@@ -26,7 +26,9 @@ CREATE TABLE sessions (
 	-- last_seq only grows, so a seq is never reused even after Delete.
 	last_seq           bigint NOT NULL DEFAULT 0,
 	-- the gateway principal that owns the session ('' for the CLI's)
-	principal          text NOT NULL DEFAULT ''
+	principal          text NOT NULL DEFAULT '',
+	-- '' for a conversation, else subagent or review (store.Session.Kind)
+	kind               text NOT NULL DEFAULT ''
 );
 CREATE INDEX sessions_principal ON sessions (principal) WHERE principal <> '';
 -- No index on updated_at: every append bumps it, and an indexed column
@@ -109,3 +111,14 @@ CREATE TABLE queue (
 	started_at bigint
 );
 CREATE INDEX queue_session ON queue (session_id, id);
+
+-- Durable memory of a workspace (and optionally one user).
+CREATE TABLE memory (
+	id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	workspace      text NOT NULL,
+	user_name      text NOT NULL DEFAULT '',
+	text           bytea NOT NULL,
+	source_session text NOT NULL DEFAULT '',
+	created_at     bigint NOT NULL
+);
+CREATE INDEX memory_workspace ON memory (workspace, user_name, id);
