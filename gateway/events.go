@@ -35,6 +35,10 @@ const (
 	// compression, guards.
 	EventStatus       EventType = "status"
 	EventTurnFinished EventType = "turn_finished"
+	// EventSubagentStarted and EventSubagentFinished bracket a child
+	// session the turn runs (the delegate tool); several may overlap.
+	EventSubagentStarted  EventType = "subagent_started"
+	EventSubagentFinished EventType = "subagent_finished"
 )
 
 // Event ids: a stored row's event has id seq<<seqShift; live events that

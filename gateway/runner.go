@@ -235,6 +235,12 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 			publish(EventStatus, map[string]any{"line": line, "kind": kind})
 			g.m.status(kind)
 		},
+		SubagentStarted: func(ev turn.SubagentEvent) {
+			publish(EventSubagentStarted, map[string]any{"subagent": ev})
+		},
+		SubagentFinished: func(ev turn.SubagentEvent) {
+			publish(EventSubagentFinished, map[string]any{"subagent": ev})
+		},
 	}
 	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true})
 }

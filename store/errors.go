@@ -29,6 +29,9 @@ const (
 	// KindEnded: the session was closed (e.g. continued in a compression
 	// child); writers follow the lineage to the live tip.
 	KindEnded ErrorKind = "session_ended"
+	// KindUnavailable: a database server cannot be reached (refused or cut
+	// connections, a server shutting down). Writes resume once it is back.
+	KindUnavailable ErrorKind = "unavailable"
 )
 
 // Error is a failed store operation.
@@ -88,6 +91,8 @@ func (k ErrorKind) Hint() string {
 		return "the store is closed"
 	case KindEnded:
 		return "the session has ended; continue in its newest session"
+	case KindUnavailable:
+		return "the database server cannot be reached; check that it is running and reachable"
 	}
 	return ""
 }

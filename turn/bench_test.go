@@ -11,11 +11,13 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/bench/benchscript"
+	"github.com/talaria-agent/talaria/internal/pgtest"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/postgres"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -47,9 +49,13 @@ func noopTool() tool.Tool {
 // in cpu-ns/roundtrip. With TALARIA_BENCH_URL set to a running
 // `bench/fakellm-server -script noop`, the turns go there instead and the
 // CPU figure is the engine's (and its HTTP client's) alone.
+//
+// TALARIA_BENCH_STORE=postgres runs the same turns on store/postgres (the
+// server at TALARIA_TEST_POSTGRES_URL, or a throwaway local cluster).
 func BenchmarkRoundTrip(b *testing.B) {
+	db := benchDatabase(b)
 	for _, api := range testenv.APIs {
-		b.Run(api, func(b *testing.B) { benchTurns(b, api, 0) })
+		b.Run(api, func(b *testing.B) { benchTurns(b, api, 0, db) })
 	}
 }
 
@@ -57,14 +63,43 @@ func BenchmarkRoundTrip(b *testing.B) {
 // already holds 1,000 messages: every request carries them, and the engine
 // projects the whole transcript each iteration.
 func BenchmarkRoundTripLongSession(b *testing.B) {
+	db := benchDatabase(b)
 	for _, api := range testenv.APIs {
-		b.Run(api, func(b *testing.B) { benchTurns(b, api, 1000) })
+		b.Run(api, func(b *testing.B) { benchTurns(b, api, 1000, db) })
 	}
 }
 
-func benchTurns(b *testing.B, api string, prior int) {
+// benchDatabase returns the PostgreSQL server to run on when
+// TALARIA_BENCH_STORE=postgres, "" for SQLite.
+func benchDatabase(b *testing.B) string {
+	switch os.Getenv("TALARIA_BENCH_STORE") {
+	case "", "sqlite":
+		return ""
+	case "postgres":
+		if u := os.Getenv(pgtest.EnvURL); u != "" {
+			return u
+		}
+		return pgtest.StartOwn(b).URL()
+	}
+	b.Fatalf("TALARIA_BENCH_STORE=%q: use sqlite or postgres", os.Getenv("TALARIA_BENCH_STORE"))
+	return ""
+}
+
+func benchTurns(b *testing.B, api string, prior int, pgBase string) {
 	external := os.Getenv("TALARIA_BENCH_URL")
+	var st store.Store
+	if pgBase != "" {
+		pg, err := postgres.Open(context.Background(), pgtest.NewOn(b, pgBase), postgres.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = pg.Close() })
+		st = pg
+	}
 	env := testenv.New(b, testenv.Options{API: api, Model: "gpt-4.1", ExtraTools: []tool.Tool{noopTool()}, Configure: func(c *agent.Config) {
+		if st != nil {
+			c.Store = st
+		}
 		if external == "" {
 			return
 		}
@@ -76,6 +111,9 @@ func benchTurns(b *testing.B, api string, prior int) {
 		}
 		r.BaseURL = external
 	}})
+	if st == nil {
+		st = env.Store
+	}
 	env.Srv.SetDefault(benchscript.Noop)
 	ctx := context.Background()
 	history := priorRows(prior)
@@ -91,7 +129,7 @@ func benchTurns(b *testing.B, api string, prior int) {
 			b.Fatal(err)
 		}
 		if len(history) > 0 {
-			if err := env.Store.Append(ctx, store.Fence{SessionID: sess.ID}, cloneRows(history)...); err != nil {
+			if err := st.Append(ctx, store.Fence{SessionID: sess.ID}, cloneRows(history)...); err != nil {
 				b.Fatal(err)
 			}
 		}

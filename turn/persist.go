@@ -88,6 +88,13 @@ func persistFailure(what string, err error) *Failure {
 		f.Message = fmt.Sprintf("Could not save %s: %s is read-only. Check the file's permissions.", what, db)
 	case store.KindCorrupt:
 		f.Message = fmt.Sprintf("Could not save %s: %s is damaged. Move it aside to start fresh.", what, db)
+	case store.KindUnavailable:
+		f.Retryable = true
+		server, cause := "", err.Error()
+		if se != nil && se.Err != nil {
+			server, cause = " "+se.Path, se.Err.Error()
+		}
+		f.Message = fmt.Sprintf("Could not save %s: the database server%s cannot be reached (%s). This turn stopped writing; retry once the server is back (no restart needed).", what, server, cause)
 	case store.KindEnded:
 		f.Message = fmt.Sprintf("Could not save %s: the session was closed (it may have been continued in a new session after compression); resume the newest session.", what)
 	default:

@@ -40,6 +40,8 @@ func describeDB(err error) string {
 			path, cause, filepath.Dir(path))
 	case store.KindDiskFull:
 		return fmt.Sprintf("the disk holding the database %s is full, or a file-size limit was reached (%s): free some space and retry", path, cause)
+	case store.KindUnavailable:
+		return fmt.Sprintf("the database server %s cannot be reached (%s): check that it is running and reachable, then retry", path, cause)
 	}
 	return oneLine(se.Error())
 }

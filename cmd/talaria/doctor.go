@@ -9,6 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/mcp"
 )
 
@@ -33,13 +34,15 @@ type check struct {
 func (c *cli) doctorCmd(ctx context.Context, args []string) int {
 	fs := doctorHelp.flags()
 	jsonOut := fs.Bool("json", false, "print the checks as JSON")
+	var dbURL string
+	databaseFlag(fs, &dbURL)
 	if code, done := c.parseFlags(fs, doctorHelp, args); done {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return c.usageError(doctorHelp, "takes no arguments")
 	}
-	checks := c.doctorChecks(ctx)
+	checks := c.doctorChecks(ctx, dbURL)
 	ok := true
 	for _, ch := range checks {
 		ok = ok && ch.Status != "fail"
@@ -58,7 +61,7 @@ func (c *cli) doctorCmd(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-func (c *cli) doctorChecks(ctx context.Context) []check {
+func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 	var out []check
 	add := func(status, item, format string, a ...any) {
 		out = append(out, check{Status: status, Item: item, Detail: fmt.Sprintf(format, a...)})
@@ -73,7 +76,7 @@ func (c *cli) doctorChecks(ctx context.Context) []check {
 	} else {
 		add("ok", "configuration", "no file at %s/config.yaml; using defaults and the environment", cfg.Home)
 	}
-	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	st, err := openStore(ctx, cfg, dbURL, c.logger(cfg, false))
 	if err != nil {
 		add("fail", "database", "%v", err)
 	} else {
@@ -82,7 +85,12 @@ func (c *cli) doctorChecks(ctx context.Context) []check {
 		if lerr != nil {
 			status = "fail"
 		}
-		add(status, "database", "%s (%d sessions, synchronous=%s)", cfg.Database.Path, len(list), cfg.Database.Synchronous)
+		where := storeopen.Describe(dbOptions(cfg, nil))
+		if backend, _, _ := storeopen.Target(dbOptions(cfg, nil)); backend == storeopen.Postgres {
+			add(status, "database", "PostgreSQL %s (%d sessions)", where, len(list))
+		} else {
+			add(status, "database", "%s (%d sessions, synchronous=%s)", where, len(list), cfg.Database.Synchronous)
+		}
 		if b, err := benched(ctx, cfg, st, c.getenv, ""); err == nil {
 			for _, k := range b {
 				// Informational: a bench ends by itself, or with keys reset.

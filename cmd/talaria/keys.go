@@ -42,6 +42,8 @@ type benchedKey struct {
 func (c *cli) keysCmd(ctx context.Context, args []string) int {
 	fs := keysHelp.flags()
 	jsonOut := fs.Bool("json", false, "print JSON")
+	var dbURL string
+	databaseFlag(fs, &dbURL)
 	if code, done := c.parseFlags(fs, keysHelp, interleaved(args)); done {
 		return code
 	}
@@ -60,7 +62,7 @@ func (c *cli) keysCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	st, err := c.openStoreFor(ctx, cfg, sub == "status")
+	st, err := c.openStoreFor(ctx, cfg, dbURL, sub == "status")
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}

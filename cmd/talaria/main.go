@@ -41,6 +41,7 @@ Usage:
   talaria mcp <list|test> ...      MCP servers: their state and tools
   talaria serve [flags]            HTTP API, event streams and web page (talaria serve token ...)
   talaria keys status|reset [P]    show or lift the cooldowns of benched API keys
+  talaria db migrate --from sqlite://PATH --to postgres://…   copy a SQLite database into PostgreSQL
   talaria version
 
 Run 'talaria <command> -h' for a command's flags.
@@ -111,6 +112,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 		return c.sessionsCmd(ctx, rest)
 	case "memory":
 		return c.memoryCmd(ctx, rest)
+	case "db":
+		return c.dbCmd(ctx, rest)
 	case "explain-error":
 		return c.explainCmd(ctx, rest)
 	case "doctor":

@@ -35,6 +35,8 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 	jsonOut := fs.Bool("json", false, "print JSON")
 	ws := fs.String("workspace", "", "the workspace whose memory to use (default: the current directory)")
 	user := fs.String("user", "", "the user whose memory to use besides the shared one (default: memory.user)")
+	var dbFlag string
+	databaseFlag(fs, &dbFlag)
 	if err := fs.Parse(interleaved(rest)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -59,7 +61,7 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 	if *user != "" {
 		q.User = *user
 	}
-	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	st, err := openStore(ctx, cfg, dbFlag, c.logger(cfg, false))
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}

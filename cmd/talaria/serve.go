@@ -48,7 +48,6 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	var rf routeFlags
 	rf.register(fs)
 	addr := fs.String("addr", "", "listen address (default serve.addr, else 127.0.0.1:7420)")
-	dbPath := fs.String("database", "", "database file (default database.path, else ~/.talaria/state.db)")
 	drain := fs.Duration("drain", 0, "on shutdown, how long running turns may finish before they are interrupted (default serve.drain, else 30s)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (serve HTTPS)")
 	tlsKey := fs.String("tls-key", "", "TLS key file")
@@ -88,11 +87,8 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 			*drain = 30 * time.Second
 		}
 	}
-	if *dbPath != "" {
-		cfg.Database.Path = *dbPath
-	}
 	log := c.logger(cfg, rf.verbose)
-	st, err := openStore(ctx, cfg, log)
+	st, err := openStore(ctx, cfg, rf.database, log)
 	if err != nil {
 		return c.fail(exitOther, "%s", describeDB(err))
 	}
@@ -322,7 +318,8 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	fs.SetOutput(c.stderr)
 	principal := fs.String("principal", "", "the tenant the token acts as (default: NAME); tokens of one principal see the same sessions")
 	jsonOut := fs.Bool("json", false, "print JSON")
-	dbPath := fs.String("database", "", "database file")
+	var dbFlag string
+	databaseFlag(fs, &dbFlag)
 	// Flags may come after the name.
 	var pos []string
 	for len(rest) > 0 {
@@ -341,10 +338,7 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	if *dbPath != "" {
-		cfg.Database.Path = *dbPath
-	}
-	st, err := openStore(ctx, cfg, c.logger(cfg, false))
+	st, err := openStore(ctx, cfg, dbFlag, c.logger(cfg, false))
 	if err != nil {
 		return c.fail(exitOther, "%s", describeDB(err))
 	}

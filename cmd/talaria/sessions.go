@@ -97,6 +97,9 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	case "compact":
 		rf.register(fs)
 	}
+	if sub != "compact" {
+		databaseFlag(fs, &rf.database)
+	}
 	if sub != "delete" && sub != "compact" {
 		jsonOut = fs.Bool("json", false, "print JSON")
 	}
@@ -124,11 +127,11 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		return c.fail(exitUsage, "%v", err)
 	}
 	// Only delete writes; the others open the database read-only.
-	st, err := c.openStoreFor(ctx, cfg, sub != "delete" && sub != "search")
+	st, err := c.openStoreFor(ctx, cfg, rf.database, sub != "delete" && sub != "search")
 	if err != nil && sub == "search" {
 		// Search first indexes the newest rows, which needs the write
 		// lock; without it, search the index as it is.
-		st, err = c.openStoreFor(ctx, cfg, true)
+		st, err = c.openStoreFor(ctx, cfg, rf.database, true)
 	}
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
@@ -228,7 +231,7 @@ func (c *cli) lookupExit(id string, err error) int {
 func (c *cli) compactCmd(ctx context.Context, rf *routeFlags, id string) int {
 	// An unknown session is said as such before any provider is needed.
 	if cfg, err := c.loadConfig(); err == nil {
-		if st, err := c.openStoreFor(ctx, cfg, true); err == nil {
+		if st, err := c.openStoreFor(ctx, cfg, rf.database, true); err == nil {
 			_, gerr := st.GetSession(ctx, id)
 			_ = st.Close()
 			if gerr != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/store"
-	"github.com/talaria-agent/talaria/store/sqlite"
 )
 
 // deleteWait bounds how long delete --force waits for an interrupted turn
@@ -19,7 +18,7 @@ const deleteWait = 20 * time.Second
 // session's lease first, so it never deletes under a running turn: that is
 // refused with exit 8, unless force, which interrupts the turn (as Ctrl+C
 // would), waits for it to finalize, then deletes.
-func (c *cli) deleteSession(ctx context.Context, st *sqlite.Store, id string, force bool) int {
+func (c *cli) deleteSession(ctx context.Context, st store.Store, id string, force bool) int {
 	if _, err := st.GetSession(ctx, id); err != nil {
 		return c.lookupExit(id, err)
 	}

@@ -18,7 +18,8 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
 	"github.com/talaria-agent/talaria/llm/openai"
-	"github.com/talaria-agent/talaria/store/sqlite"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/builtin"
 	"github.com/talaria-agent/talaria/tool/mcp"
 	"github.com/talaria-agent/talaria/turn"
@@ -34,6 +35,7 @@ type routeFlags struct {
 	yes       bool
 	maxIter   int
 	verbose   bool
+	database  string
 }
 
 func (f *routeFlags) register(fs *flag.FlagSet) {
@@ -45,6 +47,13 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
 	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log details to stderr")
+	databaseFlag(fs, &f.database)
+}
+
+// databaseFlag registers --database, the per-command override of
+// database.url / TALARIA_DATABASE_URL.
+func databaseFlag(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "database", "", "database to use: postgres://user@host/dbname, sqlite://PATH or a SQLite file path (default: TALARIA_DATABASE_URL, database.url, else the SQLite file)")
 }
 
 // check rejects values the flag package accepts but Talaria does not: an
@@ -63,7 +72,7 @@ func (f *routeFlags) check(fs *flag.FlagSet) error {
 // app is everything a command that runs turns needs.
 type app struct {
 	cfg    *config.Config
-	store  *sqlite.Store
+	store  store.Store
 	agent  *agent.Agent
 	routes []turn.Route
 	log    *slog.Logger
@@ -117,37 +126,50 @@ func (c *cli) logger(cfg *config.Config, verbose bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// openStore opens the database; its errors are one line naming the file
-// and what to do (dbError).
-func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*sqlite.Store, error) {
-	st, err := sqlite.Open(ctx, cfg.Database.Path, sqlite.Options{Synchronous: cfg.Database.Synchronous, Logger: log})
+// openStore opens the configured database (SQLite or PostgreSQL, see
+// storeopen), with --database (flagURL) overriding the configuration; its
+// errors are one line naming the database and what to do (dbError).
+func openStore(ctx context.Context, cfg *config.Config, flagURL string, log *slog.Logger) (store.Store, error) {
+	applyDatabaseFlag(cfg, flagURL)
+	st, err := storeopen.Open(ctx, dbOptions(cfg, log))
 	if err != nil {
 		return nil, &dbError{err}
 	}
 	return st, nil
 }
 
-// openStoreFor opens the database for a command. A command that only reads
-// (readOnly) opens it read-only, so it works on a read-only file and while
-// another process holds the write lock; a database that does not exist yet
-// or has an older schema is opened writable as usual.
-func (c *cli) openStoreFor(ctx context.Context, cfg *config.Config, readOnly bool) (*sqlite.Store, error) {
+// applyDatabaseFlag makes --database (flagURL) override the configuration.
+func applyDatabaseFlag(cfg *config.Config, flagURL string) {
+	switch {
+	case flagURL == "":
+	case strings.Contains(flagURL, "://"):
+		cfg.Database.URL = flagURL
+	default: // a plain path names a SQLite file
+		cfg.Database.URL, cfg.Database.Path = "", flagURL
+	}
+}
+
+// openStoreFor opens the database for a command, like openStore; a command
+// that only reads (readOnly) opens an existing SQLite file read-only (see
+// storeopen.Options.ReadOnly).
+func (c *cli) openStoreFor(ctx context.Context, cfg *config.Config, flagURL string, readOnly bool) (store.Store, error) {
 	log := c.logger(cfg, false)
 	if !readOnly {
-		return openStore(ctx, cfg, log)
+		return openStore(ctx, cfg, flagURL, log)
 	}
-	if _, err := os.Stat(cfg.Database.Path); err != nil {
-		return openStore(ctx, cfg, log)
-	}
-	st, err := sqlite.Open(ctx, cfg.Database.Path, sqlite.Options{ReadOnly: true, Logger: log})
-	var old *sqlite.OldSchemaError
-	if errors.As(err, &old) {
-		return openStore(ctx, cfg, log)
-	}
+	applyDatabaseFlag(cfg, flagURL)
+	o := dbOptions(cfg, log)
+	o.ReadOnly = true
+	st, err := storeopen.Open(ctx, o)
 	if err != nil {
 		return nil, &dbError{err}
 	}
 	return st, nil
+}
+
+func dbOptions(cfg *config.Config, log *slog.Logger) storeopen.Options {
+	return storeopen.Options{URL: cfg.Database.URL, Path: cfg.Database.Path,
+		Synchronous: cfg.Database.Synchronous, Logger: log}
 }
 
 // setupError is a configuration problem: exit code 2 and a one-line message.
@@ -162,7 +184,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		return nil, &setupError{err.Error()}
 	}
 	log := c.logger(cfg, f.verbose)
-	st, err := openStore(ctx, cfg, log)
+	st, err := openStore(ctx, cfg, f.database, log)
 	if err != nil {
 		return nil, err
 	}

@@ -87,8 +87,13 @@ type Model struct {
 	CompressionThresholdTokens int     `yaml:"compression_threshold_tokens"`
 }
 
-// Database configures the SQLite store.
+// Database configures the store: a SQLite file by default, or PostgreSQL
+// when URL is postgres://… (several nodes on one database).
 type Database struct {
+	// URL selects the database: postgres://user@host/dbname for PostgreSQL,
+	// sqlite://PATH for a SQLite file; empty means the SQLite file at Path.
+	// TALARIA_DATABASE_URL overrides it.
+	URL  string `yaml:"url"`
 	Path string `yaml:"path"` // default $TALARIA_HOME/state.db
 	// Synchronous: "normal" (default: survives any process crash) or
 	// "full" (also survives power loss; slower commits).
@@ -282,6 +287,9 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	}
 	if v := getenv("TALARIA_DB"); v != "" {
 		c.Database.Path = v
+	}
+	if v := getenv("TALARIA_DATABASE_URL"); v != "" {
+		c.Database.URL = v
 	}
 	if v := getenv("TALARIA_API"); v != "" || getenv("TALARIA_BASE_URL") != "" {
 		name := c.Provider

@@ -19,7 +19,6 @@ import (
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
-	"github.com/talaria-agent/talaria/store/sqlite"
 )
 
 // defaultCrashPoints is the number of kills in a normal run;
@@ -212,16 +211,7 @@ func killAndResume(t *testing.T, h *home, plan killPlan) (phase string, finished
 	checkWire(t, h.srv)
 
 	// The database opens, fresh, and is sound.
-	checkIntegrity(t, h.db)
-	st, err := sqlite.Open(t.Context(), h.db, sqlite.Options{})
-	if err != nil {
-		t.Fatalf("the database does not open after the kill: %v", err)
-	}
-	after, err := st.Messages(t.Context(), sid, store.MessageQuery{IncludeArchived: true})
-	_ = st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := h.freshRows(t, sid)
 	phase = describePhase(after)
 	intact(t, "after the kill", seen, after)
 	if p.stdout.Contains(finalAnswer) && !slices.ContainsFunc(after, func(m store.Message) bool {

@@ -50,7 +50,10 @@ type home struct {
 	ws     string
 	srv    *fakellm.Server
 	api    string
-	reader *sqlite.Store // a second connection, as another process has
+	reader store.Store // a second connection, as another process has
+	// dbURL, when set, is the PostgreSQL database the processes use
+	// (TALARIA_DATABASE_URL) instead of the SQLite file db.
+	dbURL string
 }
 
 // newModelHome is a home whose scripted server answers with the default
@@ -109,6 +112,9 @@ func (h *home) command(ctx context.Context, sub string, args ...string) *exec.Cm
 		"HOME=" + h.dir,
 		"TMPDIR=" + os.TempDir(),
 		"TALARIA_HOME=" + h.dir,
+	}
+	if h.dbURL != "" {
+		cmd.Env = append(cmd.Env, "TALARIA_DATABASE_URL="+h.dbURL)
 	}
 	cmd.Dir = h.ws
 	cmd.WaitDelay = 5 * time.Second

@@ -23,3 +23,18 @@ func openTemp(t testing.TB, opt sqlite.Options) *sqlite.Store {
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, sqlite.Options{}) })
 }
+
+func TestContractShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		path := filepath.Join(t.TempDir(), "state.db")
+		open := func() store.Store {
+			s, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		}
+		return open(), open()
+	})
+}

@@ -4,6 +4,9 @@
 //	func TestContract(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
 //	}
+//
+// RunShared adds the rules for several processes on one database (two
+// stores opened separately on the same fresh database).
 package storetest
 
 import (

@@ -1,0 +1,69 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// SetCooldown benches one credential, replacing any earlier cooldown of the
+// same provider, endpoint and key, for every node on the database. SetAt is filled
+// with now when zero.
+func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
+	const op = "set cooldown"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	setAt := c.SetAt
+	if setAt.IsZero() {
+		setAt = now()
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
+			set_at = excluded.set_at`,
+		c.Provider, c.BaseURL, c.KeyID, nanos(c.Until), c.Reason, nanos(setAt))
+	return s.wrap(op, err)
+}
+
+// Cooldowns lists a provider's cooldowns that end after at, soonest first.
+func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([]store.Cooldown, error) {
+	const op = "cooldowns"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT provider, base_url, key_id, until, reason, set_at FROM cooldowns
+		WHERE provider = $1 AND until > $2 ORDER BY until, base_url, key_id`, provider, at.UnixNano())
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	var out []store.Cooldown
+	for rows.Next() {
+		var (
+			c            store.Cooldown
+			until, setAt int64
+		)
+		if err := rows.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		c.Until, c.SetAt = fromNanos(until), fromNanos(setAt)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}
+
+// ClearCooldown removes a credential's cooldowns, at every endpoint;
+// clearing none is not an error.
+func (s *Store) ClearCooldown(ctx context.Context, provider, keyID string) error {
+	const op = "clear cooldown"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, `DELETE FROM cooldowns WHERE provider = $1 AND key_id = $2`, provider, keyID)
+	return s.wrap(op, err)
+}

@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// wrap turns err into a *store.Error for op with the real Kind. It returns
+// nil for nil and leaves an existing *store.Error or *store.LeaseHeldError
+// as it is.
+func (s *Store) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *store.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	var held *store.LeaseHeldError
+	if errors.As(err, &held) {
+		return err
+	}
+	kind := kindOf(err)
+	if kind == store.KindOther && s.closed.Load() {
+		kind = store.KindClosed // a call racing Close fails on the closed pool
+	}
+	return &store.Error{Op: op, Kind: kind, Path: s.name, Err: err}
+}
+
+// kindOf maps a pgx error to the cause a person can act on.
+func kindOf(err error) store.ErrorKind {
+	switch {
+	case errors.Is(err, errClosed):
+		return store.KindClosed
+	case errors.Is(err, pgx.ErrNoRows), errors.Is(err, store.ErrNotFound):
+		return store.KindNotFound
+	case errors.Is(err, store.ErrLeaseLost):
+		return store.KindLeaseLost
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return store.KindOther
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return kindOfCode(pe.Code)
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		pgconn.SafeToRetry(err), pgconn.Timeout(err):
+		return store.KindUnavailable
+	}
+	msg := err.Error()
+	for _, s := range []string{"closed pool", "conn closed", "unexpected EOF", "broken pipe",
+		"connection reset", "connection refused", "failed to connect"} {
+		if strings.Contains(msg, s) {
+			if s == "closed pool" {
+				return store.KindClosed
+			}
+			return store.KindUnavailable
+		}
+	}
+	return store.KindOther
+}
+
+// kindOfCode maps an SQLSTATE (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+func kindOfCode(code string) store.ErrorKind {
+	switch {
+	case code == "53100": // disk_full
+		return store.KindDiskFull
+	case code == "25006": // read_only_sql_transaction (a standby, or default_transaction_read_only)
+		return store.KindReadOnly
+	case code == "55P03", code == "40P01", code == "40001": // lock_not_available, deadlock, serialization
+		return store.KindLocked
+	case code == "XX001", code == "XX002": // data_corrupted, index_corrupted
+		return store.KindCorrupt
+	case strings.HasPrefix(code, "08"), // connection exceptions
+		code == "57P01", code == "57P02", code == "57P03", // admin/crash shutdown, cannot connect now
+		code == "53300": // too_many_connections
+		return store.KindUnavailable
+	case code == "42501": // insufficient_privilege
+		return store.KindReadOnly
+	}
+	return store.KindOther
+}

@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// memoryWhere selects a MemoryQuery's entries: the workspace's shared
+// entries, plus the user's own when a user is named.
+const memoryWhere = `workspace = $1 AND (user_name = '' OR user_name = $2)`
+
+// AddMemory stores e, assigning its ID and, when zero, its CreatedAt.
+func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
+	const op = "add memory"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	created := e.CreatedAt
+	if created.IsZero() {
+		created = now()
+	}
+	var id int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO memory (workspace, user_name, text, source_session, created_at)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id`, e.Workspace, e.User, []byte(e.Text), e.SourceSession,
+		nanos(created)).Scan(&id)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	e.ID, e.CreatedAt = id, created
+	return nil
+}
+
+// Memories lists the entries q selects, oldest first.
+func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.MemoryEntry, error) {
+	const op = "memories"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	var out []store.MemoryEntry
+	err := s.retryRead(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, `SELECT id, workspace, user_name, text, source_session, created_at
+			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				e    store.MemoryEntry
+				text []byte
+				at   int64
+			)
+			if err := rows.Scan(&e.ID, &e.Workspace, &e.User, &text, &e.SourceSession, &at); err != nil {
+				return err
+			}
+			e.Text = string(text)
+			e.CreatedAt = fromNanos(at)
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}
+
+// DeleteMemory removes entry id of workspace.
+func (s *Store) DeleteMemory(ctx context.Context, workspace string, id int64) error {
+	const op = "delete memory"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM memory WHERE id = $1 AND workspace = $2`, id, workspace)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return s.notFound(op, "memory entry "+strconv.FormatInt(id, 10))
+	}
+	return nil
+}
+
+// ClearMemory removes exactly the entries Memories(q) lists.
+func (s *Store) ClearMemory(ctx context.Context, q store.MemoryQuery) (int64, error) {
+	const op = "clear memory"
+	if err := s.ready(op); err != nil {
+		return 0, err
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM memory WHERE `+memoryWhere, q.Workspace, q.User)
+	if err != nil {
+		return 0, s.wrap(op, err)
+	}
+	return tag.RowsAffected(), nil
+}

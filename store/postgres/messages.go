@@ -1,0 +1,329 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// maxPrealloc caps the rows Messages allocates up front.
+const maxPrealloc = 1 << 20
+
+// messageCols is the column list loadMessages reads, in order.
+const messageCols = `id, seq, turn_id, role, content, text, tool_calls, tool_call_id, tool_name,
+	is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
+	provider, model, created_at`
+
+// admitSQL reserves $1 seqs of live session $3 and stamps updated_at = $2,
+// provided $4 is 0 (unfenced) or the session's current, unreleased lease
+// token. The lease row is locked FOR SHARE: a takeover (which updates that
+// row) waits for this transaction, or, if it committed first, this
+// statement sees the new token and refuses. That is what makes the fence
+// hold across nodes, in the same transaction as the write.
+const admitSQL = `WITH lease AS (
+		SELECT 1 FROM leases WHERE session_id = $3 AND token = $4 AND NOT released FOR SHARE)
+	UPDATE sessions SET last_seq = last_seq + $1, updated_at = $2
+	WHERE id = $3 AND ended_at IS NULL AND ($4 = 0 OR EXISTS (SELECT 1 FROM lease))
+	RETURNING last_seq`
+
+const insertSQL = `INSERT INTO messages (session_id, seq, turn_id, role,
+	content, text, tool_calls, tool_call_id, tool_name, is_error, reasoning, api_content, display_kind,
+	synthetic, archived, finish_reason, input_tokens, output_tokens, cache_read_tokens,
+	cache_write_tokens, reasoning_tokens, usage_reported, provider, model, created_at, search)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+		$21, $22, $23, $24, $25, $26::tsvector)
+	RETURNING id`
+
+// Append stores msgs in order in one transaction, fenced by f, and assigns
+// ID, Seq, SessionID and CreatedAt (when zero) on the given values once the
+// transaction has committed.
+func (s *Store) Append(ctx context.Context, f store.Fence, msgs ...*store.Message) error {
+	if len(msgs) == 0 {
+		return s.ready("append")
+	}
+	return s.appendRows(ctx, "append", f, msgs, nil)
+}
+
+// Replace archives the session's live rows with Seq <= throughSeq and appends
+// msgs after the highest seq ever used, all in one fenced transaction.
+func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, msgs ...*store.Message) error {
+	return s.appendRows(ctx, "replace", f, msgs, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE messages SET archived = true
+			WHERE session_id = $1 AND seq <= $2 AND NOT archived`, f.SessionID, throughSeq)
+		return err
+	})
+}
+
+func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs []*store.Message,
+	before func(ctx context.Context, tx pgx.Tx) error) error {
+	rows, err := s.encode(op, msgs)
+	if err != nil {
+		return err
+	}
+	if before == nil {
+		// A plain Append: one statement (see appendSQL).
+		err = s.appendOne(ctx, op, f, rows)
+	} else {
+		// Replace: the archive update must see rows committed while this
+		// write waited for the session row, so it is a statement of its
+		// own after the admission, in one transaction.
+		err = s.tx(ctx, op, func(tx pgx.Tx) error {
+			first, err := s.admit(ctx, tx, op, f, int64(len(rows)))
+			if err != nil {
+				return err
+			}
+			if err := before(ctx, tx); err != nil {
+				return err
+			}
+			return insert(ctx, tx, f.SessionID, first, rows)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		m.ID, m.Seq, m.SessionID = rows[i].id, rows[i].seq, f.SessionID
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = fromNanos(rows[i].createdAt)
+		}
+	}
+	return nil
+}
+
+// Delete removes the session's rows with the given IDs, fenced by f. IDs that
+// do not exist or belong to another session are ignored.
+func (s *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
+	const op = "delete"
+	if len(ids) == 0 {
+		return s.ready(op)
+	}
+	return s.tx(ctx, op, func(tx pgx.Tx) error {
+		if _, err := s.admit(ctx, tx, op, f, 0); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM messages WHERE session_id = $1 AND id = ANY($2)`, f.SessionID, ids)
+		return err
+	})
+}
+
+// admit checks, inside tx, that the session exists and is live and that f
+// holds its lease (unless f.Token is 0), and reserves n seqs; it returns the
+// first. Only a refusal runs the queries that explain it.
+func (s *Store) admit(ctx context.Context, tx pgx.Tx, op string, f store.Fence, n int64) (int64, error) {
+	var last int64
+	err := tx.QueryRow(ctx, admitSQL, n, nanos(now()), f.SessionID, f.Token).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if err := s.whyNotLive(ctx, tx, op, f.SessionID); err != nil {
+			return 0, err
+		}
+		return 0, s.checkFence(ctx, tx, op, f)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return last - n + 1, nil
+}
+
+// whyNotLive explains a refused reservation: unknown or ended session.
+func (s *Store) whyNotLive(ctx context.Context, tx pgx.Tx, op, id string) error {
+	var (
+		reason string
+		ended  *int64
+	)
+	err := tx.QueryRow(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = $1`, id).Scan(&reason, &ended)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.notFound(op, "session "+id)
+	}
+	if err != nil || ended == nil {
+		return err
+	}
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return &store.Error{Op: op, Kind: store.KindEnded, Path: s.name,
+		Err: fmt.Errorf("session %s (ended: %s): %w", id, reason, store.ErrEnded)}
+}
+
+// checkFence explains why f was refused (KindLeaseLost).
+func (s *Store) checkFence(ctx context.Context, tx pgx.Tx, op string, f store.Fence) error {
+	var (
+		token    int64
+		released bool
+	)
+	err := tx.QueryRow(ctx, `SELECT token, released FROM leases WHERE session_id = $1`, f.SessionID).
+		Scan(&token, &released)
+	var why string
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		why = "no lease was ever taken"
+	case err != nil:
+		return err
+	case token != f.Token:
+		why = fmt.Sprintf("the lease is now at token %d", token)
+	case released:
+		why = "the lease was released"
+	default:
+		// Read committed: the lease changed between the two statements
+		// (released and retaken by the same token cannot happen; a
+		// concurrent change can). Either way the write was refused.
+		why = "the lease changed while writing"
+	}
+	return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.name,
+		Err: fmt.Errorf("session %s, token %d: %s", f.SessionID, f.Token, why)}
+}
+
+// row is a message encoded for the insert statement.
+type row struct {
+	m                             *store.Message
+	content, toolCalls, reasoning []byte
+	text                          string
+	search                        string
+	createdAt                     int64
+	id, seq                       int64 // set by insert
+}
+
+// encode prepares msgs (JSON, search document) before the transaction.
+func (s *Store) encode(op string, msgs []*store.Message) ([]row, error) {
+	rows := make([]row, len(msgs))
+	t := now()
+	for i, m := range msgs {
+		if m == nil {
+			return nil, s.wrap(op, fmt.Errorf("message %d is nil", i))
+		}
+		r := &rows[i]
+		r.m = m
+		var err error
+		if r.content, r.text, err = encodeContent(m.Content); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		if r.toolCalls, err = encodeToolCalls(m.ToolCalls); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		if r.reasoning, err = encodeReasoning(m.Reasoning); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		r.search = document(r.text)
+		r.createdAt = nanos(m.CreatedAt)
+		if r.createdAt == 0 {
+			r.createdAt = t.UnixNano()
+		}
+	}
+	return rows, nil
+}
+
+// insert writes rows with consecutive seqs from first, in one batch.
+func insert(ctx context.Context, tx pgx.Tx, sessionID string, first int64, rows []row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for i := range rows {
+		r := &rows[i]
+		m := r.m
+		u := m.Usage
+		r.seq = first + int64(i)
+		b.Queue(insertSQL, sessionID, r.seq, m.TurnID, string(m.Role), r.content, nonNil(r.text),
+			r.toolCalls, m.ToolCallID, m.ToolName, m.IsError, r.reasoning, nonNil(m.APIContent), string(m.Kind),
+			m.Synthetic, m.Archived, string(m.FinishReason),
+			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
+			m.Provider, m.Model, r.createdAt, r.search)
+	}
+	br := tx.SendBatch(ctx, b)
+	for i := range rows {
+		if err := br.QueryRow().Scan(&rows[i].id); err != nil {
+			_ = br.Close()
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+	}
+	return br.Close()
+}
+
+// Messages returns a session's rows ordered by Seq; archived rows only with
+// q.IncludeArchived. An unknown session is store.ErrNotFound.
+func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQuery) ([]store.Message, error) {
+	const op = "messages"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	var out []store.Message
+	err := s.retryRead(ctx, func() error {
+		var last int64
+		err := s.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, sessionID).Scan(&last)
+		if err != nil {
+			return err
+		}
+		var limit *int64 // NULL: no limit
+		capacity := max(last-q.AfterSeq, 0)
+		if q.Limit > 0 {
+			l := int64(q.Limit)
+			limit = &l
+			capacity = min(capacity, l)
+		}
+		out, err = s.loadMessages(ctx, sessionID, q, limit, capacity)
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, s.notFound(op, "session "+sessionID)
+	}
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}
+
+func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.MessageQuery,
+	limit *int64, capacity int64) ([]store.Message, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+messageCols+` FROM messages
+		WHERE session_id = $1 AND seq > $2 AND ($3 OR NOT archived) ORDER BY seq LIMIT $4`,
+		sessionID, q.AfterSeq, q.IncludeArchived, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var (
+		out                                 = make([]store.Message, 0, min(capacity, maxPrealloc))
+		content, text, toolCalls, reasoning []byte
+		apiContent                          []byte
+		role, kind, finish                  string
+		created                             int64
+	)
+	for rows.Next() {
+		out = append(out, store.Message{})
+		m := &out[len(out)-1]
+		u := &m.Usage
+		m.SessionID = sessionID
+		if err := rows.Scan(&m.ID, &m.Seq, &m.TurnID, &role, &content, &text, &toolCalls,
+			&m.ToolCallID, &m.ToolName, &m.IsError, &reasoning, &apiContent, &kind, &m.Synthetic,
+			&m.Archived, &finish, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens,
+			&u.ReasoningTokens, &u.Reported, &m.Provider, &m.Model, &created); err != nil {
+			return nil, err
+		}
+		m.Role = llm.Role(role)
+		m.Kind = store.DisplayKind(kind)
+		m.FinishReason = llm.FinishReason(finish)
+		m.APIContent = string(apiContent)
+		m.CreatedAt = fromNanos(created)
+		if m.Content, err = decodeContent(content, string(text)); err != nil {
+			return nil, fmt.Errorf("message %d: %w", m.ID, err)
+		}
+		if toolCalls != nil {
+			if err := json.Unmarshal(toolCalls, &m.ToolCalls); err != nil {
+				return nil, fmt.Errorf("message %d: decode tool calls: %w", m.ID, err)
+			}
+		}
+		if reasoning != nil {
+			m.Reasoning = new(llm.Reasoning)
+			if err := json.Unmarshal(reasoning, m.Reasoning); err != nil {
+				return nil, fmt.Errorf("message %d: decode reasoning: %w", m.ID, err)
+			}
+		}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// Enqueue appends a message to its session's durable queue, shared by
+// every node on the database.
+func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
+	const op = "enqueue"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	created := q.CreatedAt
+	if created.IsZero() {
+		created = now()
+	}
+	var id int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_id, turn_id, text, created_at)
+		VALUES ($1, $2, $3, $4) RETURNING id`, q.SessionID, q.TurnID, []byte(q.Text), nanos(created)).Scan(&id)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
+		return s.notFound(op, "session "+q.SessionID)
+	}
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	q.ID, q.CreatedAt, q.StartedAt = id, created, time.Time{}
+	return nil
+}
+
+// Queued lists queued messages in FIFO order; sessionID "" lists all.
+func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMessage, error) {
+	const op = "list queue"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	var out []store.QueuedMessage
+	err := s.retryRead(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, `SELECT id, session_id, turn_id, text, created_at, started_at FROM queue
+			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				m       store.QueuedMessage
+				text    []byte
+				created int64
+				started *int64
+			)
+			if err := rows.Scan(&m.ID, &m.SessionID, &m.TurnID, &text, &created, &started); err != nil {
+				return err
+			}
+			m.Text = string(text)
+			m.CreatedAt = fromNanos(created)
+			if started != nil {
+				m.StartedAt = fromNanos(*started)
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}
+
+// MarkStarted records that a queued message's turn began.
+func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
+	const op = "mark queued started"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE queue SET started_at = $1 WHERE id = $2`, nanos(at), id)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return s.notFound(op, "queued message")
+	}
+	return nil
+}
+
+// Dequeue removes a queued message; removing a missing one is not an error.
+func (s *Store) Dequeue(ctx context.Context, id int64) error {
+	const op = "dequeue"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, `DELETE FROM queue WHERE id = $1`, id)
+	return s.wrap(op, err)
+}

@@ -1,0 +1,236 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// defaultListLimit is the page size when ListOptions.Limit is 0.
+const defaultListLimit = 50
+
+// sessionCols is the column list scanSession reads, in order.
+const sessionCols = `id, title, provider, model, parent_session_id, kind, end_reason, system_prompt, cwd,
+	started_at, updated_at, ended_at,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
+	cost_usd, api_calls, principal,
+	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
+
+func scanSession(row pgx.Row) (store.Session, error) {
+	var (
+		ss               store.Session
+		prompt           []byte
+		started, updated int64
+		ended            *int64
+	)
+	err := row.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.Kind, &ss.EndReason, &prompt, &ss.Cwd,
+		&started, &updated, &ended,
+		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
+		&ss.Usage.ReasoningTokens, &ss.Usage.Reported,
+		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.MessageCount)
+	if err != nil {
+		return ss, err
+	}
+	ss.SystemPrompt = string(prompt)
+	ss.StartedAt = fromNanos(started)
+	ss.UpdatedAt = fromNanos(updated)
+	if ended != nil {
+		ss.EndedAt = fromNanos(*ended)
+	}
+	return ss, nil
+}
+
+// CreateSession inserts sess. It fills ID (store.NewID) when empty and
+// StartedAt/UpdatedAt when zero, on the given value. A session created with
+// EndedAt set starts ended. Creating an existing id fails.
+func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	const op = "create session"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	t := now()
+	id, started, updated := sess.ID, sess.StartedAt, sess.UpdatedAt
+	generated := id == ""
+	if generated {
+		id = store.NewID(t)
+	}
+	if started.IsZero() {
+		started = t
+	}
+	if updated.IsZero() {
+		updated = started
+	}
+	var ended *int64
+	if !sess.EndedAt.IsZero() {
+		n := sess.EndedAt.UnixNano()
+		ended = &n
+	}
+	u := sess.Usage
+	// A generated id that is taken is replaced by a fresh one (as in
+	// store/sqlite); an id the caller chose is an error.
+	var err error
+	for attempt := 0; ; attempt++ {
+		_, err = s.pool.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
+		system_prompt, cwd, started_at, updated_at, ended_at,
+		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
+		cost_usd, api_calls, principal, kind)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+			id, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
+			[]byte(sess.SystemPrompt), sess.Cwd, nanos(started), nanos(updated), ended,
+			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
+			sess.CostUSD, sess.APICalls, sess.Principal, sess.Kind)
+		var pe *pgconn.PgError
+		if !generated || attempt >= 4 || !errors.As(err, &pe) || pe.Code != "23505" {
+			break
+		}
+		id = store.NewID(now())
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return s.wrap(op, fmt.Errorf("session %s already exists", id))
+	}
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	sess.ID, sess.StartedAt, sess.UpdatedAt = id, started, updated
+	return nil
+}
+
+// GetSession returns one session; an unknown id is store.ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
+	const op = "get session"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	var ss store.Session
+	err := s.retryRead(ctx, func() (err error) {
+		ss, err = scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, s.notFound(op, "session "+id)
+	}
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return &ss, nil
+}
+
+// ListSessions lists sessions newest first by UpdatedAt.
+func (s *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]store.Session, error) {
+	limit := opt.Limit
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	return s.querySessions(ctx, "list sessions",
+		`SELECT `+sessionCols+` FROM sessions WHERE ($3 = '' OR principal = $3)
+		ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2`,
+		limit, max(opt.Offset, 0), opt.Principal)
+}
+
+// ChildSessions lists sessions whose ParentID is id, oldest first.
+func (s *Store) ChildSessions(ctx context.Context, id string) ([]store.Session, error) {
+	if id == "" {
+		return nil, nil // "" is "no parent", not a parent
+	}
+	return s.querySessions(ctx, "child sessions",
+		`SELECT `+sessionCols+` FROM sessions WHERE parent_session_id = $1 ORDER BY started_at, id`, id)
+}
+
+func (s *Store) querySessions(ctx context.Context, op, query string, args ...any) ([]store.Session, error) {
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	var out []store.Session
+	err := s.retryRead(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			ss, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, ss)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}
+
+// SetTitle renames a session.
+func (s *Store) SetTitle(ctx context.Context, id, title string) error {
+	return s.updateSession(ctx, "set title", id,
+		`UPDATE sessions SET title = $1, updated_at = $2 WHERE id = $3`, title, nanos(now()), id)
+}
+
+// EndSession marks a session ended with reason. Ending an ended session is a
+// no-op that keeps the first reason and time.
+func (s *Store) EndSession(ctx context.Context, id, reason string) error {
+	const op = "end session"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	t := nanos(now())
+	// One statement: the row is either ended now or was already; only a
+	// missing row leaves exists false.
+	var exists bool
+	err := s.pool.QueryRow(ctx, `WITH upd AS (
+			UPDATE sessions SET ended_at = $1, end_reason = $2, updated_at = $1
+			WHERE id = $3 AND ended_at IS NULL RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM sessions WHERE id = $3)`,
+		t, reason, id).Scan(&exists)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if !exists {
+		return s.notFound(op, "session "+id)
+	}
+	return nil
+}
+
+// AddUsage adds one or more API calls' usage and cost to a session's
+// counters, atomically. It works on ended sessions too.
+func (s *Store) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error {
+	return s.updateSession(ctx, "add usage", id, `UPDATE sessions SET
+		input_tokens = input_tokens + $1, output_tokens = output_tokens + $2,
+		cache_read_tokens = cache_read_tokens + $3, cache_write_tokens = cache_write_tokens + $4,
+		reasoning_tokens = reasoning_tokens + $5, usage_reported = usage_reported OR $6,
+		cost_usd = cost_usd + $7, api_calls = api_calls + $8, updated_at = $9
+		WHERE id = $10`,
+		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
+		costUSD, apiCalls, nanos(now()), id)
+}
+
+// DeleteSession removes a session with its messages and lease (ON DELETE
+// CASCADE). Child sessions keep their ParentID.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	return s.updateSession(ctx, "delete session", id, `DELETE FROM sessions WHERE id = $1`, id)
+}
+
+// updateSession runs one statement that must touch the session id.
+func (s *Store) updateSession(ctx context.Context, op, id, query string, args ...any) error {
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, query, args...)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return s.notFound(op, "session "+id)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// AllCooldowns lists every stored cooldown, expired ones too, for copying
+// the database elsewhere (talaria db migrate).
+func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
+	const op = "all cooldowns"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT provider, base_url, key_id, until, reason, set_at FROM cooldowns
+		ORDER BY provider, base_url, key_id`)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	var out []store.Cooldown
+	for rows.Next() {
+		var (
+			c            store.Cooldown
+			until, setAt int64
+		)
+		if err := rows.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		c.Until, c.SetAt = fromNanos(until), fromNanos(setAt)
+		out = append(out, c)
+	}
+	return out, s.wrap(op, rows.Err())
+}
+
+// LastSeq is the highest seq the session ever handed out (deleted rows
+// included), so a copy keeps seqs from being reused.
+func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
+	const op = "last seq"
+	if err := s.ready(op); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := s.r.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, s.notFound(op, "session "+id)
+	}
+	return n, s.wrap(op, err)
+}
