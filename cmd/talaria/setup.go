@@ -42,7 +42,7 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.provider, "provider", "", "provider entry from the config (default: config's provider, or whichever of OPENAI_API_KEY/ANTHROPIC_API_KEY is set)")
 	fs.StringVar(&f.model, "model", "", "model to use instead of the provider's default")
 	fs.StringVar(&f.baseURL, "base-url", "", "API base URL (OpenAI-compatible: ending in /v1; Anthropic: without /v1)")
-	fs.StringVar(&f.api, "api", "", "wire format of --base-url: openai or anthropic")
+	fs.StringVar(&f.api, "api", "", "wire format of --base-url: openai, openai-responses, anthropic or gemini")
 	fs.StringVar(&f.workspace, "workspace", "", "directory the agent works in (default: the current directory)")
 	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
 	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
@@ -303,7 +303,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 	if f.model != "" {
 		model = f.model
 	}
-	primary, err := c.route(name, p, model, cs)
+	primary, err := c.route(cfg, name, p, model, cs)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 		if m == "" {
 			m = fp.Model
 		}
-		r, err := c.route(fb.Provider, fp, m, cs)
+		r, err := c.route(cfg, fb.Provider, fp, m, cs)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: %w", err)
 		}
@@ -324,9 +324,9 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 }
 
 // route builds one provider client with its key pool.
-func (c *cli) route(name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
-	if p.API != "openai" && p.API != "anthropic" {
-		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use openai or anthropic", p.API)}
+func (c *cli) route(cfg *config.Config, name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
+	if !config.ValidAPI(p.API) {
+		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use one of %s", p.API, config.APIChoice())}
 	}
 	if model == "" {
 		return turn.Route{}, &setupError{fmt.Sprintf("provider %q has no model: pass --model or set providers.%s.model", name, name)}
@@ -350,8 +350,9 @@ func (c *cli) route(name string, p config.Provider, model string, cs failover.Co
 	}
 	var prov llm.Provider
 	switch p.API {
-	case "anthropic":
-		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers})
+	case config.APIAnthropic:
+		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers,
+			ThinkingBudget: cfg.ThinkingBudget(p, model)})
 	default:
 		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, MaxTokensField: p.MaxTokensField})
 	}

@@ -22,7 +22,8 @@ import (
 // Provider is one configured model endpoint.
 type Provider struct {
 	// API is the wire format: "openai" (Chat Completions, any compatible
-	// server) or "anthropic" (Messages).
+	// server), "openai-responses" (Responses), "anthropic" (Messages) or
+	// "gemini" (generateContent); see wire.go.
 	API     string `yaml:"api"`
 	BaseURL string `yaml:"base_url"`
 	Model   string `yaml:"model"`
@@ -36,6 +37,10 @@ type Provider struct {
 	Headers     map[string]string `yaml:"headers"`
 	// MaxTokensField: "max_tokens" or "max_completion_tokens" (openai API only).
 	MaxTokensField string `yaml:"max_tokens_field"`
+	// Thinking turns extended thinking on (anthropic, gemini).
+	Thinking *Thinking `yaml:"thinking"`
+	// Reasoning configures Responses reasoning (openai-responses).
+	Reasoning Reasoning `yaml:"reasoning"`
 }
 
 // Route names a provider entry and optionally a model other than its default.
@@ -85,6 +90,9 @@ type Model struct {
 	// model.
 	CompressionThreshold       float64 `yaml:"compression_threshold"`
 	CompressionThresholdTokens int     `yaml:"compression_threshold_tokens"`
+	// Thinking overrides the provider's thinking setting for this model
+	// (budget_tokens: 0 turns it off).
+	Thinking *Thinking `yaml:"thinking"`
 }
 
 // Database configures the store: a SQLite file by default, or PostgreSQL
@@ -309,8 +317,8 @@ func (c *Config) applyEnv(getenv func(string) string) {
 // Validate checks values a person may have mistyped.
 func (c *Config) Validate() error {
 	for name, p := range c.Providers {
-		if p.API != "openai" && p.API != "anthropic" {
-			return fmt.Errorf("providers.%s.api is %q; use openai or anthropic", name, p.API)
+		if err := validateWire(name, p); err != nil {
+			return err
 		}
 		switch p.KeyStrategy {
 		case "", "fill-first", "round-robin", "least-used":

@@ -2,6 +2,7 @@ package fakellm
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,6 +13,10 @@ type ruleCase struct {
 	name    string
 	body    string
 	wantErr string
+}
+
+func anThinkingBody(budget int, messages string) string {
+	return `{"model":"claude-test","max_tokens":8192,"thinking":{"type":"enabled","budget_tokens":` + strconv.Itoa(budget) + `},"messages":` + messages + `}`
 }
 
 func oaBodyOf(messages string) string {
@@ -73,7 +78,8 @@ var anthropicRules = []ruleCase{
 	{"system blocks", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}],"messages":[` + anUser + `]}`, ""},
 	{"full tool round", anBodyOf(`[` + anUser + `,` + anAsstUses + `,` + anResults + `,{"role":"assistant","content":"done"},` + anUser + `]`), ""},
 	{"results with text after them", anBodyOf(`[` + anUser + `,` + anAsstUses + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"},{"type":"tool_result","tool_use_id":"t2","content":"","is_error":true},{"type":"text","text":"go on"}]}]`), ""},
-	{"thinking block", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"text","text":"ok"}]},` + anUser + `]`), ""},
+	{"thinking block", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"` + anSignature("msg_a", "hm") + `"},{"type":"text","text":"ok"}]},` + anUser + `]`), ""},
+	{"thinking tool loop", anThinkingBody(2048, `[`+anUser+`,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"`+anSignature("msg_a", "hm")+`"},{"type":"redacted_thinking","data":"`+redactedPrefix+`x"},{"type":"tool_use","id":"t1","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"one"}]}]`), ""},
 	// rejected
 	{"malformed JSON", `{"model":`, "invalid JSON"},
 	{"not UTF-8", anBodyOf(`[{"role":"user","content":"bad ` + "\xff" + `"}]`), "not valid UTF-8"},
@@ -96,6 +102,13 @@ var anthropicRules = []ruleCase{
 	{"unanswered tool use", anBodyOf(`[` + anUser + `,` + anAsstUses + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"},{"type":"text","text":"skip t2"}]}]`), "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t2"},
 	{"tool use as the last message", anBodyOf(`[` + anUser + `,` + anAsstUses + `]`), "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t1, t2"},
 	{"duplicate tool use ids", anBodyOf(`[` + anUser + `,` + anAsstUses + `,` + anResults + `,` + anAsstUses + `,` + anResults + `]`), "messages.3.content.1: `tool_use` ids must be unique"},
+	{"modified thinking in the latest assistant message", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm, edited","signature":"` + anSignature("msg_a", "hm") + `"},{"type":"text","text":"ok"}]},` + anUser + `]`), "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified"},
+	{"stale signature in an older message", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"text","text":"ok"}]},` + anUser + `,{"role":"assistant","content":"b"},` + anUser + `]`), "messages.1.content.0: Invalid `signature` in `thinking` block"},
+	{"unsigned thinking", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ok"}]},` + anUser + `]`), "cannot be modified"},
+	{"forged redacted thinking", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"redacted_thinking","data":"abc"},{"type":"text","text":"ok"}]},` + anUser + `]`), "cannot be modified"},
+	{"thinking budget below the minimum", anThinkingBody(500, `[`+anUser+`]`), "budget_tokens: Input should be greater than or equal to 1024"},
+	{"thinking budget above max_tokens", `{"model":"m","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":4000},"messages":[` + anUser + `]}`, "`max_tokens` must be greater than `thinking.budget_tokens`"},
+	{"tool loop without leading thinking", anThinkingBody(2048, `[`+anUser+`,`+anAsstUses+`,`+anResults+`]`), "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`"},
 	{"tool use in a user message", anBodyOf(`[{"role":"user","content":[{"type":"tool_use","id":"u","name":"x","input":{}}]}]`), "`tool_use` blocks can only be in `assistant` messages"},
 }
 

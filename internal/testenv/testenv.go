@@ -43,6 +43,8 @@ type Options struct {
 	Configure func(*agent.Config)
 	// ServerOptions for the scripted server.
 	ServerOptions []fakellm.Option
+	// ThinkingBudget turns Anthropic extended thinking on (anthropic API).
+	ThinkingBudget int
 }
 
 // Env is one integration-test stack.
@@ -59,8 +61,15 @@ type Env struct {
 
 // Provider builds an adapter for api against srv, named name.
 func Provider(srv *fakellm.Server, api, name string) llm.Provider {
-	if api == "anthropic" {
-		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key"})
+	return ProviderWith(srv, api, name, Options{})
+}
+
+// ProviderWith builds an adapter for api against srv, named name, with the
+// wire options of o (thinking budget).
+func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider {
+	switch api {
+	case "anthropic":
+		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
 	}
 	return openai.New(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key"})
 }
@@ -94,7 +103,7 @@ func New(t testing.TB, o Options) *Env {
 	}
 	tools = append(tools, o.ExtraTools...)
 
-	primary := turn.Route{Provider: Provider(srv, o.API, "primary"), Model: o.Model, API: o.API, BaseURL: srv.URL()}
+	primary := turn.Route{Provider: ProviderWith(srv, o.API, "primary", o), Model: o.Model, API: o.API, BaseURL: srv.URL()}
 	if len(o.Keys) > 0 {
 		primary.Pool = failover.NewPool("primary", o.Keys, failover.StrategyFillFirst, st, nil)
 	}
@@ -104,7 +113,7 @@ func New(t testing.TB, o Options) *Env {
 		if i > 0 {
 			name = "fallback" + string(rune('1'+i))
 		}
-		routes = append(routes, turn.Route{Provider: Provider(srv, o.API, name), Model: m, API: o.API, BaseURL: srv.URL()})
+		routes = append(routes, turn.Route{Provider: ProviderWith(srv, o.API, name, o), Model: m, API: o.API, BaseURL: srv.URL()})
 	}
 	cfg := agent.Config{
 		Store:     st,
