@@ -353,6 +353,9 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	case config.APIAnthropic:
 		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers,
 			ThinkingBudget: cfg.ThinkingBudget(p, model)})
+	case config.APIOpenAIResponses:
+		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, Responses: true,
+			ReasoningEffort: p.Reasoning.Effort, ReasoningSummary: p.Reasoning.Summary, NoReasoningReplay: !p.Reasoning.ReplayOn()})
 	default:
 		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, MaxTokensField: p.MaxTokensField})
 	}

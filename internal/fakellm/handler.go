@@ -41,6 +41,8 @@ func routeFor(path string) (route, bool) {
 	switch path {
 	case "/v1/chat/completions":
 		return route{api: APIOpenAI, wire: openaiWire{}, parse: parseOpenAI, idPrefix: "chatcmpl-fake", callPrefix: "call_"}, true
+	case "/v1/responses":
+		return route{api: APIResponses, wire: responsesWire{}, parse: parseResponses, idPrefix: "resp_fake", callPrefix: "call_"}, true
 	case "/v1/messages":
 		return route{api: APIAnthropic, wire: anthropicWire{}, parse: parseAnthropic, idPrefix: "msg_fake", callPrefix: "toolu_"}, true
 	}

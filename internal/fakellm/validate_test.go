@@ -71,6 +71,37 @@ var openaiRules = []ruleCase{
 	{"duplicate call ids in one message", oaBodyOf(`[` + oaUser + `,{"role":"assistant","tool_calls":[{"id":"d","type":"function","function":{"name":"x","arguments":"{}"}},{"id":"d","type":"function","function":{"name":"x","arguments":"{}"}}]},{"role":"tool","tool_call_id":"d","content":"r"}]`), "duplicate tool call id 'd'"},
 }
 
+func rsBodyOf(model, input string) string {
+	return `{"model":"` + model + `","input":` + input + `,"store":false,"stream":true}`
+}
+
+func rsReasoningItem(model, id, summary, enc string) string {
+	if enc == "" {
+		enc = rsEncrypted(model, id, summary)
+	}
+	return `{"id":"` + id + `","type":"reasoning","summary":[{"type":"summary_text","text":"` + summary + `"}],"encrypted_content":"` + enc + `"}`
+}
+
+const (
+	rsUser   = `{"type":"message","role":"user","content":"hi"}`
+	rsCallA  = `{"type":"function_call","call_id":"ca","name":"ls","arguments":"{}"}`
+	rsOutA   = `{"type":"function_call_output","call_id":"ca","output":"files"}`
+	rsAnswer = `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}`
+)
+
+var responsesRules = []ruleCase{
+	// accepted
+	{"string input", rsBodyOf("gpt-5", `"hi"`), ""},
+	{"tool round with reasoning", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsCallA+`,`+rsOutA+`,`+rsAnswer+`]`), ""},
+	// rejected
+	{"output without its call", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsOutA+`]`), "No tool call found for function call output with call_id ca."},
+	{"call without output", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsCallA+`]`), "No tool output found for function call ca."},
+	{"reasoning replayed to another model", rsBodyOf("gpt-5-mini", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsCallA+`,`+rsOutA+`]`), "The encrypted content for item rs_1 could not be verified."},
+	{"reasoning with edited summary", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan!", rsEncrypted("gpt-5", "rs_1", "plan"))+`,`+rsCallA+`,`+rsOutA+`]`), "could not be verified"},
+	{"reasoning without encrypted content", rsBodyOf("gpt-5", `[`+rsUser+`,{"id":"rs_2","type":"reasoning","summary":[]},`+rsCallA+`,`+rsOutA+`]`), "Items are not persisted when `store` is set to false"},
+	{"reasoning without its following item", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsUser+`]`), "Item 'rs_1' of type 'reasoning' was provided without its required following item."},
+}
+
 var anthropicRules = []ruleCase{
 	// accepted
 	{"minimal", anBodyOf(`[` + anUser + `]`), ""},
@@ -119,6 +150,7 @@ func TestStrictValidation(t *testing.T) {
 	}{
 		{APIOpenAI, "/v1/chat/completions", openaiRules},
 		{APIAnthropic, "/v1/messages", anthropicRules},
+		{APIResponses, "/v1/responses", responsesRules},
 	}
 	for _, suite := range suites {
 		for _, tc := range suite.cases {

@@ -68,6 +68,8 @@ func Provider(srv *fakellm.Server, api, name string) llm.Provider {
 // wire options of o (thinking budget).
 func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider {
 	switch api {
+	case "openai-responses":
+		return openai.New(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key", Responses: true, ReasoningSummary: "auto"})
 	case "anthropic":
 		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
 	}

@@ -61,6 +61,15 @@ type Config struct {
 	// understands it) or FieldMaxCompletionTokens (OpenAI reasoning models).
 	// Any other value means the default.
 	MaxTokensField string
+	// Responses switches the provider to the Responses API (POST
+	// /responses, api: openai-responses) instead of Chat Completions.
+	Responses bool
+	// ReasoningEffort and ReasoningSummary are sent as reasoning.effort and
+	// reasoning.summary in Responses mode when set.
+	ReasoningEffort, ReasoningSummary string
+	// NoReasoningReplay is the kill switch of Responses reasoning replay:
+	// encrypted reasoning is neither requested nor sent back.
+	NoReasoningReplay bool
 }
 
 // Provider is an llm.Provider for Chat Completions endpoints. It is safe for
@@ -69,6 +78,9 @@ type Provider struct {
 	name                string
 	client              oai.Client
 	maxCompletionTokens bool
+	// useResponses selects the Responses API; responses holds its options.
+	useResponses bool
+	responses    responsesOptions
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -113,6 +125,8 @@ func New(cfg Config) *Provider {
 		// requests sent to whatever endpoint this provider points at.
 		client:              oai.Client{Options: opts},
 		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
+		useResponses:        cfg.Responses,
+		responses:           responsesOptions{effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary, replay: !cfg.NoReasoningReplay},
 	}
 }
 
@@ -137,6 +151,10 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 	return func(yield func(llm.Event, error) bool) {
 		if req == nil {
 			yield(llm.Event{}, p.localError("", "nil request"))
+			return
+		}
+		if p.useResponses {
+			p.streamResponses(ctx, req, yield)
 			return
 		}
 		body, err := encodeRequest(req, p.maxCompletionTokens)
