@@ -81,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Debug("fakellm: reading request body", "err", err)
 		return
 	}
-	req := Request{API: rt.api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	req := Request{API: rt.api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, epoch: s.epoch()}
 	bad := rt.parse(&req)
 	idx := s.record(req)
 	log.Debug("fakellm: request", "index", idx, "api", rt.api, "model", req.Model, "stream", req.Stream, "messages", len(req.Messages))
@@ -157,6 +157,7 @@ func (s *Server) resolve(rt route, req Request, st Step, requestID string) *repl
 	}
 	return &reply{
 		id:           s.newID(rt.idPrefix),
+		epoch:        req.epoch,
 		requestID:    requestID,
 		model:        model,
 		created:      time.Now().Unix(),

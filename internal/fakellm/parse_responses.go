@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -62,15 +63,15 @@ type rsPart struct {
 // rsEncrypted is the opaque encrypted_content this server issues for a
 // reasoning item: bound to the model, the item and its summary text, so a
 // replay to another model or of edited bytes no longer verifies.
-func rsEncrypted(model, itemID, summary string) string {
-	return base64.StdEncoding.EncodeToString([]byte(encPrefix + model + "\x00" + itemID + "\x00" + textDigest(summary)))
+func rsEncrypted(epoch int, model, itemID, summary string) string {
+	return base64.StdEncoding.EncodeToString([]byte(encPrefix + strconv.Itoa(epoch) + "\x00" + model + "\x00" + itemID + "\x00" + textDigest(summary)))
 }
 
 const encPrefix = "fakellm-encrypted-reasoning:"
 
 // rsVerify reports whether enc was issued for model, item and summary.
-func rsVerify(enc, model, itemID, summary string) bool {
-	return enc == rsEncrypted(model, itemID, summary)
+func rsVerify(enc string, epoch int, model, itemID, summary string) bool {
+	return enc == rsEncrypted(epoch, model, itemID, summary)
 }
 
 // parseResponses fills req from its Body and returns the first rule the
@@ -199,7 +200,7 @@ func normalizeResponses(req *Request, items []rsItem, stored bool) *ErrorReply {
 			switch {
 			case it.EncryptedContent == nil && !stored:
 				keep("", rsNotPersisted, it.ID)
-			case it.EncryptedContent != nil && !rsVerify(*it.EncryptedContent, req.Model, it.ID, summary):
+			case it.EncryptedContent != nil && !rsVerify(*it.EncryptedContent, req.epoch, req.Model, it.ID, summary):
 				keep("invalid_encrypted_content", rsBadEncrypted, it.ID)
 			}
 			if i+1 >= len(items) || !rsFollows(items[i+1]) {

@@ -22,6 +22,7 @@ type reply struct {
 	finish       string // neutral
 	usage        *Usage // nil: report none
 	includeUsage bool   // OpenAI stream_options.include_usage
+	epoch        int    // the server's reasoning key
 }
 
 // neutralFinish is the step's finish, derived when empty.

@@ -38,6 +38,9 @@ type Request struct {
 	// ReasoningItems are the ids of the OpenAI Responses reasoning items
 	// the request replayed, in order.
 	ReasoningItems []string
+
+	// epoch is the server's reasoning key when the request arrived.
+	epoch int
 }
 
 // Msg is one normalized message.

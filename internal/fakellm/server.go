@@ -55,6 +55,7 @@ type Server struct {
 	violations []string
 	arrived    chan struct{} // closed and replaced on every request, for Wait
 	seq        int           // source of generated ids
+	keyEpoch   int           // bumped by ForgetReasoning
 	closed     bool
 	active     int // handlers running
 }
@@ -118,6 +119,22 @@ func (s *Server) Close() {
 		}
 		s.mu.Unlock()
 	})
+}
+
+// ForgetReasoning rotates the key the server encrypts reasoning with, as a
+// real provider does when an organization or region changes: every
+// encrypted reasoning item issued before no longer verifies and is rejected
+// with invalid_encrypted_content.
+func (s *Server) ForgetReasoning() {
+	s.mu.Lock()
+	s.keyEpoch++
+	s.mu.Unlock()
+}
+
+func (s *Server) epoch() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keyEpoch
 }
 
 // Script appends steps to the default queue.

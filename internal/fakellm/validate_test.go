@@ -77,7 +77,7 @@ func rsBodyOf(model, input string) string {
 
 func rsReasoningItem(model, id, summary, enc string) string {
 	if enc == "" {
-		enc = rsEncrypted(model, id, summary)
+		enc = rsEncrypted(0, model, id, summary)
 	}
 	return `{"id":"` + id + `","type":"reasoning","summary":[{"type":"summary_text","text":"` + summary + `"}],"encrypted_content":"` + enc + `"}`
 }
@@ -97,7 +97,7 @@ var responsesRules = []ruleCase{
 	{"output without its call", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsOutA+`]`), "No tool call found for function call output with call_id ca."},
 	{"call without output", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsCallA+`]`), "No tool output found for function call ca."},
 	{"reasoning replayed to another model", rsBodyOf("gpt-5-mini", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsCallA+`,`+rsOutA+`]`), "The encrypted content for item rs_1 could not be verified."},
-	{"reasoning with edited summary", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan!", rsEncrypted("gpt-5", "rs_1", "plan"))+`,`+rsCallA+`,`+rsOutA+`]`), "could not be verified"},
+	{"reasoning with edited summary", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan!", rsEncrypted(0, "gpt-5", "rs_1", "plan"))+`,`+rsCallA+`,`+rsOutA+`]`), "could not be verified"},
 	{"reasoning without encrypted content", rsBodyOf("gpt-5", `[`+rsUser+`,{"id":"rs_2","type":"reasoning","summary":[]},`+rsCallA+`,`+rsOutA+`]`), "Items are not persisted when `store` is set to false"},
 	{"reasoning without its following item", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsUser+`]`), "Item 'rs_1' of type 'reasoning' was provided without its required following item."},
 }

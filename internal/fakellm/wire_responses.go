@@ -116,7 +116,7 @@ func rsOutput(r *reply) []any {
 	var out []any
 	if r.reasoning != "" {
 		out = append(out, rsOutReasoning{ID: rsID, Type: "reasoning", Summary: []rsSummary{{Type: "summary_text", Text: r.reasoning}},
-			EncryptedContent: rsEncrypted(r.model, rsID, r.reasoning)})
+			EncryptedContent: rsEncrypted(r.epoch, r.model, rsID, r.reasoning)})
 	}
 	if r.text != "" {
 		out = append(out, rsOutMessage{ID: msgID, Type: "message", Status: "completed", Role: "assistant",

@@ -143,6 +143,19 @@ func New(t testing.TB, o Options) *Env {
 	return &Env{T: t, Srv: srv, Store: st, DBPath: dbPath, Workspace: ws, Agent: ag, Session: sess, Config: cfg}
 }
 
+// SetRoutes replaces the agent's routes (mixed wire formats on the env's
+// server), rebuilding the agent on the same store and session.
+func (e *Env) SetRoutes(routes []turn.Route) {
+	e.T.Helper()
+	cfg := e.Config
+	cfg.Turn.Routes = routes
+	ag, err := agent.New(cfg)
+	if err != nil {
+		e.T.Fatalf("agent: %v", err)
+	}
+	e.Agent, e.Config = ag, cfg
+}
+
 // Run runs one turn on the env's session.
 func (e *Env) Run(text string) turn.Result {
 	e.T.Helper()
