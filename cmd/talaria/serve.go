@@ -160,7 +160,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 			if model == "" {
 				model = p.Model
 			}
-			r, err := c.route(provider, p, model, st)
+			r, err := c.route(cfg, provider, p, model, st)
 			if err != nil {
 				return nil, err
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
@@ -353,6 +354,13 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	case config.APIAnthropic:
 		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers,
 			ThinkingBudget: cfg.ThinkingBudget(p, model)})
+	case config.APIGemini:
+		g, err := gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers,
+			ThinkingBudget: cfg.ThinkingBudget(p, model)})
+		if err != nil {
+			return turn.Route{}, &setupError{err.Error()}
+		}
+		prov = g
 	case config.APIOpenAIResponses:
 		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, Responses: true,
 			ReasoningEffort: p.Reasoning.Effort, ReasoningSummary: p.Reasoning.Summary, NoReasoningReplay: !p.Reasoning.ReplayOn()})

@@ -46,6 +46,9 @@ func routeFor(path string) (route, bool) {
 	case "/v1/messages":
 		return route{api: APIAnthropic, wire: anthropicWire{}, parse: parseAnthropic, idPrefix: "msg_fake", callPrefix: "toolu_"}, true
 	}
+	if model, method := gmModelOf(path); model != "" && (method == "streamGenerateContent" || method == "generateContent") {
+		return route{api: APIGemini, wire: geminiWire{}, parse: parseGemini, idPrefix: "gm_fake", callPrefix: "gmcall_"}, true
+	}
 	return route{}, false
 }
 

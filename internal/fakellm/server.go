@@ -99,6 +99,10 @@ func (s *Server) URL() string { return s.url }
 // OpenAIBaseURL is the base URL openai-go wants (URL()+"/v1").
 func (s *Server) OpenAIBaseURL() string { return s.url + "/v1" }
 
+// GeminiBaseURL is the server root google.golang.org/genai wants; it
+// appends v1beta/models/MODEL:streamGenerateContent itself.
+func (s *Server) GeminiBaseURL() string { return s.url + "/" }
+
 // AnthropicBaseURL is the base URL anthropic-sdk-go wants; it appends
 // /v1/messages itself.
 func (s *Server) AnthropicBaseURL() string { return s.url }

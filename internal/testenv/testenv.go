@@ -14,6 +14,7 @@ import (
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
@@ -22,8 +23,12 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// APIs lists both wire formats, for table-driven tests.
+// APIs lists the two original wire formats, for table-driven tests; AllAPIs
+// adds OpenAI Responses and Gemini.
 var APIs = []string{"openai", "anthropic"}
+
+// AllAPIs lists every wire format.
+var AllAPIs = []string{"openai", "openai-responses", "anthropic", "gemini"}
 
 // Options shape an Env. Zero values give a default stack.
 type Options struct {
@@ -70,6 +75,12 @@ func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider
 	switch api {
 	case "openai-responses":
 		return openai.New(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key", Responses: true, ReasoningSummary: "auto"})
+	case "gemini":
+		p, err := gemini.New(gemini.Config{Name: name, BaseURL: srv.GeminiBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
+		if err != nil {
+			panic("testenv: " + err.Error())
+		}
+		return p
 	case "anthropic":
 		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
 	}
