@@ -125,3 +125,61 @@ func TestFallbackAcrossFormats(t *testing.T) {
 		t.Errorf("projected transcript = %+v", last.Messages)
 	}
 }
+
+// The whole chain mid-turn: OpenAI Responses calls a tool and loses its
+// key, Anthropic (thinking on) calls another tool and loses its key,
+// Gemini finishes the turn. Each format gets the transcript projected for
+// it: nothing another format issued (encrypted items, signed thinking) is
+// sent raw, Gemini's call turns carry the skip signature, and every call
+// has its result.
+func TestFallbackChainResponsesAnthropicGemini(t *testing.T) {
+	env := testenv.New(t, testenv.Options{NoBuiltins: true, ExtraTools: []tool.Tool{probeTool("probe", nil)}})
+	srv := env.Srv
+	env.SetRoutes([]turn.Route{
+		{Provider: testenv.ProviderWith(srv, "openai-responses", "responses", testenv.Options{}), Model: "gpt-5", API: "openai-responses", BaseURL: srv.URL()},
+		{Provider: testenv.ProviderWith(srv, "anthropic", "claude", testenv.Options{ThinkingBudget: 2048}), Model: "claude-x", API: "anthropic", BaseURL: srv.URL()},
+		{Provider: testenv.ProviderWith(srv, "gemini", "gem", testenv.Options{}), Model: "gemini-3-pro", API: "gemini", BaseURL: srv.URL()},
+	})
+	const badKeyOpenAI = `{"error":{"message":"Incorrect API key provided: sk-****.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`
+	const badKeyAnthropic = `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_1"}`
+	srv.ScriptModel("gpt-5",
+		fakellm.Step{Reasoning: "Probe it.", Calls: []fakellm.Call{fakellm.ToolCall("probe", `{"n":1}`)}},
+		fakellm.RawError(401, badKeyOpenAI),
+	)
+	srv.ScriptModel("claude-x",
+		fakellm.Step{Reasoning: "Probe again.", Calls: []fakellm.Call{fakellm.ToolCall("probe", `{"n":2}`)}},
+		fakellm.RawError(401, badKeyAnthropic),
+	)
+	srv.ScriptModel("gemini-3-pro", fakellm.Text("Gemini finished the turn."))
+	res := env.Run("probe twice")
+	if !res.OK() || res.FinalText != "Gemini finished the turn." {
+		t.Fatalf("turn: %+v", res)
+	}
+	env.NoViolations()
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	if last.API != fakellm.APIGemini {
+		t.Fatalf("last request went to %s", last.API)
+	}
+	for _, p := range testenv.WireProblems(last.Messages) {
+		t.Errorf("gemini transcript: %s", p)
+	}
+	roles := []string{}
+	for _, m := range last.Messages {
+		roles = append(roles, m.Role)
+		if m.Reasoning != "" {
+			t.Errorf("another format's reasoning reached Gemini: %+v", m)
+		}
+	}
+	if strings.Join(roles, " ") != "user assistant tool assistant tool" {
+		t.Errorf("gemini transcript roles = %v", roles)
+	}
+	for _, i := range []int{1, 3} {
+		if s := last.Messages[i].Signatures; len(s) != 1 || s[0] != "skip/thought/signature/validator" {
+			t.Errorf("call turn %d signatures = %q, want the skip value", i, s)
+		}
+	}
+	if b := string(last.Body); strings.Contains(b, "encrypted") || strings.Contains(b, "Probe it.") || strings.Contains(b, "Probe again.") {
+		t.Errorf("Gemini got raw reasoning of another format:\n%s", b)
+	}
+}

@@ -121,10 +121,8 @@ func TestKillAnywhere(t *testing.T) {
 	finished := 0
 	var resumes []time.Duration
 	for i, plan := range plans(crashPoints(t), full, requests) {
-		api := "openai"
-		if i%2 == 1 {
-			api = "anthropic"
-		}
+		// Every wire format takes its turn at being killed mid-turn.
+		api := []string{"openai", "anthropic", "openai-responses", "gemini"}[i%4]
 		t.Run(fmt.Sprintf("%02d_%s_%s", i, api, strings.ReplaceAll(plan.String(), " ", "_")), func(t *testing.T) {
 			h.t, h.api = t, api
 			phase, done, resume := killAndResume(t, h, plan)

@@ -149,6 +149,9 @@ func normalizeGemini(req *Request, contents []gmContent) string {
 		}
 	}
 	var pending []string // names of the previous model turn's calls
+	// pendingIDs name those calls in the normalized view: Gemini has no
+	// call ids and matches responses by position, and so does the view.
+	var pendingIDs []string
 	n := 0
 	for i, c := range contents {
 		switch c.Role {
@@ -157,8 +160,12 @@ func normalizeGemini(req *Request, contents []gmContent) string {
 			var user *Msg
 			for _, p := range c.Parts {
 				if fr := p.FunctionResponse; fr != nil {
+					id := fr.Name
+					if k := len(responses); k < len(pendingIDs) {
+						id = pendingIDs[k]
+					}
 					responses = append(responses, fr.Name)
-					req.Messages = append(req.Messages, Msg{Role: "tool", Text: gmResponseText(fr.Response), ToolCallID: fr.Name})
+					req.Messages = append(req.Messages, Msg{Role: "tool", Text: gmResponseText(fr.Response), ToolCallID: id})
 					continue
 				}
 				if user == nil {
@@ -183,12 +190,12 @@ func normalizeGemini(req *Request, contents []gmContent) string {
 					}
 				}
 			}
-			pending = nil
+			pending, pendingIDs = nil, nil
 		case "model":
 			if len(pending) > 0 {
 				keep(gmCountMismatch)
 			}
-			pending = nil
+			pending, pendingIDs = nil, nil
 			m := Msg{Role: "assistant"}
 			firstCall := true
 			for _, p := range c.Parts {
@@ -196,8 +203,13 @@ func normalizeGemini(req *Request, contents []gmContent) string {
 				case p.FunctionCall != nil:
 					n++
 					args := string(p.FunctionCall.Args)
-					m.ToolCalls = append(m.ToolCalls, Call{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Arguments: args})
+					id := p.FunctionCall.ID
+					if id == "" {
+						id = p.FunctionCall.Name + "#" + strconv.Itoa(n)
+					}
+					m.ToolCalls = append(m.ToolCalls, Call{ID: id, Name: p.FunctionCall.Name, Arguments: args})
 					pending = append(pending, p.FunctionCall.Name)
+					pendingIDs = append(pendingIDs, id)
 					if p.ThoughtSignature != "" {
 						m.Signatures = append(m.Signatures, p.ThoughtSignature)
 					}

@@ -97,7 +97,7 @@ func TestGeminiFunctionCallsAndSignatures(t *testing.T) {
 		t.Fatalf("violations: %q", v)
 	}
 	got := srv.Requests()[1].Messages
-	if len(got) != 4 || got[2].ToolCallID != "read" || got[3].ToolCallID != "stat" || got[2].Text != "alpha" {
+	if len(got) != 4 || got[2].ToolCallID != got[1].ToolCalls[0].ID || got[3].ToolCallID != got[1].ToolCalls[1].ID || got[2].Text != "alpha" || got[3].Text != "size 3" {
 		t.Errorf("function responses not in call order: %+v", got)
 	}
 	if len(got[1].Signatures) != 1 || got[1].Signatures[0] == "skip/thought/signature/validator" {
