@@ -23,12 +23,9 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// APIs lists the two original wire formats, for table-driven tests; AllAPIs
-// adds OpenAI Responses and Gemini.
-var APIs = []string{"openai", "anthropic"}
-
-// AllAPIs lists every wire format.
-var AllAPIs = []string{"openai", "openai-responses", "anthropic", "gemini"}
+// APIs lists every wire format, for table-driven tests: Chat Completions,
+// OpenAI Responses, Anthropic Messages, Gemini.
+var APIs = []string{"openai", "openai-responses", "anthropic", "gemini"}
 
 // Options shape an Env. Zero values give a default stack.
 type Options struct {

@@ -67,14 +67,6 @@ func buildRequest(req *llm.Request, budget int) ([]*genai.Content, *genai.Genera
 		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
 	}
 
-	// The current turn starts after the last user message; its model turns
-	// must carry thought signatures.
-	boundary := -1
-	for i, m := range req.Messages {
-		if m.Role == llm.RoleUser {
-			boundary = i
-		}
-	}
 	var contents []*genai.Content
 	var responses, others []*genai.Part
 	var lastCalls []llm.ToolCall
@@ -86,7 +78,7 @@ func buildRequest(req *llm.Request, budget int) ([]*genai.Content, *genai.Genera
 		responses, others = nil, nil
 	}
 	names := map[string]string{} // call id → tool name
-	for i, m := range req.Messages {
+	for _, m := range req.Messages {
 		switch m.Role {
 		case llm.RoleSystem:
 			if t := m.Text(); t != "" {
@@ -112,7 +104,7 @@ func buildRequest(req *llm.Request, budget int) ([]*genai.Content, *genai.Genera
 				names[c.ID] = c.Name
 			}
 			lastCalls = m.ToolCalls
-			if parts := modelParts(m, req.Model, i > boundary); len(parts) > 0 {
+			if parts := modelParts(m, req.Model); len(parts) > 0 {
 				contents = append(contents, &genai.Content{Role: genai.RoleModel, Parts: parts})
 			}
 		}
@@ -156,8 +148,11 @@ func orderResponses(parts []*genai.Part, calls []llm.ToolCall) []*genai.Part {
 
 // modelParts replays an assistant message: text, then function calls, each
 // with the signature it was issued with when Gemini issued it for this
-// model. In the current turn a call turn without one gets the skip value.
-func modelParts(m llm.Message, model string, currentTurn bool) []*genai.Part {
+// model. A call turn without one gets the skip value; the API requires it
+// only in the current turn, but sending it on every such turn keeps the
+// bytes of a turn the same before and after the next user message, so the
+// prompt cache prefix survives.
+func modelParts(m llm.Message, model string) []*genai.Part {
 	var parts []*genai.Part
 	var textPart *genai.Part
 	if t := m.Text(); t != "" {
@@ -188,7 +183,7 @@ func modelParts(m llm.Message, model string, currentTurn bool) []*genai.Part {
 			}
 		}
 	}
-	if currentTurn && len(calls) > 0 && calls[0].ThoughtSignature == nil {
+	if len(calls) > 0 && calls[0].ThoughtSignature == nil {
 		calls[0].ThoughtSignature = skipSignature
 	}
 	return parts
