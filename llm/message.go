@@ -236,3 +236,43 @@ const (
 	FinishRefusal       FinishReason = "refusal"        // model refused (Anthropic refusal)
 	FinishUnknown       FinishReason = ""               // missing or unrecognized
 )
+
+// MergeReasoning is the reasoning of two assistant messages merged into one
+// (a continuation stitched to the message it continues): the newer wins,
+// but a checkpoint of the older (a replay item of type "compaction", the
+// only copy of the history the server pruned) is kept unless the newer
+// carries one of its own.
+func MergeReasoning(older, newer *Reasoning) *Reasoning {
+	if newer.Empty() {
+		return older
+	}
+	if older.Empty() || hasCheckpoint(newer) || !hasCheckpoint(older) {
+		return newer
+	}
+	merged := *newer
+	merged.Items = nil
+	for _, it := range older.Items {
+		if itemType(it) == "compaction" {
+			merged.Items = append(merged.Items, it)
+		}
+	}
+	merged.Items = append(merged.Items, newer.Items...)
+	return &merged
+}
+
+func hasCheckpoint(r *Reasoning) bool {
+	for _, it := range r.Items {
+		if itemType(it) == "compaction" {
+			return true
+		}
+	}
+	return false
+}
+
+func itemType(raw json.RawMessage) string {
+	var h struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &h)
+	return h.Type
+}

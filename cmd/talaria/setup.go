@@ -218,15 +218,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 
 // turnConfig maps the config file onto the engine's settings.
 func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
-	overrides := map[string]compact.ModelInfo{}
-	for name, m := range cfg.Models {
-		overrides[name] = compact.ModelInfo{
-			Model: name, Window: m.Window, MaxOutput: m.MaxOutput,
-			InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
-			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
-			Threshold: compact.Threshold{Ratio: m.CompressionThreshold, Tokens: m.CompressionThresholdTokens},
-		}
-	}
+	overrides := modelOverrides(cfg)
 	// Unset limits stay zero: the engine applies its defaults.
 	g := turn.GuardConfig{
 		NoIdenticalCalls:      !boolOr(cfg.Guards.IdenticalCalls, true),
@@ -363,7 +355,8 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 		prov = g
 	case config.APIOpenAIResponses:
 		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, Responses: true,
-			ReasoningEffort: p.Reasoning.Effort, ReasoningSummary: p.Reasoning.Summary, NoReasoningReplay: !p.Reasoning.ReplayOn()})
+			ReasoningEffort: p.Reasoning.Effort, ReasoningSummary: p.Reasoning.Summary, NoReasoningReplay: !p.Reasoning.ReplayOn(),
+			NativeCompaction: cfg.Compression.Native && !cfg.Compression.Disabled, CompactThreshold: nativeCompactThreshold(cfg, model)})
 	default:
 		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: keys[0], Headers: p.Headers, MaxTokensField: p.MaxTokensField})
 	}

@@ -65,6 +65,10 @@ type Compression struct {
 	// compression (the parent ends, its rows untouched) instead of
 	// archiving the compressed rows in place.
 	Rotate bool `yaml:"rotate"`
+	// Native opts in to server-side compaction on the OpenAI Responses API
+	// (models and endpoints that support it only); its threshold sits
+	// below the local trigger so the server compacts first.
+	Native bool `yaml:"native"`
 }
 
 // Guards turns the loop and stall guards on and off.

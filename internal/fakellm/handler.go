@@ -84,7 +84,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Debug("fakellm: reading request body", "err", err)
 		return
 	}
-	req := Request{API: rt.api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, epoch: s.epoch()}
+	req := Request{API: rt.api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, epoch: s.epoch(), noContextManagement: s.opts.noContextManagement}
 	bad := rt.parse(&req)
 	idx := s.record(req)
 	log.Debug("fakellm: request", "index", idx, "api", rt.api, "model", req.Model, "stream", req.Stream, "messages", len(req.Messages))
@@ -161,6 +161,7 @@ func (s *Server) resolve(rt route, req Request, st Step, requestID string) *repl
 	return &reply{
 		id:           s.newID(rt.idPrefix),
 		epoch:        req.epoch,
+		compact:      st.Compact,
 		requestID:    requestID,
 		model:        model,
 		created:      time.Now().Unix(),

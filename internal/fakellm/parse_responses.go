@@ -29,10 +29,14 @@ type rsBody struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
 	} `json:"tools"`
-	MaxOutputTokens int      `json:"max_output_tokens"`
-	Stream          bool     `json:"stream"`
-	Store           *bool    `json:"store"`
-	Include         []string `json:"include"`
+	MaxOutputTokens   int      `json:"max_output_tokens"`
+	Stream            bool     `json:"stream"`
+	Store             *bool    `json:"store"`
+	Include           []string `json:"include"`
+	ContextManagement []struct {
+		Type             string `json:"type"`
+		CompactThreshold int    `json:"compact_threshold"`
+	} `json:"context_management"`
 }
 
 // rsItem is one input item; which fields matter depends on Type.
@@ -112,6 +116,17 @@ func parseResponses(req *Request) *ErrorReply {
 	} else if err := json.Unmarshal(b.Input, &items); err != nil {
 		bad("", fmt.Sprintf("Invalid type for 'input': expected a string or an array of input items: %v", err))
 		return v
+	}
+	for _, cm := range b.ContextManagement {
+		if cm.Type == "compaction" {
+			req.CompactThreshold = cm.CompactThreshold
+		}
+	}
+	if len(b.ContextManagement) > 0 && req.noContextManagement {
+		if v == nil {
+			v = &ErrorReply{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "unknown_parameter", Param: "context_management",
+				Message: "Unknown parameter: 'context_management'."}
+		}
 	}
 	stored := b.Store == nil || *b.Store
 	if e := normalizeResponses(req, items, stored); e != nil {
@@ -195,6 +210,11 @@ func normalizeResponses(req *Request, items []rsItem, stored bool) *ErrorReply {
 				out, _ = rsText(it.Output)
 			}
 			req.Messages = append(req.Messages, Msg{Role: "tool", Text: out, ToolCallID: it.CallID})
+		case "compaction":
+			if it.EncryptedContent == nil || !rsVerify(*it.EncryptedContent, req.epoch, req.Model, it.ID, "compaction") {
+				keep("invalid_encrypted_content", rsBadEncrypted, it.ID)
+			}
+			req.Checkpoints = append(req.Checkpoints, it.ID)
 		case "reasoning":
 			summary := rsSummaryText(it.Summary)
 			switch {
@@ -229,7 +249,7 @@ func normalizeResponses(req *Request, items []rsItem, stored bool) *ErrorReply {
 // reasoning led to, or more reasoning.
 func rsFollows(it rsItem) bool {
 	switch it.Type {
-	case "function_call", "reasoning":
+	case "function_call", "reasoning", "compaction":
 		return true
 	case "message", "":
 		return it.Role == "assistant"

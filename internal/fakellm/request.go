@@ -39,8 +39,15 @@ type Request struct {
 	// the request replayed, in order.
 	ReasoningItems []string
 
+	// CompactThreshold is Responses' context_management compact_threshold
+	// (0: none sent); Checkpoints are the ids of compaction items replayed.
+	CompactThreshold int
+	Checkpoints      []string
+
 	// epoch is the server's reasoning key when the request arrived.
 	epoch int
+	// noContextManagement: the server refuses context_management.
+	noContextManagement bool
 }
 
 // Msg is one normalized message.
@@ -68,6 +75,7 @@ func (r Request) clone() Request {
 	c.Body = bytes.Clone(r.Body)
 	c.Tools = slices.Clone(r.Tools)
 	c.ReasoningItems = slices.Clone(r.ReasoningItems)
+	c.Checkpoints = slices.Clone(r.Checkpoints)
 	if r.Messages != nil {
 		c.Messages = make([]Msg, len(r.Messages))
 		for i, m := range r.Messages {

@@ -13,6 +13,8 @@ type options struct {
 	strict  bool
 	latency time.Duration
 	logger  *slog.Logger
+	// noContextManagement: see WithoutContextManagement.
+	noContextManagement bool
 }
 
 // Option configures a Server.
@@ -22,6 +24,11 @@ type Option func(*options)
 // request that reaches a known route gets the next scripted reply, even one
 // whose body is not JSON.
 func WithStrict(on bool) Option { return func(o *options) { o.strict = on } }
+
+// WithoutContextManagement makes the Responses route refuse the
+// context_management field (native compaction) with a structured 400, as
+// endpoints without server-side compaction do.
+func WithoutContextManagement() Option { return func(o *options) { o.noContextManagement = true } }
 
 // WithLatency sets the default wait before the first byte of every reply.
 func WithLatency(d time.Duration) Option { return func(o *options) { o.latency = d } }

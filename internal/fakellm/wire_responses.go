@@ -46,6 +46,12 @@ type rsOutReasoning struct {
 	EncryptedContent string      `json:"encrypted_content,omitempty"`
 }
 
+type rsOutCompaction struct {
+	ID               string `json:"id"`
+	Type             string `json:"type"`
+	EncryptedContent string `json:"encrypted_content"`
+}
+
 type rsOutMessage struct {
 	ID      string         `json:"id"`
 	Type    string         `json:"type"`
@@ -114,6 +120,10 @@ func rsItemIDs(r *reply) (reasoning, message string, calls []string) {
 func rsOutput(r *reply) []any {
 	rsID, msgID, callIDs := rsItemIDs(r)
 	var out []any
+	if r.compact {
+		id := "cmp" + strings.TrimPrefix(rsID, "rs")
+		out = append(out, rsOutCompaction{ID: id, Type: "compaction", EncryptedContent: rsEncrypted(r.epoch, r.model, id, "compaction")})
+	}
 	if r.reasoning != "" {
 		out = append(out, rsOutReasoning{ID: rsID, Type: "reasoning", Summary: []rsSummary{{Type: "summary_text", Text: r.reasoning}},
 			EncryptedContent: rsEncrypted(r.epoch, r.model, rsID, r.reasoning)})
@@ -184,6 +194,10 @@ func (responsesWire) events(r *reply) (events [][]byte, cut int) {
 		lastDone = len(events)
 		add("response.output_item.done", map[string]any{"output_index": idx, "item": item})
 		idx++
+	}
+	if r.compact {
+		add("response.output_item.added", map[string]any{"output_index": idx, "item": out[idx]})
+		done(out[idx])
 	}
 	if r.reasoning != "" {
 		add("response.output_item.added", map[string]any{"output_index": idx, "item": rsOutReasoning{ID: rsID, Type: "reasoning", Summary: []rsSummary{}}})

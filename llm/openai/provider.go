@@ -9,11 +9,13 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"iter"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -70,6 +72,14 @@ type Config struct {
 	// NoReasoningReplay is the kill switch of Responses reasoning replay:
 	// encrypted reasoning is neither requested nor sent back.
 	NoReasoningReplay bool
+	// NativeCompaction opts in to server-side compaction in Responses mode
+	// (context_management with CompactThreshold), sent only to the model
+	// families that support it on CompactionHosts (default api.openai.com).
+	// A structured rejection turns it off for this provider and the call
+	// is retried once without it.
+	NativeCompaction bool
+	CompactThreshold int
+	CompactionHosts  []string
 }
 
 // Provider is an llm.Provider for Chat Completions endpoints. It is safe for
@@ -79,8 +89,10 @@ type Provider struct {
 	client              oai.Client
 	maxCompletionTokens bool
 	// useResponses selects the Responses API; responses holds its options.
-	useResponses bool
-	responses    responsesOptions
+	useResponses  bool
+	responses     responsesOptions
+	compaction    compactionOptions
+	compactionOff atomic.Bool
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -127,6 +139,8 @@ func New(cfg Config) *Provider {
 		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
 		useResponses:        cfg.Responses,
 		responses:           responsesOptions{effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary, replay: !cfg.NoReasoningReplay},
+		compaction: compactionOptions{on: cfg.NativeCompaction, threshold: cfg.CompactThreshold,
+			hosts: slices.Clone(cfg.CompactionHosts), base: cmp.Or(cfg.BaseURL, "https://api.openai.com/v1")},
 	}
 }
 

@@ -16,16 +16,17 @@ const ResponsesAPI = "openai-responses"
 // rsRequest is the Responses request body, fields in a fixed order so the
 // same llm.Request always yields the same bytes.
 type rsRequest struct {
-	Model           string       `json:"model"`
-	Instructions    string       `json:"instructions,omitempty"`
-	Input           []any        `json:"input"`
-	Tools           []rsTool     `json:"tools,omitempty"`
-	MaxOutputTokens int          `json:"max_output_tokens,omitempty"`
-	Temperature     *float64     `json:"temperature,omitempty"`
-	Reasoning       *rsReasoning `json:"reasoning,omitempty"`
-	Include         []string     `json:"include,omitempty"`
-	Store           bool         `json:"store"`
-	Stream          bool         `json:"stream"`
+	Model             string                `json:"model"`
+	Instructions      string                `json:"instructions,omitempty"`
+	Input             []any                 `json:"input"`
+	Tools             []rsTool              `json:"tools,omitempty"`
+	MaxOutputTokens   int                   `json:"max_output_tokens,omitempty"`
+	Temperature       *float64              `json:"temperature,omitempty"`
+	Reasoning         *rsReasoning          `json:"reasoning,omitempty"`
+	Include           []string              `json:"include,omitempty"`
+	ContextManagement []rsContextManagement `json:"context_management,omitempty"`
+	Store             bool                  `json:"store"`
+	Stream            bool                  `json:"stream"`
 }
 
 type rsReasoning struct {
@@ -72,6 +73,10 @@ type responsesOptions struct {
 	// replay is the kill switch: false neither asks for encrypted
 	// reasoning nor sends any back.
 	replay bool
+	// compact carries context_management when the request is gated in.
+	compact bool
+	// threshold is its compact_threshold.
+	threshold int
 }
 
 // encodeResponsesRequest turns req into a Responses body. Deterministic:
@@ -104,13 +109,28 @@ func encodeResponsesRequest(req *llm.Request, o responsesOptions) ([]byte, error
 	if o.replay {
 		w.Include = []string{"reasoning.encrypted_content"}
 	}
+	if o.compact {
+		w.ContextManagement = []rsContextManagement{{Type: "compaction", CompactThreshold: o.threshold}}
+	}
 	boundary := -1
 	for i, m := range req.Messages {
 		if m.Role == llm.RoleUser {
 			boundary = i
 		}
 	}
+	// A compaction checkpoint replaces the history before the message that
+	// carries it; it goes first, then that message and what follows.
+	start := 0
+	if o.replay {
+		if at, cp := latestCheckpoint(req.Messages, req.Model); at >= 0 {
+			w.Input = append(w.Input, cp)
+			start = at
+		}
+	}
 	for i, m := range req.Messages {
+		if i < start && m.Role != llm.RoleSystem {
+			continue
+		}
 		switch m.Role {
 		case llm.RoleSystem:
 			if t := m.Text(); t != "" {
@@ -122,7 +142,9 @@ func encodeResponsesRequest(req *llm.Request, o responsesOptions) ([]byte, error
 			text := m.Text()
 			if o.replay && i > boundary && (text != "" || len(m.ToolCalls) > 0) && m.Reasoning.IssuedBy(ResponsesAPI, req.Model) {
 				for _, it := range m.Reasoning.Items {
-					w.Input = append(w.Input, it)
+					if itemType(it) != "compaction" {
+						w.Input = append(w.Input, it)
+					}
 				}
 			}
 			if text != "" {

@@ -158,7 +158,7 @@ func (a *rsAssembler) itemDone(index int, raw json.RawMessage) {
 		return
 	}
 	switch it.Type {
-	case "reasoning":
+	case "reasoning", "compaction":
 		if !a.replay {
 			return
 		}
@@ -237,10 +237,27 @@ func (a *rsAssembler) response() *llm.Response {
 
 // streamResponses is Stream in Responses mode.
 func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) {
-	body, err := encodeResponsesRequest(req, p.responses)
+	o := p.responses
+	o.compact = !p.compactionOff.Load() && p.compaction.gated(req.Model)
+	o.threshold = p.compaction.threshold
+	if !p.streamResponsesOnce(ctx, req, o, yield) && o.compact {
+		// The endpoint refused context_management: native compaction is
+		// off from now on (local compression still runs) and the call is
+		// sent again without it, once.
+		p.compactionOff.Store(true)
+		o.compact = false
+		p.streamResponsesOnce(ctx, req, o, yield)
+	}
+}
+
+// streamResponsesOnce makes one call. It returns false, having yielded
+// nothing, only when o.compact is set and the endpoint rejected the
+// context_management field.
+func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o responsesOptions, yield func(llm.Event, error) bool) bool {
+	body, err := encodeResponsesRequest(req, o)
 	if err != nil {
 		yield(llm.Event{}, p.localError(req.Model, err.Error()))
-		return
+		return true
 	}
 	capt := &capture{}
 	opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
@@ -252,20 +269,24 @@ func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield 
 		if resp != nil && resp.Body != nil {
 			_ = resp.Body.Close()
 		}
-		yield(llm.Event{}, p.requestError(ctx, req.Model, err, capt))
-		return
+		e := p.requestError(ctx, req.Model, err, capt)
+		if o.compact && contextManagementRejected(e) {
+			return false
+		}
+		yield(llm.Event{}, e)
+		return true
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		yield(llm.Event{}, p.requestError(ctx, req.Model, nil, capt))
-		return
+		return true
 	}
 	asm := &rsAssembler{reqModel: req.Model, replay: p.responses.replay}
 	dec := ssestream.NewDecoder(resp)
 	for dec.Next() {
 		if ctx.Err() != nil {
 			yield(llm.Event{}, p.transportError(ctx, req.Model, ctx.Err(), true, asm.text.String()))
-			return
+			return true
 		}
 		ev := dec.Event()
 		data := bytes.TrimSpace(ev.Data)
@@ -275,22 +296,22 @@ func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield 
 		events, failure, err := asm.feed(ev.Type, data)
 		if err != nil {
 			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Body: capBody(data), Message: err.Error(), MidStream: true, PartialText: asm.text.String(), Err: err})
-			return
+			return true
 		}
 		if failure != nil {
 			e := p.streamError(req.Model, resp.Header, data, failure, true, asm.text.String())
 			yield(llm.Event{}, e)
-			return
+			return true
 		}
 		for _, e := range events {
 			if !yield(e, nil) {
-				return
+				return true
 			}
 		}
 		if asm.completed {
 			drain(resp.Body)
 			yield(llm.Event{Type: llm.EventDone, Response: asm.response()}, nil)
-			return
+			return true
 		}
 	}
 	err = dec.Err()
@@ -298,4 +319,5 @@ func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield 
 		err = errNoCompleted
 	}
 	yield(llm.Event{}, p.transportError(ctx, req.Model, err, true, asm.text.String()))
+	return true
 }

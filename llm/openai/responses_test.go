@@ -200,3 +200,83 @@ func TestResponsesCutTruncationAndErrors(t *testing.T) {
 		t.Errorf("429: class %s (%v)", c.Class, err)
 	}
 }
+
+func compactingProvider(srv *fakellm.Server) *openai.Provider {
+	return responsesProvider(srv, func(c *openai.Config) {
+		c.NativeCompaction, c.CompactThreshold, c.CompactionHosts = true, 100000, []string{"127.0.0.1"}
+	})
+}
+
+// Native compaction: sent only to a supporting model on an allowed
+// endpoint; the checkpoint the server returns replaces the history before
+// it on later calls, across turns, and survives a merge.
+func TestResponsesNativeCompaction(t *testing.T) {
+	srv := fakellm.New()
+	defer srv.Close()
+	srv.Script(
+		fakellm.Text("no compaction for gpt-5"),
+		fakellm.Step{Compact: true, Reasoning: "Compacted; now answer.", Calls: []fakellm.Call{fakellm.ToolCall("ls", `{}`)}},
+		fakellm.Text("listed"),
+		fakellm.Text("second turn"),
+	)
+	p := compactingProvider(srv)
+	old := []llm.Message{llm.NewText(llm.RoleUser, "an old question"), llm.NewText(llm.RoleAssistant, "an old answer")}
+	if _, _, err := collectAll(t, p, &llm.Request{Model: "gpt-5", Messages: old}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := append(old, llm.NewText(llm.RoleUser, "list"))
+	_, resp, err := collectAll(t, p, &llm.Request{Model: "gpt-5.5", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Message.Reasoning; r == nil || len(r.Items) != 2 || !strings.Contains(string(r.Items[0]), `"type":"compaction"`) {
+		t.Fatalf("compaction item not kept: %+v", r)
+	}
+	msgs = append(msgs, resp.Message, llm.NewToolResult(resp.Message.ToolCalls[0], "a b", false))
+	if _, _, err := collectAll(t, p, &llm.Request{Model: "gpt-5.5", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	// A continuation merged into the compacting message must not lose the
+	// checkpoint (newer reasoning wins, the older checkpoint stays).
+	msgs[3].Reasoning = llm.MergeReasoning(msgs[3].Reasoning, &llm.Reasoning{API: "openai-responses", Model: "gpt-5.5", Text: "later"})
+	msgs = append(msgs, llm.NewText(llm.RoleAssistant, "listed"), llm.NewText(llm.RoleUser, "next"))
+	if _, _, err := collectAll(t, p, &llm.Request{Model: "gpt-5.5", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	if v := srv.Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+	reqs := srv.Requests()
+	if reqs[0].CompactThreshold != 0 || reqs[1].CompactThreshold != 100000 {
+		t.Errorf("context_management gating: gpt-5 %d, gpt-5.5 %d", reqs[0].CompactThreshold, reqs[1].CompactThreshold)
+	}
+	for _, i := range []int{2, 3} {
+		r := reqs[i]
+		if len(r.Checkpoints) != 1 || strings.Contains(string(r.Body), "an old question") {
+			t.Errorf("request %d: checkpoints %v; the pruned history must be replaced by it:\n%s", i, r.Checkpoints, r.Body)
+		}
+	}
+	if len(reqs[3].ReasoningItems) != 0 {
+		t.Errorf("the previous turn's reasoning was replayed: %v", reqs[3].ReasoningItems)
+	}
+}
+
+// An endpoint that refuses context_management: the call is retried once
+// without it, and native compaction stays off afterwards.
+func TestResponsesNativeCompactionRejected(t *testing.T) {
+	srv := fakellm.New(fakellm.WithoutContextManagement())
+	defer srv.Close()
+	srv.Script(fakellm.Text("one"), fakellm.Text("two"))
+	p := compactingProvider(srv)
+	req := &llm.Request{Model: "gpt-5.5", Messages: []llm.Message{llm.NewText(llm.RoleUser, "hi")}}
+	for _, want := range []string{"one", "two"} {
+		_, resp, err := collectAll(t, p, req)
+		if err != nil || resp.Message.Text() != want {
+			t.Fatalf("answer %v, %v; want %q", resp, err, want)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 || reqs[0].CompactThreshold == 0 || reqs[1].CompactThreshold != 0 || reqs[2].CompactThreshold != 0 {
+		t.Errorf("requests: %d, thresholds %d", len(reqs), []int{reqs[0].CompactThreshold})
+	}
+}
