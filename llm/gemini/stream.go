@@ -21,6 +21,8 @@ type assembler struct {
 	id, model string
 	text      strings.Builder
 	thoughts  strings.Builder
+	// think moves inline <think>…</think> out of the answer text.
+	think     llm.ThinkSplitter
 	calls     []llm.ToolCall
 	sigs      []json.RawMessage
 	usage     llm.Usage
@@ -66,6 +68,7 @@ func (a *assembler) feed(r *genai.GenerateContentResponse) []llm.Event {
 		}
 	}
 	if c.FinishReason != "" && c.FinishReason != genai.FinishReasonUnspecified {
+		a.emitText(a.think.Flush())
 		a.rawFinish = string(c.FinishReason)
 		a.finish = mapFinish(c.FinishReason)
 	}
@@ -104,12 +107,23 @@ func (a *assembler) part(p *genai.Part) {
 		}
 	default:
 		if p.Text != "" {
-			a.text.WriteString(p.Text)
-			a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: p.Text})
+			a.emitText(a.think.Feed(p.Text))
 		}
 		if len(p.ThoughtSignature) > 0 {
 			a.keepSig(sigRef{On: "text", Signature: p.ThoughtSignature})
 		}
+	}
+}
+
+// emitText yields answer text and the inline reasoning split from it.
+func (a *assembler) emitText(text, reasoning string) {
+	if reasoning != "" {
+		a.thoughts.WriteString(reasoning)
+		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
+	}
+	if text != "" {
+		a.text.WriteString(text)
+		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
 	}
 }
 
@@ -134,8 +148,15 @@ func (a *assembler) finished() bool { return a.blocked || a.rawFinish != "" }
 
 func (a *assembler) response() *llm.Response {
 	msg := llm.Message{Role: llm.RoleAssistant, ToolCalls: a.calls}
-	if t := a.text.String(); t != "" {
-		msg.Content = []llm.Part{llm.TextPart(t)}
+	text := a.text.String()
+	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+		// A template opened the block in the prompt: what came before the
+		// close tag was reasoning.
+		text = answer
+		a.thoughts.WriteString(reasoning)
+	}
+	if text != "" {
+		msg.Content = []llm.Part{llm.TextPart(text)}
 	}
 	if a.thoughts.Len() > 0 || len(a.sigs) > 0 {
 		msg.Reasoning = &llm.Reasoning{Text: a.thoughts.String(), Items: a.sigs, API: API, Model: a.reqModel}

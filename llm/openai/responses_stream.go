@@ -77,6 +77,8 @@ type rsAssembler struct {
 	id, model string
 	text      strings.Builder
 	summary   strings.Builder
+	// think moves inline <think>…</think> out of the answer text.
+	think     llm.ThinkSplitter
 	items     []json.RawMessage
 	calls     map[int]*rsCall // by output_index
 	order     []*rsCall
@@ -117,8 +119,7 @@ func (a *rsAssembler) feed(name string, data []byte) (events []llm.Event, failur
 		}
 	case "response.output_text.delta":
 		if ev.Delta != "" {
-			a.text.WriteString(ev.Delta)
-			a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: ev.Delta})
+			a.emitText(a.think.Feed(ev.Delta))
 		}
 	case "response.reasoning_summary_part.added":
 		if a.summary.Len() > 0 {
@@ -184,8 +185,21 @@ func (a *rsAssembler) itemDone(index int, raw json.RawMessage) {
 	}
 }
 
+// emitText yields answer text and the inline reasoning split from it.
+func (a *rsAssembler) emitText(text, reasoning string) {
+	if reasoning != "" {
+		a.summary.WriteString(reasoning)
+		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
+	}
+	if text != "" {
+		a.text.WriteString(text)
+		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
+	}
+}
+
 func (a *rsAssembler) complete(r *rsEventResp) {
 	a.completed = true
+	a.emitText(a.think.Flush())
 	if r == nil {
 		return
 	}
@@ -219,8 +233,15 @@ func (a *rsAssembler) complete(r *rsEventResp) {
 
 func (a *rsAssembler) response() *llm.Response {
 	msg := llm.Message{Role: llm.RoleAssistant}
-	if t := a.text.String(); t != "" {
-		msg.Content = []llm.Part{llm.TextPart(t)}
+	text := a.text.String()
+	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+		// A template opened the block in the prompt: what came before the
+		// close tag was reasoning.
+		text = answer
+		a.summary.WriteString(reasoning)
+	}
+	if text != "" {
+		msg.Content = []llm.Part{llm.TextPart(text)}
 	}
 	for _, c := range a.order {
 		args := c.args.String()
