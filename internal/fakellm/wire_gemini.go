@@ -64,6 +64,11 @@ func gmStatus(code int) string {
 	case http.StatusGatewayTimeout:
 		return "DEADLINE_EXCEEDED"
 	}
+	if code < 500 {
+		// Billing (402) and other client errors: Google's catch-all for a
+		// request the account or state cannot serve.
+		return "FAILED_PRECONDITION"
+	}
 	return "INTERNAL"
 }
 
