@@ -62,18 +62,63 @@ func (c ToolCall) ArgumentsJSON() json.RawMessage {
 	return json.RawMessage("{}")
 }
 
-// Reasoning is a model's thinking that came with an assistant message.
-// Signature (Anthropic) must be replayed unchanged; Redacted holds an opaque
-// redacted-thinking payload.
+// Reasoning is a model's thinking that came with an assistant message, and
+// the opaque state a provider wants back on later calls.
+//
+// Text, Signature and Redacted are the first thinking block (Anthropic) or
+// the reasoning summary (OpenAI Responses, Gemini), for display and for
+// adapters that only read those fields. The replay state proper is Blocks
+// (Anthropic: every thinking and redacted_thinking block, in order, with its
+// signature) and Items (OpenAI Responses reasoning output items, Gemini
+// parts with thought signatures: the exact JSON bytes received). Replay
+// state is never edited, merged or cleaned: a signature covers its block's
+// exact bytes.
+//
+// API and Model name the issuer; an adapter replays state only to the wire
+// format (and, where the format requires it, the model) that issued it, so
+// nothing unreadable is sent after a fallback.
 type Reasoning struct {
-	Text      string `json:"text,omitempty"`
-	Signature string `json:"signature,omitempty"`
-	Redacted  string `json:"redacted,omitempty"`
+	Text      string            `json:"text,omitempty"`
+	Signature string            `json:"signature,omitempty"`
+	Redacted  string            `json:"redacted,omitempty"`
+	Blocks    []ThinkingBlock   `json:"blocks,omitempty"`
+	Items     []json.RawMessage `json:"items,omitempty"`
+	API       string            `json:"api,omitempty"`
+	Model     string            `json:"model,omitempty"`
 }
 
-// Empty reports whether there is nothing to replay.
+// ThinkingBlock is one Anthropic thinking (Type "thinking": Thinking and
+// Signature) or redacted_thinking (Type "redacted_thinking": Data) block.
+type ThinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// Empty reports whether there is nothing to show or replay.
 func (r *Reasoning) Empty() bool {
-	return r == nil || (r.Text == "" && r.Signature == "" && r.Redacted == "")
+	return r == nil || (r.Text == "" && r.Signature == "" && r.Redacted == "" && len(r.Blocks) == 0 && len(r.Items) == 0)
+}
+
+// Signed reports whether r carries replay state a provider verifies
+// (signatures, encrypted items), which must never be modified.
+func (r *Reasoning) Signed() bool {
+	return r != nil && (r.Signature != "" || r.Redacted != "" || len(r.Blocks) > 0 || len(r.Items) > 0)
+}
+
+// IssuedBy reports whether r was issued by the wire format api (and model,
+// when model is non-empty). State without an issuer predates issuer
+// tracking and counts as Anthropic's, the only format that stored any.
+func (r *Reasoning) IssuedBy(api, model string) bool {
+	if r == nil {
+		return false
+	}
+	issuer := r.API
+	if issuer == "" {
+		issuer = "anthropic"
+	}
+	return issuer == api && (model == "" || r.Model == "" || r.Model == model)
 }
 
 // Message is one entry of a conversation.
@@ -191,3 +236,43 @@ const (
 	FinishRefusal       FinishReason = "refusal"        // model refused (Anthropic refusal)
 	FinishUnknown       FinishReason = ""               // missing or unrecognized
 )
+
+// MergeReasoning is the reasoning of two assistant messages merged into one
+// (a continuation stitched to the message it continues): the newer wins,
+// but a checkpoint of the older (a replay item of type "compaction", the
+// only copy of the history the server pruned) is kept unless the newer
+// carries one of its own.
+func MergeReasoning(older, newer *Reasoning) *Reasoning {
+	if newer.Empty() {
+		return older
+	}
+	if older.Empty() || hasCheckpoint(newer) || !hasCheckpoint(older) {
+		return newer
+	}
+	merged := *newer
+	merged.Items = nil
+	for _, it := range older.Items {
+		if itemType(it) == "compaction" {
+			merged.Items = append(merged.Items, it)
+		}
+	}
+	merged.Items = append(merged.Items, newer.Items...)
+	return &merged
+}
+
+func hasCheckpoint(r *Reasoning) bool {
+	for _, it := range r.Items {
+		if itemType(it) == "compaction" {
+			return true
+		}
+	}
+	return false
+}
+
+func itemType(raw json.RawMessage) string {
+	var h struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &h)
+	return h.Type
+}

@@ -94,7 +94,7 @@ func TestCleanRequest(t *testing.T) {
 			Role:      llm.RoleAssistant,
 			Content:   []llm.Part{llm.TextPart("ok")},
 			ToolCalls: []llm.ToolCall{{ID: "c1", Name: "re\xffad", Arguments: `{"p":"` + bad + `","q":"\ud800"}`}},
-			Reasoning: &llm.Reasoning{Text: bad, Signature: "sig\xff"},
+			Reasoning: &llm.Reasoning{Text: bad},
 		},
 		{Role: llm.RoleTool, ToolCallID: "c1", ToolName: "re\xffad", Content: []llm.Part{llm.TextPart("clean result")}},
 	}
@@ -122,7 +122,7 @@ func TestCleanRequest(t *testing.T) {
 				Role:      llm.RoleAssistant,
 				Content:   []llm.Part{llm.TextPart("ok")},
 				ToolCalls: []llm.ToolCall{{ID: "c1", Name: "re\uFFFDad", Arguments: `{"p":"bad` + "\uFFFD" + `","q":"\ufffd"}`}},
-				Reasoning: &llm.Reasoning{Text: "bad\uFFFD", Signature: "sig\xff"},
+				Reasoning: &llm.Reasoning{Text: "bad\uFFFD"},
 			},
 			{Role: llm.RoleTool, ToolCallID: "c1", ToolName: "re\uFFFDad", Content: []llm.Part{llm.TextPart("clean result")}},
 		},
@@ -155,5 +155,26 @@ func TestCleanRequestCleanDoesNotAllocate(t *testing.T) {
 	}}
 	if n := testing.AllocsPerRun(20, func() { CleanRequest(req) }); n != 0 {
 		t.Errorf("CleanRequest of a clean request allocated %v times", n)
+	}
+}
+
+// Signed reasoning is provider state covered by a signature: the cleaner
+// never touches it, whatever it holds.
+func TestCleanRequestSkipsSignedReasoning(t *testing.T) {
+	for name, r := range map[string]*llm.Reasoning{
+		"signature": {Text: "bad\xff", Signature: "sig"},
+		"blocks":    {Text: "bad\xff", Blocks: []llm.ThinkingBlock{{Type: "thinking", Thinking: "bad\xff", Signature: "s"}}},
+		"items":     {Text: "bad\xff", Items: []json.RawMessage{json.RawMessage(`{"type":"reasoning"}`)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart("ok")}, Reasoning: r}}}
+			before := *r
+			if n := CleanRequest(req); n != 0 {
+				t.Errorf("CleanRequest changed %d leaves, want 0", n)
+			}
+			if got := req.Messages[0].Reasoning; got != r || got.Text != before.Text {
+				t.Errorf("signed reasoning was modified: %+v", got)
+			}
+		})
 	}
 }

@@ -94,7 +94,10 @@ func cleanMessage(m llm.Message) (llm.Message, int) {
 		m.ToolName = s
 		n++
 	}
-	if m.Reasoning != nil {
+	// Signed reasoning (thinking with a signature, encrypted items) goes
+	// back exactly as the provider sent it: cleaning one character of it
+	// invalidates the signature and the whole request is rejected.
+	if m.Reasoning != nil && !m.Reasoning.Signed() {
 		if s := CleanText(m.Reasoning.Text); s != m.Reasoning.Text {
 			rs := *m.Reasoning
 			rs.Text = s

@@ -172,9 +172,8 @@ func (r *repairer) emit(msgs []llm.Message) []llm.Message {
 			prev := &out[last]
 			prev.Content = joinParts(prev.Content, m.Content)
 			prev.ToolCalls = m.ToolCalls
-			if !m.Reasoning.Empty() {
-				prev.Reasoning = m.Reasoning
-			}
+			// Newer reasoning wins; an older compaction checkpoint is kept.
+			prev.Reasoning = llm.MergeReasoning(prev.Reasoning, m.Reasoning)
 			r.rep.MergedAssistants++
 		} else {
 			out = append(out, m)

@@ -15,6 +15,7 @@ import (
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/postgres"
@@ -104,10 +105,17 @@ func benchTurns(b *testing.B, api string, prior int, pgBase string) {
 			return
 		}
 		r := &c.Turn.Routes[0]
-		if api == "anthropic" {
+		switch api {
+		case "anthropic":
 			r.Provider = anthropic.New(anthropic.Config{Name: "bench", BaseURL: external, APIKey: "k"})
-		} else {
-			r.Provider = openai.New(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k"})
+		case "gemini":
+			g, err := gemini.New(gemini.Config{Name: "bench", BaseURL: external, APIKey: "k"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Provider = g
+		default:
+			r.Provider = openai.New(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k", Responses: api == "openai-responses"})
 		}
 		r.BaseURL = external
 	}})

@@ -55,6 +55,9 @@ func TestTruncatedToolCall(t *testing.T) {
 	cut := fakellm.Step{Calls: []fakellm.Call{fakellm.ToolCall("save", `{"content":"a very long file that goes on and on`)}, Finish: "length"}
 	for _, api := range testenv.APIs {
 		t.Run("always cut/"+api, func(t *testing.T) {
+			if api == "gemini" {
+				t.Skip("gemini: function call args arrive as a whole JSON object; a call cannot be cut mid-arguments")
+			}
 			var runs atomic.Int32
 			env := testenv.New(t, testenv.Options{API: api, NoBuiltins: true,
 				ExtraTools: []tool.Tool{countingTool(&runs)}, Configure: withCap})
@@ -230,6 +233,9 @@ func TestStreamCutInsideLargeToolCall(t *testing.T) {
 	for _, tc := range tests {
 		for _, api := range testenv.APIs {
 			t.Run(tc.name+"/"+api, func(t *testing.T) {
+				if api == "gemini" && tc.wantNote {
+					t.Skip("gemini: a turn's function calls arrive whole in one chunk; a stream cannot die inside one")
+				}
 				var runs atomic.Int32
 				env := testenv.New(t, testenv.Options{API: api, NoBuiltins: true, ExtraTools: []tool.Tool{countingTool(&runs)}})
 				env.Srv.Script(
@@ -394,5 +400,5 @@ func TestShapeRepairsForNewClasses(t *testing.T) {
 }
 
 func hasImage(body []byte) bool {
-	return bytes.Contains(body, []byte(`"image_url"`)) || bytes.Contains(body, []byte(`"type":"image"`))
+	return bytes.Contains(body, []byte(`"image_url"`)) || bytes.Contains(body, []byte(`"type":"image"`)) || bytes.Contains(body, []byte(`"inlineData"`))
 }

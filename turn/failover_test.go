@@ -134,6 +134,9 @@ func keyOf(req fakellm.Request) string {
 	if k := req.Header.Get("X-Api-Key"); k != "" {
 		return k
 	}
+	if k := req.Header.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
 	return strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 }
 

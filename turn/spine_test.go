@@ -205,6 +205,12 @@ func TestBadToolCallsGetErrorResults(t *testing.T) {
 				t.Fatalf("%d tool results, want 3", len(results))
 			}
 			wants := []string{"path", "no_such_tool", "JSON"}
+			if api == "gemini" {
+				// Gemini's function call args are a JSON object on the
+				// wire: text that is not JSON cannot arrive, the call comes
+				// with no arguments.
+				wants[2] = "path"
+			}
 			for i, r := range results {
 				if !r.IsError || !strings.Contains(r.Text(), wants[i]) {
 					t.Errorf("result %d = %q (error=%v); want an error mentioning %q", i, r.Text(), r.IsError, wants[i])

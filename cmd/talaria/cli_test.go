@@ -149,7 +149,7 @@ func TestRunArgumentErrors(t *testing.T) {
 		{"session and continue", []string{"run", "--session", "x", "-c", "hi"}, "cannot be used together"},
 		{"unknown session", append(append([]string{"run"}, e.routeArgs("openai")...), "--session", "nope", "hi"), `no session "nope"`},
 		{"continue without sessions", append(append([]string{"run"}, e.routeArgs("openai")...), "-c", "hi"), "no session yet"},
-		{"bad api", []string{"run", "--api", "gemini", "--base-url", "http://127.0.0.1:1", "--model", "m", "hi"}, "use openai or anthropic"},
+		{"bad api", []string{"run", "--api", "palm", "--base-url", "http://127.0.0.1:1", "--model", "m", "hi"}, "use one of openai, openai-responses, anthropic, gemini"},
 		{"bad base url", []string{"run", "--api", "openai", "--base-url", "localhost", "--model", "m", "hi"}, "is not a URL"},
 		{"unknown provider", []string{"run", "--provider", "nosuch", "hi"}, `provider "nosuch" is not configured`},
 	}

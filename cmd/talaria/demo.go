@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
@@ -31,6 +33,7 @@ stderr.`,
 	examples: []string{
 		"talaria demo",
 		"talaria demo --api anthropic --keep",
+		"talaria demo --api openai-responses",
 		"talaria demo --json --latency 0s | jq .exit",
 	},
 }
@@ -44,7 +47,7 @@ var demoFiles = map[string]string{
 
 func (c *cli) demoCmd(ctx context.Context, args []string) int {
 	fs := demoHelp.flags()
-	api := fs.String("api", "openai", "wire format the scripted server speaks: openai or anthropic")
+	api := fs.String("api", "openai", "wire format the scripted server speaks: openai, openai-responses, anthropic or gemini")
 	keep := fs.Bool("keep", false, "keep the temporary workspace and database")
 	jsonOut := fs.Bool("json", false, "print the turn result as JSON at the end")
 	latency := fs.Duration("latency", 150*time.Millisecond, "simulated model latency per reply")
@@ -52,8 +55,8 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 	if code, done := c.parseFlags(fs, demoHelp, args); done {
 		return code
 	}
-	if *api != "openai" && *api != "anthropic" {
-		return c.usageError(demoHelp, "--api %q: use openai or anthropic", *api)
+	if !config.ValidAPI(*api) {
+		return c.usageError(demoHelp, "--api %q: use one of %s", *api, config.APIChoice())
 	}
 	// With --json, stdout carries the JSON result alone.
 	out := c.stdout
@@ -84,9 +87,18 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 	}
 
 	var prov llm.Provider
-	if *api == "anthropic" {
+	switch *api {
+	case config.APIAnthropic:
 		prov = anthropic.New(anthropic.Config{Name: "fakellm", BaseURL: srv.AnthropicBaseURL(), APIKey: "demo"})
-	} else {
+	case config.APIOpenAIResponses:
+		prov = openai.New(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo", Responses: true, ReasoningSummary: "auto"})
+	case config.APIGemini:
+		g, err := gemini.New(gemini.Config{Name: "fakellm", BaseURL: srv.GeminiBaseURL(), APIKey: "demo"})
+		if err != nil {
+			return c.fail(exitOther, "%v", err)
+		}
+		prov = g
+	default:
 		prov = openai.New(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo"})
 	}
 	dbPath := filepath.Join(dir, "state.db")

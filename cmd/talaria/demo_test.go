@@ -9,7 +9,7 @@ import (
 // `talaria demo` needs no key or config, runs a real multi-tool turn in
 // both wire formats, shows each step and exits 0.
 func TestDemo(t *testing.T) {
-	for _, api := range []string{"openai", "anthropic"} {
+	for _, api := range []string{"openai", "openai-responses", "anthropic", "gemini"} {
 		t.Run(api, func(t *testing.T) {
 			e := newCLIEnv(t)
 			out := e.run("", "demo", "--api", api, "--latency", "0s")
@@ -64,7 +64,7 @@ func TestDemoJSONAndFlags(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.stdout[i:]), &res); err != nil || res.Exit != "completed" || res.APICalls != 5 {
 		t.Errorf("demo --json: %v %+v", err, res)
 	}
-	if out := e.run("", "demo", "--api", "gemini"); out.code != exitUsage || !strings.Contains(out.stderr, "use openai or anthropic") {
+	if out := e.run("", "demo", "--api", "palm"); out.code != exitUsage || !strings.Contains(out.stderr, "use one of openai, openai-responses, anthropic, gemini") {
 		t.Errorf("bad --api: exit %d %s", out.code, out.stderr)
 	}
 }

@@ -42,7 +42,7 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 	var body, bodyFile, transport string
 	fs.StringVar(&in.Provider, "provider", "", "provider that failed: openai, anthropic, openrouter, azure, gemini, vllm, llama.cpp, ollama, ... (optional)")
 	fs.StringVar(&in.Model, "model", "", "model that was called")
-	fs.StringVar(&in.API, "api", "", "wire format: openai or anthropic (guessed from --provider when empty)")
+	fs.StringVar(&in.API, "api", "", "wire format: openai, openai-responses, anthropic or gemini (guessed from --provider when empty)")
 	fs.StringVar(&in.BaseURL, "base-url", "", "base URL that was called (helps recognise aggregators and local servers)")
 	fs.IntVar(&in.Status, "status", 0, "HTTP status code")
 	fs.Var(&headers, "header", `response header "Name: value" (repeatable), e.g. "Retry-After: 20"`)

@@ -17,6 +17,7 @@ import (
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
@@ -42,7 +43,7 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.provider, "provider", "", "provider entry from the config (default: config's provider, or whichever of OPENAI_API_KEY/ANTHROPIC_API_KEY is set)")
 	fs.StringVar(&f.model, "model", "", "model to use instead of the provider's default")
 	fs.StringVar(&f.baseURL, "base-url", "", "API base URL (OpenAI-compatible: ending in /v1; Anthropic: without /v1)")
-	fs.StringVar(&f.api, "api", "", "wire format of --base-url: openai or anthropic")
+	fs.StringVar(&f.api, "api", "", "wire format of --base-url: openai, openai-responses, anthropic or gemini")
 	fs.StringVar(&f.workspace, "workspace", "", "directory the agent works in (default: the current directory)")
 	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
 	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
@@ -260,15 +261,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 
 // turnConfig maps the config file onto the engine's settings.
 func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
-	overrides := map[string]compact.ModelInfo{}
-	for name, m := range cfg.Models {
-		overrides[name] = compact.ModelInfo{
-			Model: name, Window: m.Window, MaxOutput: m.MaxOutput,
-			InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
-			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
-			Threshold: compact.Threshold{Ratio: m.CompressionThreshold, Tokens: m.CompressionThresholdTokens},
-		}
-	}
+	overrides := modelOverrides(cfg)
 	// Unset limits stay zero: the engine applies its defaults.
 	g := turn.GuardConfig{
 		NoIdenticalCalls:      !boolOr(cfg.Guards.IdenticalCalls, true),
@@ -376,8 +369,8 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 
 // route builds one provider client with its key pool.
 func (c *cli) route(cfg *config.Config, name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
-	if p.API != "openai" && p.API != "anthropic" {
-		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use openai or anthropic", p.API)}
+	if !config.ValidAPI(p.API) {
+		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use one of %s", p.API, config.APIChoice())}
 	}
 	if model == "" {
 		return turn.Route{}, &setupError{fmt.Sprintf("provider %q has no model: pass --model or set providers.%s.model", name, name)}
@@ -407,8 +400,20 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	to := llm.Timeouts{Header: time.Duration(cfg.Timeouts.ResponseHeader), Idle: time.Duration(cfg.Timeouts.StreamIdle)}
 	var prov llm.Provider
 	switch p.API {
-	case "anthropic":
-		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, Timeouts: to})
+	case config.APIAnthropic:
+		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, Timeouts: to,
+			ThinkingBudget: cfg.ThinkingBudget(p, model)})
+	case config.APIGemini:
+		g, err := gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: llm.NewHTTPClient(to),
+			ThinkingBudget: cfg.ThinkingBudget(p, model)})
+		if err != nil {
+			return turn.Route{}, &setupError{err.Error()}
+		}
+		prov = g
+	case config.APIOpenAIResponses:
+		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, Timeouts: to, Responses: true,
+			ReasoningEffort: p.Reasoning.Effort, ReasoningSummary: p.Reasoning.Summary, NoReasoningReplay: !p.Reasoning.ReplayOn(),
+			NativeCompaction: cfg.Compression.Native && !cfg.Compression.Disabled, CompactThreshold: nativeCompactThreshold(cfg, model)})
 	default:
 		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, MaxTokensField: p.MaxTokensField, Timeouts: to})
 	}

@@ -22,7 +22,8 @@ import (
 // Provider is one configured model endpoint.
 type Provider struct {
 	// API is the wire format: "openai" (Chat Completions, any compatible
-	// server) or "anthropic" (Messages).
+	// server), "openai-responses" (Responses), "anthropic" (Messages) or
+	// "gemini" (generateContent); see wire.go.
 	API     string `yaml:"api"`
 	BaseURL string `yaml:"base_url"`
 	Model   string `yaml:"model"`
@@ -36,6 +37,10 @@ type Provider struct {
 	Headers     map[string]string `yaml:"headers"`
 	// MaxTokensField: "max_tokens" or "max_completion_tokens" (openai API only).
 	MaxTokensField string `yaml:"max_tokens_field"`
+	// Thinking turns extended thinking on (anthropic, gemini).
+	Thinking *Thinking `yaml:"thinking"`
+	// Reasoning configures Responses reasoning (openai-responses).
+	Reasoning Reasoning `yaml:"reasoning"`
 }
 
 // Route names a provider entry and optionally a model other than its default.
@@ -60,6 +65,10 @@ type Compression struct {
 	// compression (the parent ends, its rows untouched) instead of
 	// archiving the compressed rows in place.
 	Rotate bool `yaml:"rotate"`
+	// Native opts in to server-side compaction on the OpenAI Responses API
+	// (models and endpoints that support it only); its threshold sits
+	// below the local trigger so the server compacts first.
+	Native bool `yaml:"native"`
 }
 
 // Guards turns the loop and stall guards on and off.
@@ -85,6 +94,9 @@ type Model struct {
 	// model.
 	CompressionThreshold       float64 `yaml:"compression_threshold"`
 	CompressionThresholdTokens int     `yaml:"compression_threshold_tokens"`
+	// Thinking overrides the provider's thinking setting for this model
+	// (budget_tokens: 0 turns it off).
+	Thinking *Thinking `yaml:"thinking"`
 }
 
 // Database configures the store: a SQLite file by default, or PostgreSQL
@@ -326,6 +338,9 @@ func (c *Config) applyEnv(getenv func(string) string) {
 func (c *Config) Validate() error {
 	for _, name := range c.ProviderNames() {
 		p := c.Providers[name]
+		if err := validateWire(name, p); err != nil {
+			return err
+		}
 		if err := p.Check(name); err != nil {
 			return err
 		}

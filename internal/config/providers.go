@@ -32,6 +32,12 @@ var vendors = map[string]vendor{
 	},
 }
 
+// speaks reports whether the vendor's official host serves wire format api:
+// OpenAI's serves Chat Completions and Responses.
+func (v vendor) speaks(api string) bool {
+	return api == v.api || (v.api == APIOpenAI && api == APIOpenAIResponses)
+}
+
 // otherHosts are official endpoints of vendors without a built-in entry:
 // their key variables must not reach another vendor's host either.
 var otherKeyHosts = map[string]string{
@@ -64,7 +70,7 @@ func mergeBuiltin(p, def Provider) Provider {
 	if p.API == "" {
 		p.API = def.API
 	}
-	if p.API != def.API {
+	if v, ok := vendorOfHost(def.BaseURL); p.API != def.API && !(ok && v.speaks(p.API)) {
 		// Another wire format under a built-in name: nothing else of the
 		// built-in applies; Check asks for a base_url.
 		return p
@@ -124,11 +130,11 @@ func keyHost(env string) (string, string) {
 // another vendor's host, or no endpoint at all. name is the entry's name as
 // the user wrote it.
 func (p Provider) Check(name string) error {
-	if p.API != "openai" && p.API != "anthropic" {
-		return fmt.Errorf("providers.%s.api is %q; use openai or anthropic", name, p.API)
+	if !ValidAPI(p.API) {
+		return fmt.Errorf("providers.%s.api is %q; use one of %s", name, p.API, APIChoice())
 	}
 	if p.BaseURL == "" {
-		if v, ok := vendors[name]; ok && v.api != p.API {
+		if v, ok := vendors[name]; ok && !v.speaks(p.API) {
 			return fmt.Errorf("providers.%s.api is %s, but %s is the built-in %s entry (api %s): set providers.%s.base_url to the %s-compatible server, or use another name", name, p.API, name, v.name, v.api, name, p.API)
 		}
 		return fmt.Errorf("providers.%s has no base_url: set it to the server's API root (e.g. http://127.0.0.1:8000/v1)", name)
@@ -136,7 +142,7 @@ func (p Provider) Check(name string) error {
 	if u, err := url.Parse(p.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("providers.%s.base_url %q is not a URL like http://127.0.0.1:8000/v1", name, p.BaseURL)
 	}
-	if v, ok := vendorOfHost(p.BaseURL); ok && v.api != p.API {
+	if v, ok := vendorOfHost(p.BaseURL); ok && !v.speaks(p.API) {
 		return fmt.Errorf("providers.%s: api is %s but base_url %s is %s's %s API; set api: %s, or another base_url", name, p.API, p.BaseURL, v.name, v.api, v.api)
 	}
 	host := hostOf(p.BaseURL)

@@ -100,8 +100,11 @@ func (h *home) command(ctx context.Context, sub string, args ...string) *exec.Cm
 	all := []string{sub}
 	if sub == "run" || sub == "chat" || sub == "serve" {
 		base := h.srv.OpenAIBaseURL()
-		if h.api == "anthropic" {
+		switch h.api {
+		case "anthropic":
 			base = h.srv.AnthropicBaseURL()
+		case "gemini":
+			base = h.srv.GeminiBaseURL()
 		}
 		all = append(all, "--api", h.api, "--base-url", base, "--model", "m", "--workspace", h.ws)
 	}

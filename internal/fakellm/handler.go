@@ -41,8 +41,13 @@ func routeFor(path string) (route, bool) {
 	switch path {
 	case "/v1/chat/completions":
 		return route{api: APIOpenAI, wire: openaiWire{}, parse: parseOpenAI, idPrefix: "chatcmpl-fake", callPrefix: "call_"}, true
+	case "/v1/responses":
+		return route{api: APIResponses, wire: responsesWire{}, parse: parseResponses, idPrefix: "resp_fake", callPrefix: "call_"}, true
 	case "/v1/messages":
 		return route{api: APIAnthropic, wire: anthropicWire{}, parse: parseAnthropic, idPrefix: "msg_fake", callPrefix: "toolu_"}, true
+	}
+	if model, method := gmModelOf(path); model != "" && (method == "streamGenerateContent" || method == "generateContent") {
+		return route{api: APIGemini, wire: geminiWire{}, parse: parseGemini, idPrefix: "gm_fake", callPrefix: "gmcall_"}, true
 	}
 	return route{}, false
 }
@@ -79,7 +84,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Debug("fakellm: reading request body", "err", err)
 		return
 	}
-	req := Request{API: rt.api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	req := Request{API: rt.api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, epoch: s.epoch(), noContextManagement: s.opts.noContextManagement}
 	bad := rt.parse(&req)
 	idx := s.record(req)
 	log.Debug("fakellm: request", "index", idx, "api", rt.api, "model", req.Model, "stream", req.Stream, "messages", len(req.Messages))
@@ -155,6 +160,8 @@ func (s *Server) resolve(rt route, req Request, st Step, requestID string) *repl
 	}
 	return &reply{
 		id:           s.newID(rt.idPrefix),
+		epoch:        req.epoch,
+		compact:      st.Compact,
 		requestID:    requestID,
 		model:        model,
 		created:      time.Now().Unix(),

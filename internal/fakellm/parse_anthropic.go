@@ -27,7 +27,11 @@ type anBody struct {
 	Tools     []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
-	Stream bool `json:"stream"`
+	Stream   bool `json:"stream"`
+	Thinking *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
 }
 
 type anMessage struct {
@@ -45,6 +49,8 @@ type anBlock struct {
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
 	Thinking  string          `json:"thinking"`
+	Signature *string         `json:"signature"`
+	Data      string          `json:"data"`
 }
 
 // parseAnthropic fills req from its Body and returns the first rule the
@@ -87,6 +93,17 @@ func parseAnthropic(req *Request) *ErrorReply {
 	if b.MaxTokens == nil {
 		bad("max_tokens: Field required")
 	}
+	thinking := false
+	if t := b.Thinking; t != nil && t.Type == "enabled" {
+		thinking = true
+		req.ThinkingBudget = t.BudgetTokens
+		switch {
+		case t.BudgetTokens < 1024:
+			bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+		case b.MaxTokens != nil && *b.MaxTokens <= t.BudgetTokens:
+			bad("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size")
+		}
+	}
 	if isAbsent(b.Messages) {
 		bad("messages: Field required")
 		return v
@@ -100,7 +117,7 @@ func parseAnthropic(req *Request) *ErrorReply {
 		bad("messages: at least one message is required")
 		return v
 	}
-	if e := normalizeAnthropic(req, msgs); e != nil {
+	if e := normalizeAnthropic(req, msgs, thinking); e != nil {
 		bad(e.Message)
 	}
 	return v
@@ -134,7 +151,7 @@ func anSystem(raw json.RawMessage) (string, error) {
 
 // normalizeAnthropic builds req.Messages and checks the transcript rules;
 // it returns the first broken rule.
-func normalizeAnthropic(req *Request, msgs []anMessage) *ErrorReply {
+func normalizeAnthropic(req *Request, msgs []anMessage, thinking bool) *ErrorReply {
 	var first *ErrorReply
 	keep := func(format string, a ...any) {
 		if first == nil {
@@ -146,6 +163,12 @@ func normalizeAnthropic(req *Request, msgs []anMessage) *ErrorReply {
 	// assistant message; tool_result blocks may answer only those.
 	var prevCalls []string
 	prevAt := -1
+	lastAssistant := -1
+	for i, m := range msgs {
+		if m.Role == "assistant" {
+			lastAssistant = i
+		}
+	}
 	for i, m := range msgs {
 		switch {
 		case m.Role == "system":
@@ -182,6 +205,17 @@ func normalizeAnthropic(req *Request, msgs []anMessage) *ErrorReply {
 				}
 				seen[bl.ID] = true
 				calls = append(calls, bl.ID)
+			case "thinking", "redacted_thinking":
+				if m.Role != "assistant" {
+					keep("messages.%d.content.%d: `%s` blocks can only be in `assistant` messages", i, k, bl.Type)
+				}
+				if !anThinkingIntact(bl) {
+					if i == lastAssistant {
+						keep(anThinkingModified, i, k)
+					} else {
+						keep("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, k)
+					}
+				}
 			case "tool_result":
 				if m.Role != "user" {
 					keep("messages.%d.content.%d: `tool_result` blocks can only be in `user` messages", i, k)
@@ -207,7 +241,47 @@ func normalizeAnthropic(req *Request, msgs []anMessage) *ErrorReply {
 	if prevAt >= 0 {
 		anCheckAnswered(prevAt, prevCalls, nil, "", keep)
 	}
+	if thinking {
+		anCheckThinkingLead(msgs, lastAssistant, keep)
+	}
 	return first
+}
+
+// anThinkingModified is the real API's answer to an edited thinking block
+// in the latest assistant message.
+const anThinkingModified = "messages.%d.content.%d: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response."
+
+// anThinkingIntact reports whether a replayed thinking block still carries
+// the signature this server issued for its exact text.
+func anThinkingIntact(bl anBlock) bool {
+	if bl.Type == "redacted_thinking" {
+		return strings.HasPrefix(bl.Data, redactedPrefix)
+	}
+	return bl.Signature != nil && anVerifySignature(*bl.Signature, bl.Thinking)
+}
+
+// redactedPrefix starts every redacted_thinking payload this server sends.
+const redactedPrefix = "fakellm-redacted:"
+
+// anCheckThinkingLead enforces the extended-thinking rule of a tool loop:
+// with thinking enabled, when the conversation ends in tool results, the
+// assistant message that called the tools must start with a thinking block.
+func anCheckThinkingLead(msgs []anMessage, lastAssistant int, keep func(string, ...any)) {
+	if lastAssistant < 0 || lastAssistant != len(msgs)-2 {
+		return
+	}
+	blocks, err := anBlocks(msgs[lastAssistant].Content)
+	if err != nil || len(blocks) == 0 {
+		return
+	}
+	hasCalls := false
+	for _, bl := range blocks {
+		hasCalls = hasCalls || bl.Type == "tool_use"
+	}
+	if !hasCalls || blocks[0].Type == "thinking" || blocks[0].Type == "redacted_thinking" {
+		return
+	}
+	keep("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking", lastAssistant, blocks[0].Type)
 }
 
 // anCheckAnswered reports the calls of message at that the next message
@@ -289,6 +363,11 @@ func anMessageView(role string, blocks []anBlock) []Msg {
 				}
 			case "thinking":
 				m.Reasoning += bl.Thinking
+				if bl.Signature != nil {
+					m.Signatures = append(m.Signatures, *bl.Signature)
+				}
+			case "redacted_thinking":
+				m.Signatures = append(m.Signatures, bl.Data)
 			case "tool_use":
 				args := ""
 				if !isAbsent(bl.Input) {

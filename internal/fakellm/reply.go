@@ -22,6 +22,8 @@ type reply struct {
 	finish       string // neutral
 	usage        *Usage // nil: report none
 	includeUsage bool   // OpenAI stream_options.include_usage
+	epoch        int    // the server's reasoning key
+	compact      bool   // Responses: emit a compaction item first
 }
 
 // neutralFinish is the step's finish, derived when empty.

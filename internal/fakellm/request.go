@@ -33,6 +33,21 @@ type Request struct {
 	MaxTokens int
 	// IncludeUsage is OpenAI's stream_options.include_usage.
 	IncludeUsage bool
+	// ThinkingBudget is Anthropic's thinking.budget_tokens (0: thinking off).
+	ThinkingBudget int
+	// ReasoningItems are the ids of the OpenAI Responses reasoning items
+	// the request replayed, in order.
+	ReasoningItems []string
+
+	// CompactThreshold is Responses' context_management compact_threshold
+	// (0: none sent); Checkpoints are the ids of compaction items replayed.
+	CompactThreshold int
+	Checkpoints      []string
+
+	// epoch is the server's reasoning key when the request arrived.
+	epoch int
+	// noContextManagement: the server refuses context_management.
+	noContextManagement bool
 }
 
 // Msg is one normalized message.
@@ -48,6 +63,9 @@ type Msg struct {
 	Reasoning string
 	// IsError is an Anthropic tool_result's is_error.
 	IsError bool
+	// Signatures are the replayed Anthropic thinking signatures and
+	// redacted_thinking payloads, Gemini thought signatures, in order.
+	Signatures []string
 }
 
 // clone deep-copies r so callers can keep or modify it freely.
@@ -56,10 +74,13 @@ func (r Request) clone() Request {
 	c.Header = r.Header.Clone()
 	c.Body = bytes.Clone(r.Body)
 	c.Tools = slices.Clone(r.Tools)
+	c.ReasoningItems = slices.Clone(r.ReasoningItems)
+	c.Checkpoints = slices.Clone(r.Checkpoints)
 	if r.Messages != nil {
 		c.Messages = make([]Msg, len(r.Messages))
 		for i, m := range r.Messages {
 			m.ToolCalls = slices.Clone(m.ToolCalls)
+			m.Signatures = slices.Clone(m.Signatures)
 			c.Messages[i] = m
 		}
 	}

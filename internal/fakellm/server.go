@@ -13,6 +13,8 @@ type options struct {
 	strict  bool
 	latency time.Duration
 	logger  *slog.Logger
+	// noContextManagement: see WithoutContextManagement.
+	noContextManagement bool
 }
 
 // Option configures a Server.
@@ -22,6 +24,11 @@ type Option func(*options)
 // request that reaches a known route gets the next scripted reply, even one
 // whose body is not JSON.
 func WithStrict(on bool) Option { return func(o *options) { o.strict = on } }
+
+// WithoutContextManagement makes the Responses route refuse the
+// context_management field (native compaction) with a structured 400, as
+// endpoints without server-side compaction do.
+func WithoutContextManagement() Option { return func(o *options) { o.noContextManagement = true } }
 
 // WithLatency sets the default wait before the first byte of every reply.
 func WithLatency(d time.Duration) Option { return func(o *options) { o.latency = d } }
@@ -55,6 +62,7 @@ type Server struct {
 	violations []string
 	arrived    chan struct{} // closed and replaced on every request, for Wait
 	seq        int           // source of generated ids
+	keyEpoch   int           // bumped by ForgetReasoning
 	closed     bool
 	active     int // handlers running
 }
@@ -98,6 +106,10 @@ func (s *Server) URL() string { return s.url }
 // OpenAIBaseURL is the base URL openai-go wants (URL()+"/v1").
 func (s *Server) OpenAIBaseURL() string { return s.url + "/v1" }
 
+// GeminiBaseURL is the server root google.golang.org/genai wants; it
+// appends v1beta/models/MODEL:streamGenerateContent itself.
+func (s *Server) GeminiBaseURL() string { return s.url + "/" }
+
 // AnthropicBaseURL is the base URL anthropic-sdk-go wants; it appends
 // /v1/messages itself.
 func (s *Server) AnthropicBaseURL() string { return s.url }
@@ -118,6 +130,22 @@ func (s *Server) Close() {
 		}
 		s.mu.Unlock()
 	})
+}
+
+// ForgetReasoning rotates the key the server encrypts reasoning with, as a
+// real provider does when an organization or region changes: every
+// encrypted reasoning item issued before no longer verifies and is rejected
+// with invalid_encrypted_content.
+func (s *Server) ForgetReasoning() {
+	s.mu.Lock()
+	s.keyEpoch++
+	s.mu.Unlock()
+}
+
+func (s *Server) epoch() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keyEpoch
 }
 
 // Script appends steps to the default queue.

@@ -57,6 +57,10 @@ type Step struct {
 	// block with a signature (Anthropic), before the text.
 	Reasoning string `json:"reasoning,omitempty"`
 	Calls     []Call `json:"calls,omitempty"`
+	// Compact (OpenAI Responses) answers with a compaction output item
+	// first: an encrypted checkpoint of the history, as the server sends
+	// when context_management's threshold was crossed.
+	Compact bool `json:"compact,omitempty"`
 	// Finish is neutral: "stop", "tool_calls", "length", "content_filter"
 	// (or "refusal"); "" derives stop or tool_calls. It is mapped per API
 	// (end_turn, tool_use, max_tokens, refusal); any other value is sent as is.

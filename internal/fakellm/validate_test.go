@@ -2,6 +2,7 @@ package fakellm
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,6 +13,10 @@ type ruleCase struct {
 	name    string
 	body    string
 	wantErr string
+}
+
+func anThinkingBody(budget int, messages string) string {
+	return `{"model":"claude-test","max_tokens":8192,"thinking":{"type":"enabled","budget_tokens":` + strconv.Itoa(budget) + `},"messages":` + messages + `}`
 }
 
 func oaBodyOf(messages string) string {
@@ -66,6 +71,37 @@ var openaiRules = []ruleCase{
 	{"duplicate call ids in one message", oaBodyOf(`[` + oaUser + `,{"role":"assistant","tool_calls":[{"id":"d","type":"function","function":{"name":"x","arguments":"{}"}},{"id":"d","type":"function","function":{"name":"x","arguments":"{}"}}]},{"role":"tool","tool_call_id":"d","content":"r"}]`), "duplicate tool call id 'd'"},
 }
 
+func rsBodyOf(model, input string) string {
+	return `{"model":"` + model + `","input":` + input + `,"store":false,"stream":true}`
+}
+
+func rsReasoningItem(model, id, summary, enc string) string {
+	if enc == "" {
+		enc = rsEncrypted(0, model, id, summary)
+	}
+	return `{"id":"` + id + `","type":"reasoning","summary":[{"type":"summary_text","text":"` + summary + `"}],"encrypted_content":"` + enc + `"}`
+}
+
+const (
+	rsUser   = `{"type":"message","role":"user","content":"hi"}`
+	rsCallA  = `{"type":"function_call","call_id":"ca","name":"ls","arguments":"{}"}`
+	rsOutA   = `{"type":"function_call_output","call_id":"ca","output":"files"}`
+	rsAnswer = `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}`
+)
+
+var responsesRules = []ruleCase{
+	// accepted
+	{"string input", rsBodyOf("gpt-5", `"hi"`), ""},
+	{"tool round with reasoning", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsCallA+`,`+rsOutA+`,`+rsAnswer+`]`), ""},
+	// rejected
+	{"output without its call", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsOutA+`]`), "No tool call found for function call output with call_id ca."},
+	{"call without output", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsCallA+`]`), "No tool output found for function call ca."},
+	{"reasoning replayed to another model", rsBodyOf("gpt-5-mini", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsCallA+`,`+rsOutA+`]`), "The encrypted content for item rs_1 could not be verified."},
+	{"reasoning with edited summary", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan!", rsEncrypted(0, "gpt-5", "rs_1", "plan"))+`,`+rsCallA+`,`+rsOutA+`]`), "could not be verified"},
+	{"reasoning without encrypted content", rsBodyOf("gpt-5", `[`+rsUser+`,{"id":"rs_2","type":"reasoning","summary":[]},`+rsCallA+`,`+rsOutA+`]`), "Items are not persisted when `store` is set to false"},
+	{"reasoning without its following item", rsBodyOf("gpt-5", `[`+rsUser+`,`+rsReasoningItem("gpt-5", "rs_1", "plan", "")+`,`+rsUser+`]`), "Item 'rs_1' of type 'reasoning' was provided without its required following item."},
+}
+
 var anthropicRules = []ruleCase{
 	// accepted
 	{"minimal", anBodyOf(`[` + anUser + `]`), ""},
@@ -73,7 +109,8 @@ var anthropicRules = []ruleCase{
 	{"system blocks", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}],"messages":[` + anUser + `]}`, ""},
 	{"full tool round", anBodyOf(`[` + anUser + `,` + anAsstUses + `,` + anResults + `,{"role":"assistant","content":"done"},` + anUser + `]`), ""},
 	{"results with text after them", anBodyOf(`[` + anUser + `,` + anAsstUses + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"},{"type":"tool_result","tool_use_id":"t2","content":"","is_error":true},{"type":"text","text":"go on"}]}]`), ""},
-	{"thinking block", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"text","text":"ok"}]},` + anUser + `]`), ""},
+	{"thinking block", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"` + anSignature("msg_a", "hm") + `"},{"type":"text","text":"ok"}]},` + anUser + `]`), ""},
+	{"thinking tool loop", anThinkingBody(2048, `[`+anUser+`,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"`+anSignature("msg_a", "hm")+`"},{"type":"redacted_thinking","data":"`+redactedPrefix+`x"},{"type":"tool_use","id":"t1","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"one"}]}]`), ""},
 	// rejected
 	{"malformed JSON", `{"model":`, "invalid JSON"},
 	{"not UTF-8", anBodyOf(`[{"role":"user","content":"bad ` + "\xff" + `"}]`), "not valid UTF-8"},
@@ -96,6 +133,13 @@ var anthropicRules = []ruleCase{
 	{"unanswered tool use", anBodyOf(`[` + anUser + `,` + anAsstUses + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"},{"type":"text","text":"skip t2"}]}]`), "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t2"},
 	{"tool use as the last message", anBodyOf(`[` + anUser + `,` + anAsstUses + `]`), "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t1, t2"},
 	{"duplicate tool use ids", anBodyOf(`[` + anUser + `,` + anAsstUses + `,` + anResults + `,` + anAsstUses + `,` + anResults + `]`), "messages.3.content.1: `tool_use` ids must be unique"},
+	{"modified thinking in the latest assistant message", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm, edited","signature":"` + anSignature("msg_a", "hm") + `"},{"type":"text","text":"ok"}]},` + anUser + `]`), "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified"},
+	{"stale signature in an older message", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"text","text":"ok"}]},` + anUser + `,{"role":"assistant","content":"b"},` + anUser + `]`), "messages.1.content.0: Invalid `signature` in `thinking` block"},
+	{"unsigned thinking", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ok"}]},` + anUser + `]`), "cannot be modified"},
+	{"forged redacted thinking", anBodyOf(`[` + anUser + `,{"role":"assistant","content":[{"type":"redacted_thinking","data":"abc"},{"type":"text","text":"ok"}]},` + anUser + `]`), "cannot be modified"},
+	{"thinking budget below the minimum", anThinkingBody(500, `[`+anUser+`]`), "budget_tokens: Input should be greater than or equal to 1024"},
+	{"thinking budget above max_tokens", `{"model":"m","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":4000},"messages":[` + anUser + `]}`, "`max_tokens` must be greater than `thinking.budget_tokens`"},
+	{"tool loop without leading thinking", anThinkingBody(2048, `[`+anUser+`,`+anAsstUses+`,`+anResults+`]`), "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`"},
 	{"tool use in a user message", anBodyOf(`[{"role":"user","content":[{"type":"tool_use","id":"u","name":"x","input":{}}]}]`), "`tool_use` blocks can only be in `assistant` messages"},
 }
 
@@ -106,6 +150,7 @@ func TestStrictValidation(t *testing.T) {
 	}{
 		{APIOpenAI, "/v1/chat/completions", openaiRules},
 		{APIAnthropic, "/v1/messages", anthropicRules},
+		{APIResponses, "/v1/responses", responsesRules},
 	}
 	for _, suite := range suites {
 		for _, tc := range suite.cases {

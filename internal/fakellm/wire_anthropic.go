@@ -1,7 +1,9 @@
 package fakellm
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 )
@@ -112,16 +114,37 @@ func anInput(args string) json.RawMessage {
 	}
 }
 
-// anSignature is an opaque, stable thinking signature for message id.
-func anSignature(id string) string {
-	return base64.StdEncoding.EncodeToString([]byte("fakellm-thinking-signature:" + id))
+// anSignature is an opaque, stable thinking signature for message id that
+// covers the thinking text: a replay with edited text no longer verifies,
+// as with the real API.
+func anSignature(id, thinking string) string {
+	return base64.StdEncoding.EncodeToString([]byte(sigPrefix + id + ":" + textDigest(thinking)))
+}
+
+const sigPrefix = "fakellm-thinking-signature:"
+
+// textDigest is a short, stable digest of s.
+func textDigest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:12])
+}
+
+// anVerifySignature reports whether sig was issued by anSignature for
+// exactly this thinking text.
+func anVerifySignature(sig, thinking string) bool {
+	raw, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil || !strings.HasPrefix(string(raw), sigPrefix) {
+		return false
+	}
+	i := strings.LastIndexByte(string(raw), ':')
+	return i >= 0 && string(raw[i+1:]) == textDigest(thinking)
 }
 
 func (anthropicWire) message(r *reply) []byte {
 	stop := anStop(r.finish)
 	m := anReplyMsg{ID: r.id, Type: "message", Role: "assistant", Model: r.model, Content: []anOut{}, StopReason: &stop, Usage: anUsageOf(r.usage)}
 	if r.reasoning != "" {
-		thinking, sig := r.reasoning, anSignature(r.id)
+		thinking, sig := r.reasoning, anSignature(r.id, r.reasoning)
 		m.Content = append(m.Content, anOut{Type: "thinking", Thinking: &thinking, Signature: &sig})
 	}
 	if r.text != "" {
@@ -174,7 +197,7 @@ func (anthropicWire) events(r *reply) (events [][]byte, cut int) {
 		index++
 	}
 	if r.reasoning != "" {
-		empty, sig := "", anSignature(r.id)
+		empty, sig := "", anSignature(r.id, r.reasoning)
 		add("content_block_start", blockStart{"content_block_start", index, anOut{Type: "thinking", Thinking: &empty, Signature: &empty}})
 		for _, p := range split(r.reasoning, textChunkBytes) {
 			add("content_block_delta", blockDelta{"content_block_delta", index, anDelta{Type: "thinking_delta", Thinking: &p}})

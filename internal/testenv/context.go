@@ -124,11 +124,14 @@ func MessagesJSON(body []byte) (json.RawMessage, error) {
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, err
 	}
-	m, ok := top["messages"]
-	if !ok {
-		return nil, fmt.Errorf("body has no messages")
+	// Messages (Chat Completions, Anthropic), input (Responses), contents
+	// (Gemini).
+	for _, k := range []string{"messages", "input", "contents"} {
+		if m, ok := top[k]; ok {
+			return m, nil
+		}
 	}
-	return m, nil
+	return nil, fmt.Errorf("body has no messages")
 }
 
 // FieldJSON returns the raw bytes of a top-level body field ("" when absent).

@@ -14,6 +14,7 @@ import (
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
+	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
@@ -22,8 +23,9 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// APIs lists both wire formats, for table-driven tests.
-var APIs = []string{"openai", "anthropic"}
+// APIs lists every wire format, for table-driven tests: Chat Completions,
+// OpenAI Responses, Anthropic Messages, Gemini.
+var APIs = []string{"openai", "openai-responses", "anthropic", "gemini"}
 
 // Options shape an Env. Zero values give a default stack.
 type Options struct {
@@ -43,6 +45,8 @@ type Options struct {
 	Configure func(*agent.Config)
 	// ServerOptions for the scripted server.
 	ServerOptions []fakellm.Option
+	// ThinkingBudget turns Anthropic extended thinking on (anthropic API).
+	ThinkingBudget int
 }
 
 // Env is one integration-test stack.
@@ -59,8 +63,23 @@ type Env struct {
 
 // Provider builds an adapter for api against srv, named name.
 func Provider(srv *fakellm.Server, api, name string) llm.Provider {
-	if api == "anthropic" {
-		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key"})
+	return ProviderWith(srv, api, name, Options{})
+}
+
+// ProviderWith builds an adapter for api against srv, named name, with the
+// wire options of o (thinking budget).
+func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider {
+	switch api {
+	case "openai-responses":
+		return openai.New(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key", Responses: true, ReasoningSummary: "auto"})
+	case "gemini":
+		p, err := gemini.New(gemini.Config{Name: name, BaseURL: srv.GeminiBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
+		if err != nil {
+			panic("testenv: " + err.Error())
+		}
+		return p
+	case "anthropic":
+		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
 	}
 	return openai.New(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key"})
 }
@@ -94,7 +113,7 @@ func New(t testing.TB, o Options) *Env {
 	}
 	tools = append(tools, o.ExtraTools...)
 
-	primary := turn.Route{Provider: Provider(srv, o.API, "primary"), Model: o.Model, API: o.API, BaseURL: srv.URL()}
+	primary := turn.Route{Provider: ProviderWith(srv, o.API, "primary", o), Model: o.Model, API: o.API, BaseURL: srv.URL()}
 	if len(o.Keys) > 0 {
 		primary.Pool = failover.NewPool("primary", o.Keys, failover.StrategyFillFirst, st, nil)
 	}
@@ -104,7 +123,7 @@ func New(t testing.TB, o Options) *Env {
 		if i > 0 {
 			name = "fallback" + string(rune('1'+i))
 		}
-		routes = append(routes, turn.Route{Provider: Provider(srv, o.API, name), Model: m, API: o.API, BaseURL: srv.URL()})
+		routes = append(routes, turn.Route{Provider: ProviderWith(srv, o.API, name, o), Model: m, API: o.API, BaseURL: srv.URL()})
 	}
 	cfg := agent.Config{
 		Store:     st,
@@ -130,6 +149,19 @@ func New(t testing.TB, o Options) *Env {
 		t.Fatalf("session: %v", err)
 	}
 	return &Env{T: t, Srv: srv, Store: st, DBPath: dbPath, Workspace: ws, Agent: ag, Session: sess, Config: cfg}
+}
+
+// SetRoutes replaces the agent's routes (mixed wire formats on the env's
+// server), rebuilding the agent on the same store and session.
+func (e *Env) SetRoutes(routes []turn.Route) {
+	e.T.Helper()
+	cfg := e.Config
+	cfg.Turn.Routes = routes
+	ag, err := agent.New(cfg)
+	if err != nil {
+		e.T.Fatalf("agent: %v", err)
+	}
+	e.Agent, e.Config = ag, cfg
 }
 
 // Run runs one turn on the env's session.

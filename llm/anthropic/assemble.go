@@ -113,6 +113,7 @@ type callState struct {
 // and fuzzed without a server.
 type assembler struct {
 	id, model  string
+	reqModel   string // the model asked for: the issuer of replay state
 	usage      llm.Usage
 	stopReason string
 	stopped    bool
@@ -309,20 +310,27 @@ func (a *assembler) response() *llm.Response {
 	}
 }
 
-// reasoning keeps the first thinking block and the first redacted block.
-// A signature covers exactly one block's text, so blocks cannot be merged;
-// llm.Reasoning holds one of each, which is what a single response carries
-// in practice.
+// reasoning keeps every thinking and redacted_thinking block, in order and
+// exactly as streamed: a signature covers exactly one block's text, so
+// blocks are never merged or edited. Text, Signature and Redacted mirror the
+// first of each kind for readers that only show thinking.
 func (a *assembler) reasoning() *llm.Reasoning {
 	r := &llm.Reasoning{}
 	var haveThinking bool
 	for _, b := range a.order {
-		switch {
-		case b.kind == kindThinking && !haveThinking:
-			haveThinking = true
-			r.Text, r.Signature = b.thinking.String(), b.signature
-		case b.kind == kindRedacted && r.Redacted == "":
-			r.Redacted = b.redacted
+		switch b.kind {
+		case kindThinking:
+			text := b.thinking.String()
+			r.Blocks = append(r.Blocks, llm.ThinkingBlock{Type: "thinking", Thinking: text, Signature: b.signature})
+			if !haveThinking {
+				haveThinking = true
+				r.Text, r.Signature = text, b.signature
+			}
+		case kindRedacted:
+			r.Blocks = append(r.Blocks, llm.ThinkingBlock{Type: "redacted_thinking", Data: b.redacted})
+			if r.Redacted == "" {
+				r.Redacted = b.redacted
+			}
 		}
 	}
 	if !haveThinking && a.inline.Len() > 0 {
@@ -332,6 +340,7 @@ func (a *assembler) reasoning() *llm.Reasoning {
 	if r.Empty() {
 		return nil
 	}
+	r.API, r.Model = apiName, a.reqModel
 	return r
 }
 

@@ -62,13 +62,13 @@ func TestAssembler(t *testing.T) {
 				blockStop(0), textStart(1), textDelta(1, "ok"), blockStop(1), messageDelta("end_turn", 2), messageStop(),
 			},
 			check: func(t *testing.T, r *llm.Response) {
-				if want := (&llm.Reasoning{Signature: "sig-start"}); !reflect.DeepEqual(r.Message.Reasoning, want) {
+				if want := (&llm.Reasoning{Signature: "sig-start", API: "anthropic", Blocks: []llm.ThinkingBlock{{Type: "thinking", Signature: "sig-start"}}}); !reflect.DeepEqual(r.Message.Reasoning, want) {
 					t.Errorf("reasoning = %+v", r.Message.Reasoning)
 				}
 			},
 		},
 		{
-			name: "first of several thinking blocks is kept whole",
+			name: "several thinking blocks are all kept, each whole",
 			stream: []string{
 				messageStart(1, 0, 0),
 				sse("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`),
@@ -81,7 +81,8 @@ func TestAssembler(t *testing.T) {
 				blockStop(1), messageDelta("end_turn", 2), messageStop(),
 			},
 			check: func(t *testing.T, r *llm.Response) {
-				if want := (&llm.Reasoning{Text: "one", Signature: "s1"}); !reflect.DeepEqual(r.Message.Reasoning, want) {
+				if want := (&llm.Reasoning{Text: "one", Signature: "s1", API: "anthropic", Blocks: []llm.ThinkingBlock{
+					{Type: "thinking", Thinking: "one", Signature: "s1"}, {Type: "thinking", Thinking: "two", Signature: "s2"}}}); !reflect.DeepEqual(r.Message.Reasoning, want) {
 					t.Errorf("reasoning = %+v", r.Message.Reasoning)
 				}
 			},

@@ -48,6 +48,12 @@ type Config struct {
 	// DefaultMaxTokens is sent as max_tokens when Request.MaxTokens is 0
 	// (the API requires the field); default 8192.
 	DefaultMaxTokens int
+	// ThinkingBudget turns extended thinking on with this budget_tokens for
+	// every model; ModelThinking overrides it per model (0 turns it off for
+	// that model). The API's minimum is 1024 and the budget must stay below
+	// max_tokens: a request breaking either rule fails before it is sent.
+	ThinkingBudget int
+	ModelThinking  map[string]int
 }
 
 // Provider is the Anthropic Messages adapter. It is safe for concurrent use.
@@ -55,6 +61,7 @@ type Provider struct {
 	name      string
 	apiKey    string
 	maxTokens int
+	thinking  thinkingConfig
 	client    sdk.Client
 	// drainWait bounds the read for the end of the body after message_stop.
 	drainWait time.Duration
@@ -70,6 +77,7 @@ func New(cfg Config) *Provider {
 		apiKey:    cfg.APIKey,
 		maxTokens: cfg.DefaultMaxTokens,
 		drainWait: drainTimeout,
+		thinking:  thinkingConfig{budget: cfg.ThinkingBudget, perModel: maps.Clone(cfg.ModelThinking)},
 	}
 	if p.name == "" {
 		p.name = defaultName
@@ -110,7 +118,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 		if req != nil {
 			model = req.Model
 		}
-		body, err := buildRequestBody(req, p.maxTokens)
+		body, err := buildRequestBody(req, p.maxTokens, p.thinking.budgetFor(model))
 		if err != nil {
 			yield(llm.Event{}, p.buildError(model, err))
 			return

@@ -23,7 +23,9 @@ const emptySchema = `{"type":"object","properties":{}}`
 
 // buildRequestBody encodes req as a streaming Messages request. It is a pure
 // function of its inputs: the same request always yields the same bytes.
-func buildRequestBody(req *llm.Request, defaultMaxTokens int) ([]byte, error) {
+//
+// thinkingBudget > 0 asks for extended thinking (see applyThinking).
+func buildRequestBody(req *llm.Request, defaultMaxTokens, thinkingBudget int) ([]byte, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil request", ErrInvalidRequest)
 	}
@@ -35,6 +37,11 @@ func buildRequestBody(req *llm.Request, defaultMaxTokens int) ([]byte, error) {
 	}
 	if w.MaxTokens <= 0 {
 		w.MaxTokens = defaultMaxTokens
+		if thinkingBudget > 0 {
+			// The budget is part of max_tokens; the default leaves the
+			// answer its usual room on top of it.
+			w.MaxTokens += thinkingBudget
+		}
 	}
 	if req.System != "" {
 		w.System = append(w.System, newText(req.System))
@@ -55,6 +62,9 @@ func buildRequestBody(req *llm.Request, defaultMaxTokens int) ([]byte, error) {
 			return nil, err
 		}
 		w.Tools = append(w.Tools, tool)
+	}
+	if err := applyThinking(w, thinkingBudget); err != nil {
+		return nil, err
 	}
 	if req.PromptCache {
 		placeCacheBreakpoints(w)
@@ -117,12 +127,27 @@ func buildMessages(msgs []llm.Message) []*wireMessage {
 	return out
 }
 
-// assistantBlocks replays an assistant turn: thinking first (only when it
-// carries a signature, since the API rejects unsigned thinking and thinking
-// from another provider is useless here), then text, then tool calls.
+// assistantBlocks replays an assistant turn: thinking first, then text,
+// then tool calls. Thinking is replayed only when Anthropic issued it and it
+// carries a signature (the API rejects unsigned thinking, and another
+// format's reasoning is unreadable here); every stored block goes back
+// exactly as received, in order, because the signature covers its bytes.
 func assistantBlocks(m llm.Message) []block {
 	var content []block
-	if r := m.Reasoning; r != nil {
+	if r := m.Reasoning; r != nil && r.IssuedBy(apiName, "") && len(r.Blocks) > 0 {
+		for _, b := range r.Blocks {
+			switch b.Type {
+			case "thinking":
+				if b.Signature != "" {
+					content = append(content, &thinkingBlock{Type: "thinking", Thinking: b.Thinking, Signature: b.Signature})
+				}
+			case "redacted_thinking":
+				if b.Data != "" {
+					content = append(content, &redactedThinkingBlock{Type: "redacted_thinking", Data: b.Data})
+				}
+			}
+		}
+	} else if r != nil && r.IssuedBy(apiName, "") {
 		if r.Signature != "" {
 			content = append(content, &thinkingBlock{Type: "thinking", Thinking: r.Text, Signature: r.Signature})
 		}

@@ -102,7 +102,7 @@ func TestRequestBytesStable(t *testing.T) {
 	if !bytes.Equal(first, second) {
 		t.Errorf("two sends of the same request differ:\n%s\n%s", first, second)
 	}
-	direct, err := buildRequestBody(conversation(), defaultMaxTokens)
+	direct, err := buildRequestBody(conversation(), defaultMaxTokens, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestRequestCacheControlPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body, err := buildRequestBody(tt.req, defaultMaxTokens)
+			body, err := buildRequestBody(tt.req, defaultMaxTokens, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +283,7 @@ func TestRequestMapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body, err := buildRequestBody(tt.req, defaultMaxTokens)
+			body, err := buildRequestBody(tt.req, defaultMaxTokens, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

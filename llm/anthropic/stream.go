@@ -21,6 +21,7 @@ const drainTimeout = 2 * time.Second
 // stops. The caller closes dec.
 func (p *Provider) consume(ctx context.Context, model string, h http.Header, dec ssestream.Decoder, yield func(llm.Event, error) bool) {
 	asm := newAssembler()
+	asm.reqModel = model
 	for dec.Next() {
 		// Events already buffered must not outlive a cancelled ctx.
 		if ctx.Err() != nil {

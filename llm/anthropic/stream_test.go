@@ -124,6 +124,12 @@ func TestStreamThinkingRoundTrip(t *testing.T) {
 		Text:      "The user wants a greeting.",
 		Signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3h",
 		Redacted:  "EmwKAhgBEgy3va3pzix/LafPsn4a",
+		Blocks: []llm.ThinkingBlock{
+			{Type: "thinking", Thinking: "The user wants a greeting.", Signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+			{Type: "redacted_thinking", Data: "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+		},
+		API:   "anthropic",
+		Model: simpleRequest().Model,
 	}
 	if !reflect.DeepEqual(resp.Message.Reasoning, wantReasoning) {
 		t.Errorf("reasoning = %+v, want %+v", resp.Message.Reasoning, wantReasoning)

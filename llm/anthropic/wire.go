@@ -13,8 +13,14 @@ type wireRequest struct {
 	System      []*textBlock   `json:"system,omitempty"`
 	Messages    []*wireMessage `json:"messages"`
 	Tools       []*wireTool    `json:"tools,omitempty"`
+	Thinking    *wireThinking  `json:"thinking,omitempty"`
 	Temperature *float64       `json:"temperature,omitempty"`
 	Stream      bool           `json:"stream"`
+}
+
+type wireThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
 }
 
 type wireMessage struct {

@@ -9,11 +9,13 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"iter"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -58,6 +60,23 @@ type Config struct {
 	// understands it) or FieldMaxCompletionTokens (OpenAI reasoning models).
 	// Any other value means the default.
 	MaxTokensField string
+	// Responses switches the provider to the Responses API (POST
+	// /responses, api: openai-responses) instead of Chat Completions.
+	Responses bool
+	// ReasoningEffort and ReasoningSummary are sent as reasoning.effort and
+	// reasoning.summary in Responses mode when set.
+	ReasoningEffort, ReasoningSummary string
+	// NoReasoningReplay is the kill switch of Responses reasoning replay:
+	// encrypted reasoning is neither requested nor sent back.
+	NoReasoningReplay bool
+	// NativeCompaction opts in to server-side compaction in Responses mode
+	// (context_management with CompactThreshold), sent only to the model
+	// families that support it on CompactionHosts (default api.openai.com).
+	// A structured rejection turns it off for this provider and the call
+	// is retried once without it.
+	NativeCompaction bool
+	CompactThreshold int
+	CompactionHosts  []string
 }
 
 // Provider is an llm.Provider for Chat Completions endpoints. It is safe for
@@ -66,6 +85,11 @@ type Provider struct {
 	name                string
 	client              oai.Client
 	maxCompletionTokens bool
+	// useResponses selects the Responses API; responses holds its options.
+	useResponses  bool
+	responses     responsesOptions
+	compaction    compactionOptions
+	compactionOff atomic.Bool
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -110,6 +134,10 @@ func New(cfg Config) *Provider {
 		// requests sent to whatever endpoint this provider points at.
 		client:              oai.Client{Options: opts},
 		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
+		useResponses:        cfg.Responses,
+		responses:           responsesOptions{effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary, replay: !cfg.NoReasoningReplay},
+		compaction: compactionOptions{on: cfg.NativeCompaction, threshold: cfg.CompactThreshold,
+			hosts: slices.Clone(cfg.CompactionHosts), base: cmp.Or(cfg.BaseURL, "https://api.openai.com/v1")},
 	}
 }
 
@@ -125,6 +153,10 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 	return func(yield func(llm.Event, error) bool) {
 		if req == nil {
 			yield(llm.Event{}, p.localError("", "nil request"))
+			return
+		}
+		if p.useResponses {
+			p.streamResponses(ctx, req, yield)
 			return
 		}
 		body, err := encodeRequest(req, p.maxCompletionTokens)

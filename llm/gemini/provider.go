@@ -1,0 +1,204 @@
+// Package gemini implements llm.Provider over Google's Gemini API
+// (generateContent, streamed as SSE) through google.golang.org/genai.
+//
+// Gemini has no tool call ids: function responses are matched to calls by
+// name and order, so the adapter sends each tool-result turn in the order
+// of the calls it answers. Thought signatures (opaque bytes on a model
+// turn's first function call or text part) are stored with the assistant
+// message and sent back on the same parts; a model turn of the current
+// turn that has none (it came from another provider after a fallback)
+// carries Google's documented skip value instead, since a signature cannot
+// be made up.
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// API is the wire format name stamped on replay state (llm.Reasoning.API).
+const API = "gemini"
+
+// DefaultBaseURL is the Gemini API's server root.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
+
+// Config configures a Provider.
+type Config struct {
+	// Name is the provider name in errors and status lines; default "gemini".
+	Name string
+	// BaseURL is the server root without /v1beta (the SDK adds the version).
+	BaseURL string
+	// APIKey is the default key, sent as x-goog-api-key; llm.Request.APIKey
+	// overrides it per call.
+	APIKey string
+	// HTTPClient sends the requests; nil uses a client with its own pool.
+	HTTPClient *http.Client
+	// Headers are extra request headers.
+	Headers map[string]string
+	// ThinkingBudget asks for thinking with this budget (thoughts included
+	// in the stream); ModelThinking overrides it per model. 0 leaves the
+	// model's default.
+	ThinkingBudget int
+	ModelThinking  map[string]int
+}
+
+// Provider is the Gemini adapter. It is safe for concurrent use.
+type Provider struct {
+	name     string
+	client   *genai.Client
+	budget   int
+	perModel map[string]int
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+// New builds a Provider. Only cfg decides where calls go: the SDK's
+// GOOGLE_* / GEMINI_* environment defaults are overridden.
+func New(cfg Config) (*Provider, error) {
+	name := cfg.Name
+	if name == "" {
+		name = API
+	}
+	base := strings.TrimSpace(cfg.BaseURL)
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	// The SDK appends "v1beta/..."; a root given with the version is
+	// tolerated.
+	base = strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1beta") + "/"
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			hc.Transport = t.Clone()
+		}
+	}
+	inner := hc.Transport
+	if inner == nil {
+		inner = http.DefaultTransport
+	}
+	wrapped := *hc
+	wrapped.Transport = &capturingTransport{base: inner}
+	headers := http.Header{}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
+		headers.Set(k, cfg.Headers[k])
+	}
+	key := cfg.APIKey
+	if key == "" {
+		// The SDK insists on a key for the Gemini backend; local servers
+		// need none, so an inert one is sent.
+		key = "no-key"
+	}
+	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey:      key,
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  &wrapped,
+		HTTPOptions: genai.HTTPOptions{BaseURL: base, APIVersion: "v1beta", Headers: headers},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gemini client: %w", err)
+	}
+	return &Provider{name: name, client: client, budget: cfg.ThinkingBudget, perModel: maps.Clone(cfg.ModelThinking)}, nil
+}
+
+// Name returns the configured provider name.
+func (p *Provider) Name() string { return p.name }
+
+func (p *Provider) budgetFor(model string) int {
+	if b, ok := p.perModel[model]; ok {
+		return max(b, 0)
+	}
+	return max(p.budget, 0)
+}
+
+// Stream sends req as streamGenerateContent and yields the answer; see
+// llm.Provider for the closing rule. Every error is an *llm.APIError.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if req == nil {
+			yield(llm.Event{}, &llm.APIError{Provider: p.name, Message: "nil request", Err: errInvalid})
+			return
+		}
+		contents, config, err := buildRequest(req, p.budgetFor(req.Model))
+		if err != nil {
+			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Message: err.Error(), Err: err})
+			return
+		}
+		cs := &callState{key: req.APIKey}
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, callKey{}, cs))
+		defer cancel()
+		asm := &assembler{reqModel: req.Model}
+		for resp, err := range p.client.Models.GenerateContentStream(ctx, req.Model, contents, config) {
+			if err != nil {
+				yield(llm.Event{}, p.streamError(ctx, req.Model, cs, asm, err))
+				return
+			}
+			for _, ev := range asm.feed(resp) {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if asm.blocked {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			yield(llm.Event{}, p.streamError(ctx, req.Model, cs, asm, ctx.Err()))
+			return
+		}
+		if !asm.finished() {
+			yield(llm.Event{}, p.streamError(ctx, req.Model, cs, asm, errNoFinish))
+			return
+		}
+		yield(llm.Event{Type: llm.EventDone, Response: asm.response()}, nil)
+	}
+}
+
+// callKey carries a call's callState through the SDK to the transport.
+type callKey struct{}
+
+// callState is one call's key override and the raw HTTP answer when it
+// was an error: the SDK keeps only the parsed message, and the classifier
+// needs the body and headers.
+type callState struct {
+	key    string
+	status int
+	header http.Header
+	body   []byte
+}
+
+// maxErrorBody caps a kept error body.
+const maxErrorBody = 64 << 10
+
+type capturingTransport struct{ base http.RoundTripper }
+
+func (t *capturingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	cs, _ := r.Context().Value(callKey{}).(*callState)
+	if cs != nil && cs.key != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("x-goog-api-key", cs.key)
+	}
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || cs == nil {
+		return resp, err
+	}
+	cs.status, cs.header = resp.StatusCode, resp.Header.Clone()
+	if resp.StatusCode >= 300 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		_ = resp.Body.Close()
+		cs.body = body
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, nil
+}

@@ -1,0 +1,241 @@
+package gemini
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// assembler turns streamed GenerateContentResponse chunks into llm events
+// and the final response. It does no I/O.
+type assembler struct {
+	reqModel  string
+	id, model string
+	text      strings.Builder
+	thoughts  strings.Builder
+	// think moves inline <think>…</think> out of the answer text.
+	think     llm.ThinkSplitter
+	calls     []llm.ToolCall
+	sigs      []json.RawMessage
+	usage     llm.Usage
+	rawFinish string
+	finish    llm.FinishReason
+	blocked   bool
+	out       []llm.Event
+}
+
+func (a *assembler) feed(r *genai.GenerateContentResponse) []llm.Event {
+	a.out = a.out[:0]
+	if r == nil {
+		return nil
+	}
+	if r.ResponseID != "" {
+		a.id = r.ResponseID
+	}
+	if r.ModelVersion != "" {
+		a.model = r.ModelVersion
+	}
+	if u := r.UsageMetadata; u != nil {
+		a.usage = llm.Usage{
+			InputTokens:     int64(max(u.PromptTokenCount-u.CachedContentTokenCount, 0)),
+			CacheReadTokens: int64(u.CachedContentTokenCount),
+			OutputTokens:    int64(u.CandidatesTokenCount + u.ThoughtsTokenCount),
+			ReasoningTokens: int64(u.ThoughtsTokenCount),
+			Reported:        true,
+		}
+	}
+	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		// The prompt itself was blocked: no candidates will come.
+		a.blocked = true
+		a.finish, a.rawFinish = llm.FinishContentFilter, "prompt_blocked:"+string(pf.BlockReason)
+		return a.out
+	}
+	if len(r.Candidates) == 0 {
+		return a.out
+	}
+	c := r.Candidates[0]
+	if c.Content != nil {
+		for _, p := range c.Content.Parts {
+			a.part(p)
+		}
+	}
+	if c.FinishReason != "" && c.FinishReason != genai.FinishReasonUnspecified {
+		a.emitText(a.think.Flush())
+		a.rawFinish = string(c.FinishReason)
+		a.finish = mapFinish(c.FinishReason)
+	}
+	return a.out
+}
+
+func (a *assembler) part(p *genai.Part) {
+	if p == nil {
+		return
+	}
+	switch {
+	case p.Thought:
+		if p.Text != "" {
+			a.thoughts.WriteString(p.Text)
+			a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: p.Text})
+		}
+	case p.FunctionCall != nil:
+		fc := p.FunctionCall
+		idx := len(a.calls)
+		args := "{}"
+		if len(fc.Args) > 0 {
+			if b, err := json.Marshal(fc.Args); err == nil {
+				args = string(b)
+			}
+		}
+		id := fc.ID
+		if id == "" {
+			id = newCallID(a.id, idx)
+		}
+		a.calls = append(a.calls, llm.ToolCall{ID: id, Name: fc.Name, Arguments: args})
+		a.out = append(a.out,
+			llm.Event{Type: llm.EventToolCallStart, Index: idx, ID: id, Name: fc.Name},
+			llm.Event{Type: llm.EventToolCallDelta, Index: idx, Text: args})
+		if len(p.ThoughtSignature) > 0 {
+			a.keepSig(sigRef{On: "call", Index: idx, Signature: p.ThoughtSignature})
+		}
+	default:
+		if p.Text != "" {
+			a.emitText(a.think.Feed(p.Text))
+		}
+		if len(p.ThoughtSignature) > 0 {
+			a.keepSig(sigRef{On: "text", Signature: p.ThoughtSignature})
+		}
+	}
+}
+
+// emitText yields answer text and the inline reasoning split from it.
+func (a *assembler) emitText(text, reasoning string) {
+	if reasoning != "" {
+		a.thoughts.WriteString(reasoning)
+		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
+	}
+	if text != "" {
+		a.text.WriteString(text)
+		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
+	}
+}
+
+func (a *assembler) keepSig(ref sigRef) {
+	if b, err := json.Marshal(ref); err == nil {
+		a.sigs = append(a.sigs, b)
+	}
+}
+
+// newCallID names a call Gemini gave no id: the response id and position
+// keep it unique within a session; without a response id, random bytes do.
+func newCallID(respID string, idx int) string {
+	if respID == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		respID = hex.EncodeToString(b[:])
+	}
+	return fmt.Sprintf("call_%s_%d", respID, idx)
+}
+
+func (a *assembler) finished() bool { return a.blocked || a.rawFinish != "" }
+
+func (a *assembler) response() *llm.Response {
+	msg := llm.Message{Role: llm.RoleAssistant, ToolCalls: a.calls}
+	text := a.text.String()
+	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+		// A template opened the block in the prompt: what came before the
+		// close tag was reasoning.
+		text = answer
+		a.thoughts.WriteString(reasoning)
+	}
+	if text != "" {
+		msg.Content = []llm.Part{llm.TextPart(text)}
+	}
+	if a.thoughts.Len() > 0 || len(a.sigs) > 0 {
+		msg.Reasoning = &llm.Reasoning{Text: a.thoughts.String(), Items: a.sigs, API: API, Model: a.reqModel}
+	}
+	finish := a.finish
+	if finish == llm.FinishStop && len(a.calls) > 0 {
+		finish = llm.FinishToolCalls
+	}
+	return &llm.Response{Message: msg, FinishReason: finish, RawFinishReason: a.rawFinish, Usage: a.usage, Model: a.model, ID: a.id}
+}
+
+func mapFinish(f genai.FinishReason) llm.FinishReason {
+	switch f {
+	case genai.FinishReasonStop:
+		return llm.FinishStop
+	case genai.FinishReasonMaxTokens:
+		return llm.FinishLength
+	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonBlocklist,
+		genai.FinishReasonProhibitedContent, genai.FinishReasonSPII, genai.FinishReasonImageSafety:
+		return llm.FinishContentFilter
+	}
+	return llm.FinishUnknown
+}
+
+// streamError builds the APIError for a failed call: the HTTP error the
+// transport captured, an error object inside the stream, or a connection
+// failure. The caller's ctx wins.
+func (p *Provider) streamError(ctx context.Context, model string, cs *callState, a *assembler, err error) *llm.APIError {
+	e := &llm.APIError{Provider: p.name, Model: model, Err: err, PartialText: a.text.String()}
+	var ge genai.APIError
+	switch {
+	case ctx.Err() != nil:
+		e.Message = ctx.Err().Error()
+		e.Transport = llm.TransportCanceled
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			e.Transport = llm.TransportTimeout
+		}
+		e.MidStream = cs.status == 200
+	case cs.status >= 300:
+		e.StatusCode, e.Header, e.Body = cs.status, cs.header, cs.body
+		e.Message = errorMessage(cs.body, err)
+	case errors.As(err, &ge):
+		// An error object inside a 200 stream.
+		e.MidStream = true
+		e.StatusCode = ge.Code
+		e.Header = cs.header
+		body, _ := json.Marshal(map[string]any{"error": ge})
+		e.Body = body
+		e.Message = ge.Message
+	default:
+		e.Message = err.Error()
+		e.Transport = llm.ClassifyTransport(err)
+		if e.Transport == llm.TransportNone {
+			e.Transport = llm.TransportEOF
+		}
+		e.MidStream = cs.status == 200
+	}
+	return e
+}
+
+// errorMessage is the provider's message from an error body: an object or
+// a list of objects ({"error":{"message":…}}), else the SDK's text.
+func errorMessage(body []byte, err error) string {
+	type wrapped struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	var one wrapped
+	if json.Unmarshal(body, &one) == nil && one.Error.Message != "" {
+		return one.Error.Message
+	}
+	var list []wrapped
+	if json.Unmarshal(body, &list) == nil && len(list) > 0 && list[0].Error.Message != "" {
+		return list[0].Error.Message
+	}
+	var ge genai.APIError
+	if errors.As(err, &ge) && ge.Message != "" {
+		return ge.Message
+	}
+	return err.Error()
+}

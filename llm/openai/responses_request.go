@@ -1,0 +1,202 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// ResponsesAPI is the wire format name stamped on replay state issued in
+// Responses mode (llm.Reasoning.API).
+const ResponsesAPI = "openai-responses"
+
+// rsRequest is the Responses request body, fields in a fixed order so the
+// same llm.Request always yields the same bytes.
+type rsRequest struct {
+	Model             string                `json:"model"`
+	Instructions      string                `json:"instructions,omitempty"`
+	Input             []any                 `json:"input"`
+	Tools             []rsTool              `json:"tools,omitempty"`
+	MaxOutputTokens   int                   `json:"max_output_tokens,omitempty"`
+	Temperature       *float64              `json:"temperature,omitempty"`
+	Reasoning         *rsReasoning          `json:"reasoning,omitempty"`
+	Include           []string              `json:"include,omitempty"`
+	ContextManagement []rsContextManagement `json:"context_management,omitempty"`
+	Store             bool                  `json:"store"`
+	Stream            bool                  `json:"stream"`
+}
+
+type rsReasoning struct {
+	Effort  string `json:"effort,omitempty"`
+	Summary string `json:"summary,omitempty"`
+}
+
+type rsTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
+}
+
+type rsMessage struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content any    `json:"content"` // string, or []rsPart
+}
+
+type rsPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"image_url,omitempty"`
+}
+
+type rsFunctionCall struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type rsFunctionOutput struct {
+	Type   string `json:"type"`
+	CallID string `json:"call_id"`
+	Output string `json:"output"`
+}
+
+// responsesOptions are the Responses-mode settings of a Provider.
+type responsesOptions struct {
+	effort, summary string
+	// replay is the kill switch: false neither asks for encrypted
+	// reasoning nor sends any back.
+	replay bool
+	// compact carries context_management when the request is gated in.
+	compact bool
+	// threshold is its compact_threshold.
+	threshold int
+}
+
+// encodeResponsesRequest turns req into a Responses body. Deterministic:
+// replayed reasoning items are the stored bytes, everything else is built
+// from the request in order.
+//
+// Reasoning replay: the boundary is the last user message. Every reasoning
+// item of the assistant messages after it (the current turn, which spans
+// several assistant messages and tool results) goes back, in place, before
+// the output it led to; items of earlier turns are pruned. Only items this
+// format issued for this very model are sent: encrypted content from
+// another model (after a fallback) cannot be read and is rejected.
+func encodeResponsesRequest(req *llm.Request, o responsesOptions) ([]byte, error) {
+	w := rsRequest{
+		Model:        req.Model,
+		Instructions: req.System,
+		Input:        make([]any, 0, len(req.Messages)+4),
+		Temperature:  req.Temperature,
+		Stream:       true,
+		// Stateless: nothing is kept server-side, so reasoning comes back
+		// encrypted and is replayed from Talaria's own store.
+		Store: false,
+	}
+	if req.MaxTokens > 0 {
+		w.MaxOutputTokens = req.MaxTokens
+	}
+	if o.effort != "" || o.summary != "" {
+		w.Reasoning = &rsReasoning{Effort: o.effort, Summary: o.summary}
+	}
+	if o.replay {
+		w.Include = []string{"reasoning.encrypted_content"}
+	}
+	if o.compact {
+		w.ContextManagement = []rsContextManagement{{Type: "compaction", CompactThreshold: o.threshold}}
+	}
+	boundary := -1
+	for i, m := range req.Messages {
+		if m.Role == llm.RoleUser {
+			boundary = i
+		}
+	}
+	// A compaction checkpoint replaces the history before the message that
+	// carries it; it goes first, then that message and what follows.
+	start := 0
+	if o.replay {
+		if at, cp := latestCheckpoint(req.Messages, req.Model); at >= 0 {
+			w.Input = append(w.Input, cp)
+			start = at
+		}
+	}
+	for i, m := range req.Messages {
+		if i < start && m.Role != llm.RoleSystem {
+			continue
+		}
+		switch m.Role {
+		case llm.RoleSystem:
+			if t := m.Text(); t != "" {
+				w.Input = append(w.Input, rsMessage{Type: "message", Role: "developer", Content: t})
+			}
+		case llm.RoleUser:
+			w.Input = append(w.Input, rsMessage{Type: "message", Role: "user", Content: rsUserContent(m.Content)})
+		case llm.RoleAssistant:
+			text := m.Text()
+			if o.replay && i > boundary && (text != "" || len(m.ToolCalls) > 0) && m.Reasoning.IssuedBy(ResponsesAPI, req.Model) {
+				for _, it := range m.Reasoning.Items {
+					if itemType(it) != "compaction" {
+						w.Input = append(w.Input, it)
+					}
+				}
+			}
+			if text != "" {
+				w.Input = append(w.Input, rsMessage{Type: "message", Role: "assistant", Content: []rsPart{{Type: "output_text", Text: text}}})
+			}
+			for _, c := range m.ToolCalls {
+				w.Input = append(w.Input, rsFunctionCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: wireArguments(c.Arguments)})
+			}
+		case llm.RoleTool:
+			w.Input = append(w.Input, rsFunctionOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Text()})
+		}
+	}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(bytes.TrimSpace(params)) == 0 {
+			params = json.RawMessage(emptySchema)
+		} else if !json.Valid(params) {
+			return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
+		}
+		w.Tools = append(w.Tools, rsTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return nil, fmt.Errorf("encoding request: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// rsUserContent sends plain text as a string and switches to parts only
+// when images are present.
+func rsUserContent(parts []llm.Part) any {
+	hasImage := false
+	for _, p := range parts {
+		hasImage = hasImage || p.Type == llm.PartImage
+	}
+	if !hasImage {
+		return llm.Message{Content: parts}.Text()
+	}
+	out := make([]rsPart, 0, len(parts))
+	for _, p := range parts {
+		switch p.Type {
+		case llm.PartText:
+			if strings.TrimSpace(p.Text) != "" {
+				out = append(out, rsPart{Type: "input_text", Text: p.Text})
+			}
+		case llm.PartImage:
+			if u := imageURL(p); u != "" {
+				out = append(out, rsPart{Type: "input_image", ImageURL: u})
+			}
+		}
+	}
+	return out
+}

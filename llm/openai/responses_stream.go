@@ -1,0 +1,344 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// errNoCompleted is the cause when a Responses stream ends before its
+// response.completed (or .incomplete) event.
+var errNoCompleted = fmt.Errorf("stream ended without response.completed: %w", errNoEnd)
+
+// rsEvent is the union of the Responses stream events we read.
+type rsEvent struct {
+	Type        string          `json:"type"`
+	OutputIndex int             `json:"output_index"`
+	ItemID      string          `json:"item_id"`
+	Delta       string          `json:"delta"`
+	Arguments   string          `json:"arguments"`
+	Item        json.RawMessage `json:"item"`
+	Response    *rsEventResp    `json:"response"`
+	// Flat error fields of an `error` event.
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+}
+
+type rsEventResp struct {
+	ID                string          `json:"id"`
+	Model             string          `json:"model"`
+	Status            string          `json:"status"`
+	Error             json.RawMessage `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Usage *rsWireUsage `json:"usage"`
+}
+
+type rsWireUsage struct {
+	InputTokens        int64 `json:"input_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokens        int64 `json:"output_tokens"`
+	OutputTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// rsItemHead is the part of an output item we read.
+type rsItemHead struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type rsCall struct {
+	id, name string
+	args     strings.Builder
+	index    int
+}
+
+// rsAssembler turns Responses events into llm events and the final
+// response. It does no I/O.
+type rsAssembler struct {
+	reqModel  string
+	replay    bool
+	id, model string
+	text      strings.Builder
+	summary   strings.Builder
+	// think moves inline <think>…</think> out of the answer text.
+	think     llm.ThinkSplitter
+	items     []json.RawMessage
+	calls     map[int]*rsCall // by output_index
+	order     []*rsCall
+	usage     llm.Usage
+	finish    llm.FinishReason
+	rawFinish string
+	completed bool
+	out       []llm.Event
+}
+
+// feed consumes one event; a non-nil error object (raw) means the stream
+// reported a failure.
+func (a *rsAssembler) feed(name string, data []byte) (events []llm.Event, failure json.RawMessage, err error) {
+	a.out = a.out[:0]
+	var ev rsEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, nil, fmt.Errorf("malformed event: %w", err)
+	}
+	typ := ev.Type
+	if typ == "" {
+		typ = name
+	}
+	switch typ {
+	case "response.created", "response.in_progress":
+		if r := ev.Response; r != nil {
+			a.id, a.model = r.ID, r.Model
+		}
+	case "response.output_item.added":
+		var it rsItemHead
+		if json.Unmarshal(ev.Item, &it) == nil && it.Type == "function_call" {
+			c := &rsCall{id: it.CallID, name: it.Name, index: len(a.order)}
+			if a.calls == nil {
+				a.calls = map[int]*rsCall{}
+			}
+			a.calls[ev.OutputIndex] = c
+			a.order = append(a.order, c)
+			a.out = append(a.out, llm.Event{Type: llm.EventToolCallStart, Index: c.index, ID: c.id, Name: c.name})
+		}
+	case "response.output_text.delta":
+		if ev.Delta != "" {
+			a.emitText(a.think.Feed(ev.Delta))
+		}
+	case "response.reasoning_summary_part.added":
+		if a.summary.Len() > 0 {
+			a.summary.WriteString("\n\n")
+		}
+	case "response.reasoning_summary_text.delta":
+		if ev.Delta != "" {
+			a.summary.WriteString(ev.Delta)
+			a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: ev.Delta})
+		}
+	case "response.function_call_arguments.delta":
+		if c := a.calls[ev.OutputIndex]; c != nil && ev.Delta != "" {
+			c.args.WriteString(ev.Delta)
+			a.out = append(a.out, llm.Event{Type: llm.EventToolCallDelta, Index: c.index, Text: ev.Delta})
+		}
+	case "response.output_item.done":
+		a.itemDone(ev.OutputIndex, ev.Item)
+	case "response.completed", "response.incomplete":
+		a.complete(ev.Response)
+	case "response.failed":
+		if ev.Response != nil && len(ev.Response.Error) > 0 && !bytes.Equal(ev.Response.Error, []byte("null")) {
+			return nil, ev.Response.Error, nil
+		}
+		return nil, data, nil
+	case "error":
+		return nil, data, nil
+	}
+	return a.out, nil, nil
+}
+
+// itemDone keeps a finished reasoning item exactly as received (compacted,
+// which is how it is stored and replayed) and fills a call's arguments
+// when no deltas carried them.
+func (a *rsAssembler) itemDone(index int, raw json.RawMessage) {
+	var it rsItemHead
+	if json.Unmarshal(raw, &it) != nil {
+		return
+	}
+	switch it.Type {
+	case "reasoning", "compaction":
+		if !a.replay {
+			return
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			a.items = append(a.items, b.Bytes())
+		}
+	case "function_call":
+		c := a.calls[index]
+		if c == nil {
+			c = &rsCall{id: it.CallID, name: it.Name, index: len(a.order)}
+			if a.calls == nil {
+				a.calls = map[int]*rsCall{}
+			}
+			a.calls[index] = c
+			a.order = append(a.order, c)
+			a.out = append(a.out, llm.Event{Type: llm.EventToolCallStart, Index: c.index, ID: c.id, Name: c.name})
+		}
+		if c.args.Len() == 0 && it.Arguments != "" {
+			c.args.WriteString(it.Arguments)
+			a.out = append(a.out, llm.Event{Type: llm.EventToolCallDelta, Index: c.index, Text: it.Arguments})
+		}
+	}
+}
+
+// emitText yields answer text and the inline reasoning split from it.
+func (a *rsAssembler) emitText(text, reasoning string) {
+	if reasoning != "" {
+		a.summary.WriteString(reasoning)
+		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
+	}
+	if text != "" {
+		a.text.WriteString(text)
+		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
+	}
+}
+
+func (a *rsAssembler) complete(r *rsEventResp) {
+	a.completed = true
+	a.emitText(a.think.Flush())
+	if r == nil {
+		return
+	}
+	if r.ID != "" {
+		a.id = r.ID
+	}
+	if r.Model != "" {
+		a.model = r.Model
+	}
+	if u := r.Usage; u != nil {
+		a.usage = llm.Usage{
+			InputTokens:     max(u.InputTokens-u.InputTokensDetails.CachedTokens, 0),
+			CacheReadTokens: u.InputTokensDetails.CachedTokens,
+			OutputTokens:    u.OutputTokens,
+			ReasoningTokens: u.OutputTokensDetails.ReasoningTokens,
+			Reported:        true,
+		}
+	}
+	a.rawFinish = r.Status
+	switch {
+	case r.Status == "incomplete" && r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens":
+		a.finish, a.rawFinish = llm.FinishLength, "max_output_tokens"
+	case r.Status == "incomplete" && r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "content_filter":
+		a.finish, a.rawFinish = llm.FinishContentFilter, "content_filter"
+	case len(a.order) > 0:
+		a.finish = llm.FinishToolCalls
+	case r.Status == "completed":
+		a.finish = llm.FinishStop
+	}
+}
+
+func (a *rsAssembler) response() *llm.Response {
+	msg := llm.Message{Role: llm.RoleAssistant}
+	text := a.text.String()
+	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+		// A template opened the block in the prompt: what came before the
+		// close tag was reasoning.
+		text = answer
+		a.summary.WriteString(reasoning)
+	}
+	if text != "" {
+		msg.Content = []llm.Part{llm.TextPart(text)}
+	}
+	for _, c := range a.order {
+		args := c.args.String()
+		if args == "" {
+			args = "{}"
+		}
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: args})
+	}
+	if a.summary.Len() > 0 || len(a.items) > 0 {
+		msg.Reasoning = &llm.Reasoning{Text: a.summary.String(), Items: a.items, API: ResponsesAPI, Model: a.reqModel}
+	}
+	return &llm.Response{Message: msg, FinishReason: a.finish, RawFinishReason: a.rawFinish, Usage: a.usage, Model: a.model, ID: a.id}
+}
+
+// streamResponses is Stream in Responses mode.
+func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) {
+	o := p.responses
+	o.compact = !p.compactionOff.Load() && p.compaction.gated(req.Model)
+	o.threshold = p.compaction.threshold
+	if !p.streamResponsesOnce(ctx, req, o, yield) && o.compact {
+		// The endpoint refused context_management: native compaction is
+		// off from now on (local compression still runs) and the call is
+		// sent again without it, once.
+		p.compactionOff.Store(true)
+		o.compact = false
+		p.streamResponsesOnce(ctx, req, o, yield)
+	}
+}
+
+// streamResponsesOnce makes one call. It returns false, having yielded
+// nothing, only when o.compact is set and the endpoint rejected the
+// context_management field.
+func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o responsesOptions, yield func(llm.Event, error) bool) bool {
+	body, err := encodeResponsesRequest(req, o)
+	if err != nil {
+		yield(llm.Event{}, p.localError(req.Model, err.Error()))
+		return true
+	}
+	capt := &capture{}
+	opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
+	if req.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(req.APIKey))
+	}
+	var resp *http.Response
+	if err := p.client.Post(ctx, "responses", body, &resp, opts...); err != nil {
+		if resp != nil && resp.Body != nil {
+			_ = resp.Body.Close()
+		}
+		e := p.requestError(ctx, req.Model, err, capt)
+		if o.compact && contextManagementRejected(e) {
+			return false
+		}
+		yield(llm.Event{}, e)
+		return true
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		yield(llm.Event{}, p.requestError(ctx, req.Model, nil, capt))
+		return true
+	}
+	asm := &rsAssembler{reqModel: req.Model, replay: p.responses.replay}
+	dec := ssestream.NewDecoder(resp)
+	for dec.Next() {
+		if ctx.Err() != nil {
+			yield(llm.Event{}, p.transportError(ctx, req.Model, ctx.Err(), true, asm.text.String()))
+			return true
+		}
+		ev := dec.Event()
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		events, failure, err := asm.feed(ev.Type, data)
+		if err != nil {
+			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Body: capBody(data), Message: err.Error(), MidStream: true, PartialText: asm.text.String(), Err: err})
+			return true
+		}
+		if failure != nil {
+			e := p.streamError(req.Model, resp.Header, data, failure, true, asm.text.String())
+			yield(llm.Event{}, e)
+			return true
+		}
+		for _, e := range events {
+			if !yield(e, nil) {
+				return true
+			}
+		}
+		if asm.completed {
+			drain(resp.Body)
+			yield(llm.Event{Type: llm.EventDone, Response: asm.response()}, nil)
+			return true
+		}
+	}
+	err = dec.Err()
+	if err == nil {
+		err = errNoCompleted
+	}
+	yield(llm.Event{}, p.transportError(ctx, req.Model, err, true, asm.text.String()))
+	return true
+}
