@@ -31,6 +31,12 @@ func TestBuiltinEntriesMerge(t *testing.T) {
 			provider: "openai",
 		},
 		{
+			name:  "openai speaking Responses keeps OpenAI's endpoint and key",
+			body:  "providers:\n  openai:\n    api: openai-responses\n    model: gpt-5.4\n",
+			entry: "openai",
+			want:  Provider{API: "openai-responses", BaseURL: "https://api.openai.com/v1", Model: "gpt-5.4", KeyEnv: "OPENAI_API_KEY"},
+		},
+		{
 			name:  "openai moved elsewhere: its key does not follow",
 			body:  "providers:\n  openai:\n    base_url: http://127.0.0.1:8000/v1\n",
 			entry: "openai",
