@@ -91,6 +91,7 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 		st.finalText = stitch(st.fragments)
 		return finish
 	}
+	e.observeGuard(st, "length_continuation", "continue")
 	if st.midStop && len(st.fragments) == 1 {
 		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
 	} else {
@@ -165,6 +166,7 @@ func (e *Engine) nudge(ctx context.Context, st *state, resp *llm.Response) verdi
 		return finish
 	}
 	st.nudges++
+	e.observeGuard(st, "said_but_stopped", "nudge")
 	st.hooks.status("the model announced an action but stopped; nudging it to continue")
 	return next
 }
