@@ -182,7 +182,7 @@ func scriptedEnv(t *testing.T, obs turn.Observer) *testenv.Env {
 		Configure: func(c *agent.Config) {
 			testenv.WithContext(testenv.ContextOptions{Window: 100_000})(c)
 			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
-				"test-model":         {Window: 100_000, MaxOutput: 1024},
+				"test-model":          {Window: 100_000, MaxOutput: 1024},
 				"fb-model-2026-01-01": {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2},
 			})
 			c.Turn.Observer = obs

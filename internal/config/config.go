@@ -36,6 +36,9 @@ type Provider struct {
 	Headers     map[string]string `yaml:"headers"`
 	// MaxTokensField: "max_tokens" or "max_completion_tokens" (openai API only).
 	MaxTokensField string `yaml:"max_tokens_field"`
+	// Subscription marks calls through this provider as included in a
+	// subscription: costs say so instead of showing $0 or "unknown".
+	Subscription bool `yaml:"subscription"`
 }
 
 // Route names a provider entry and optionally a model other than its default.
@@ -121,6 +124,7 @@ type Config struct {
 	Review        Review           `yaml:"review"`
 	Models        map[string]Model `yaml:"models"`
 	Database      Database         `yaml:"database"`
+	Telemetry     Telemetry        `yaml:"telemetry"`
 	ShellTimeout  Duration         `yaml:"shell_timeout"`
 	Timeouts      Timeouts         `yaml:"timeouts"`
 	// SystemPrompt replaces the default prompt; SystemPromptExtra extends it.
