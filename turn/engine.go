@@ -217,11 +217,23 @@ var ErrLeaseLost = store.ErrLeaseLost
 
 // Run runs one turn and always returns its result. It never panics: a panic
 // in a phase or a tool is recovered into ExitPanic, after the finalizer ran.
-func (e *Engine) Run(ctx context.Context, in Input) (res Result) {
+func (e *Engine) Run(ctx context.Context, in Input) Result {
 	st := e.newState(in)
-	// Registered first so it runs last: after the panic recovery below,
-	// with the final result, on every way out of the turn.
-	defer e.endObserving(st, &res)
+	res := e.run(ctx, st)
+	// After the panic recovery in run, with the final result, on every way
+	// out of the turn. The copy is made only when observing, so an
+	// unobserved turn allocates nothing for it.
+	if st.obs != nil {
+		r := res
+		e.endObserving(st, &r)
+	}
+	return res
+}
+
+// run is Run's body: it recovers a panic into ExitPanic after the finalizer
+// ran.
+func (e *Engine) run(ctx context.Context, st *state) (res Result) {
+	in := st.in
 	defer func() {
 		if p := recover(); p != nil {
 			e.log.Error("turn panicked", "session", in.Session.ID, "turn", in.TurnID,
