@@ -11,6 +11,7 @@ import (
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -59,7 +60,10 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 				cfg.Store = fs
 				cfg.LeaseTTL = 300 * time.Millisecond
 				cfg.LeaseRefresh = 50 * time.Millisecond
-				cfg.Turn.Observer = tel.Observer
+				// The recorded event log is written at the end too, whatever
+				// ended the turn (after an interrupt, with the turn's context
+				// already cancelled).
+				cfg.Turn.Observer = turn.MultiObserver(tel.Observer, &observe.Recorder{Store: fs})
 			}})
 			res := c.run(t, env, fs)
 			if res.Exit != c.exit {
@@ -87,6 +91,10 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 			ra := attrs(root.Attributes)
 			if ra["talaria.exit"] != string(c.exit) || root.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 				t.Errorf("turn span exit %v status %v", ra["talaria.exit"], root.Status)
+			}
+			evs, err := env.Store.TurnEvents(context.Background(), env.Session.ID, res.TurnID)
+			if err != nil || len(evs) == 0 || evs[0].Kind != "turn" || !strings.Contains(evs[0].Detail, `"exit":"`+string(c.exit)+`"`) {
+				t.Errorf("recorded events %+v (err %v): want the turn recorded with exit %s", evs, err, c.exit)
 			}
 			if c.event != "" {
 				found := false
