@@ -349,6 +349,17 @@ func (t *turnObs) toolEnd(ev *turn.Event) {
 	span.End()
 }
 
+// ToolContext makes the call's span the parent of whatever the tool
+// starts: a subagent's turn nests under its delegate call.
+func (t *turnObs) ToolContext(ctx context.Context, call llm.ToolCall) context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.tools[call.ID]; s != nil {
+		return trace.ContextWithSpan(ctx, s)
+	}
+	return ctx
+}
+
 // End closes everything the turn opened, whatever ended it, and counts the
 // turn by its exit.
 func (t *turnObs) End(res *turn.Result) {

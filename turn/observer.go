@@ -336,3 +336,54 @@ func (e *Engine) observeCompression(st *state, start time.Time, cost0 float64, o
 	e.observe(st, &Event{Kind: EventCompression, Before: out.Before, After: out.After, Pass: st.budget.Used(),
 		Outcome: outcome, Err: *err, Duration: e.cfg.Now().Sub(start), Usage: out.Usage, CostUSD: st.costUSD - cost0})
 }
+
+// ToolContexter is an optional TurnObserver method: the context a tool
+// call runs with, so work the tool starts — a delegated subagent's turn —
+// nests under the call in a trace. MultiObserver forwards it.
+type ToolContexter interface {
+	ToolContext(ctx context.Context, call llm.ToolCall) context.Context
+}
+
+func (m multiTurn) ToolContext(ctx context.Context, call llm.ToolCall) context.Context {
+	for _, t := range m {
+		if tc, ok := t.(ToolContexter); ok {
+			ctx = tc.ToolContext(ctx, call)
+		}
+	}
+	return ctx
+}
+
+// toolScope lets code running inside a tool call report to its turn's
+// observer (SubagentStarted, SubagentStopped).
+type toolScope struct {
+	e    *Engine
+	st   *state
+	call llm.ToolCall
+}
+
+type toolScopeKey struct{}
+
+// toolContext is the context an observed tool call runs with.
+func (e *Engine) toolContext(ctx context.Context, st *state, c llm.ToolCall) context.Context {
+	if tc, ok := st.obs.(ToolContexter); ok {
+		ctx = tc.ToolContext(ctx, c)
+	}
+	return context.WithValue(ctx, toolScopeKey{}, &toolScope{e: e, st: st, call: c})
+}
+
+// SubagentStarted reports, from inside a tool call (a delegate tool), that
+// it started a child turn in session child. It does nothing when the turn
+// is not observed.
+func SubagentStarted(ctx context.Context, child string) {
+	if s, ok := ctx.Value(toolScopeKey{}).(*toolScope); ok {
+		s.e.observe(s.st, &Event{Kind: EventSubagentStart, Call: s.call, To: child})
+	}
+}
+
+// SubagentStopped reports that the child turn started with SubagentStarted
+// ended, with its exit.
+func SubagentStopped(ctx context.Context, child string, exit Exit) {
+	if s, ok := ctx.Value(toolScopeKey{}).(*toolScope); ok {
+		s.e.observe(s.st, &Event{Kind: EventSubagentStop, Call: s.call, To: child, Outcome: string(exit)})
+	}
+}

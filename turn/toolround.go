@@ -135,6 +135,9 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 		}
 	}
 	out.ran = true
+	if st.obs != nil {
+		ctx = e.toolContext(ctx, st, c)
+	}
 	res, err := t.Run(context.WithValue(ctx, callKey{}, c), args)
 	if err != nil {
 		res = tool.Result{Content: err.Error(), IsError: true}
