@@ -91,10 +91,11 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 		st.finalText = stitch(st.fragments)
 		return finish
 	}
-	e.observeGuard(st, "length_continuation", "continue")
 	if st.midStop && len(st.fragments) == 1 {
+		e.observeGuard(st, "mid_sentence_stop", "continue")
 		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
 	} else {
+		e.observeGuard(st, "length_continuation", "continue")
 		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.LengthContinuations))
 	}
 	return next
