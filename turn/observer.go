@@ -77,7 +77,7 @@ const (
 	EventCompression
 	// EventGuard: a guard fired. Guard ("identical_calls", "tool_loop",
 	// "said_but_stopped", "empty_response", "length_continuation",
-	// "iteration_budget"), Action (what it did).
+	// "mid_sentence_stop", "iteration_budget"), Action (what it did).
 	EventGuard
 	// EventFallback: the turn moved to the next route. From, To, Class.
 	EventFallback

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
@@ -15,7 +17,9 @@ import (
 // config or the standard OTEL_* variables ask for it, and the recorded
 // event log `talaria trace` reads (unless telemetry.no_record). The
 // returned Telemetry must be shut down before exit so spans are delivered.
-func (c *cli) observers(ctx context.Context, cfg *config.Config, st store.TurnEvents, log *slog.Logger) (turn.Observer, *observe.Telemetry, error) {
+// readers are extra metric readers on the same instruments: `serve` passes
+// observe.PrometheusReader(registry) so its /metrics and OTLP agree.
+func (c *cli) observers(ctx context.Context, cfg *config.Config, st store.TurnEvents, log *slog.Logger, readers ...sdkmetric.Reader) (turn.Observer, *observe.Telemetry, error) {
 	t := cfg.Telemetry
 	var own []string
 	for _, p := range cfg.Providers {
@@ -25,7 +29,7 @@ func (c *cli) observers(ctx context.Context, cfg *config.Config, st store.TurnEv
 		Endpoint: t.Endpoint, Protocol: t.Protocol, Headers: t.Headers,
 		ServiceName: t.ServiceName, ServiceVersion: version,
 		Capture: t.Capture, MaxContent: t.MaxContent, Disabled: t.Disabled,
-		OwnKeys: own,
+		OwnKeys: own, Readers: readers,
 	}, c.getenv)
 	if err != nil {
 		return nil, nil, &setupError{err.Error()}
