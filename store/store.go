@@ -317,6 +317,39 @@ type Memories interface {
 	ClearMemory(ctx context.Context, q MemoryQuery) (int64, error)
 }
 
+// TurnEvent is one recorded step of a turn — the turn itself, a model call
+// or failed attempt (with the wait before a retry), a tool call, a
+// compression pass, a guard firing, a fallback — kept so `talaria trace`
+// can show what happened and what it cost without a telemetry collector.
+// Events are display-only: never part of a transcript, never sent to a
+// model.
+type TurnEvent struct {
+	SessionID string // the session the turn started in
+	TurnID    string
+	Seq       int    // order within the turn, from 1
+	Kind      string // "turn", "call", "call_failed", "tool", "compression", "guard", "fallback", ...
+	Name      string // the model, tool or guard
+	Start     time.Time
+	Duration  time.Duration
+	CostUSD   float64
+	// Detail is a JSON object with the kind's own fields (tokens, class,
+	// decision, wait, outcome, ...); backends store it verbatim.
+	Detail string
+}
+
+// TurnEvents keeps each turn's event log. Writes are not fenced: a turn
+// that lost its lease still records what it did, and an ended session
+// still accepts its last turn's events.
+type TurnEvents interface {
+	// AppendTurnEvents stores evs atomically. The session must exist
+	// (else KindNotFound); (SessionID, TurnID, Seq) is unique (a duplicate
+	// fails the call and none of its events is stored).
+	AppendTurnEvents(ctx context.Context, evs ...TurnEvent) error
+	// TurnEvents lists a session's events, turnID "" for every turn, in
+	// the order they were appended. DeleteSession removes them.
+	TurnEvents(ctx context.Context, sessionID, turnID string) ([]TurnEvent, error)
+}
+
 // Store is everything a backend provides.
 type Store interface {
 	Sessions
@@ -326,5 +359,6 @@ type Store interface {
 	Tokens
 	Queue
 	Memories
+	TurnEvents
 	Close() error
 }

@@ -23,6 +23,7 @@ func (e *Engine) begin(ctx context.Context, st *state) verdict {
 		return finish
 	}
 	st.graceCall = true
+	e.observeGuard(st, "iteration_budget", "grace_call")
 	st.hooks.status("iteration budget spent: asking the model to sum up without tools")
 	notice := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, BudgetNotice),
@@ -43,6 +44,9 @@ func (e *Engine) interrupted(ctx context.Context, st *state) bool {
 		return false
 	}
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		if st.exit == "" {
+			e.observeLeaseLost(st)
+		}
 		st.setExit(ExitLeaseLost, &Failure{
 			Reason:  "lease_lost",
 			Message: "Another process took over this session, so this turn stopped writing. Nothing it saved is lost.",

@@ -2,6 +2,11 @@ package turn_test
 
 import (
 	"context"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +22,7 @@ import (
 	"github.com/talaria-agent/talaria/llm/anthropic"
 	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
+	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/postgres"
 	"github.com/talaria-agent/talaria/tool"
@@ -56,8 +62,30 @@ func noopTool() tool.Tool {
 func BenchmarkRoundTrip(b *testing.B) {
 	db := benchDatabase(b)
 	for _, api := range testenv.APIs {
-		b.Run(api, func(b *testing.B) { benchTurns(b, api, 0, db) })
+		b.Run(api, func(b *testing.B) { benchTurns(b, api, 0, db, nil) })
 	}
+}
+
+// BenchmarkRoundTripTelemetry is BenchmarkRoundTrip with telemetry off
+// (no observer: the engine builds no events) and on (the OpenTelemetry
+// observer with every span and metric kept by in-memory exporters, full
+// capture, so the cost of building spans, attributes and captured content
+// is all counted; no network).
+func BenchmarkRoundTripTelemetry(b *testing.B) {
+	b.Run("off", func(b *testing.B) { benchTurns(b, "openai", 0, "", nil) })
+	b.Run("on", func(b *testing.B) {
+		spans := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		obs, err := observe.New(observe.Options{TracerProvider: tp, MeterProvider: mp, Capture: observe.CaptureFull})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchTurns(b, "openai", 0, "", obs)
+		if len(spans.GetSpans()) == 0 {
+			b.Fatal("no spans recorded")
+		}
+	})
 }
 
 // BenchmarkRoundTripLongSession is BenchmarkRoundTrip on a session that
@@ -66,7 +94,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 func BenchmarkRoundTripLongSession(b *testing.B) {
 	db := benchDatabase(b)
 	for _, api := range testenv.APIs {
-		b.Run(api, func(b *testing.B) { benchTurns(b, api, 1000, db) })
+		b.Run(api, func(b *testing.B) { benchTurns(b, api, 1000, db, nil) })
 	}
 }
 
@@ -86,7 +114,7 @@ func benchDatabase(b *testing.B) string {
 	return ""
 }
 
-func benchTurns(b *testing.B, api string, prior int, pgBase string) {
+func benchTurns(b *testing.B, api string, prior int, pgBase string, obs turn.Observer) {
 	external := os.Getenv("TALARIA_BENCH_URL")
 	var st store.Store
 	if pgBase != "" {
@@ -98,6 +126,7 @@ func benchTurns(b *testing.B, api string, prior int, pgBase string) {
 		st = pg
 	}
 	env := testenv.New(b, testenv.Options{API: api, Model: "gpt-4.1", ExtraTools: []tool.Tool{noopTool()}, Configure: func(c *agent.Config) {
+		c.Turn.Observer = obs
 		if st != nil {
 			c.Store = st
 		}

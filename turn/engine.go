@@ -52,6 +52,9 @@ type Route struct {
 	BaseURL string
 	// Pool rotates this provider's keys; nil uses the provider's own key.
 	Pool *failover.Pool
+	// Subscription marks a route whose calls are included in a
+	// subscription: they have no per-call price (reported as such, not $0).
+	Subscription bool
 }
 
 // Name is "provider/model", for status lines.
@@ -108,6 +111,9 @@ type Config struct {
 	PromptCache bool
 	// ToolConcurrency bounds parallel read-only calls; default 8.
 	ToolConcurrency int
+	// Observer watches every turn (telemetry, the recorded event log);
+	// nil observes nothing, at no cost. MultiObserver attaches several.
+	Observer Observer
 
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -211,8 +217,23 @@ var ErrLeaseLost = store.ErrLeaseLost
 
 // Run runs one turn and always returns its result. It never panics: a panic
 // in a phase or a tool is recovered into ExitPanic, after the finalizer ran.
-func (e *Engine) Run(ctx context.Context, in Input) (res Result) {
+func (e *Engine) Run(ctx context.Context, in Input) Result {
 	st := e.newState(in)
+	res := e.run(ctx, st)
+	// After the panic recovery in run, with the final result, on every way
+	// out of the turn. The copy is made only when observing, so an
+	// unobserved turn allocates nothing for it.
+	if st.obs != nil {
+		r := res
+		e.endObserving(st, &r)
+	}
+	return res
+}
+
+// run is Run's body: it recovers a panic into ExitPanic after the finalizer
+// ran.
+func (e *Engine) run(ctx context.Context, st *state) (res Result) {
+	in := st.in
 	defer func() {
 		if p := recover(); p != nil {
 			e.log.Error("turn panicked", "session", in.Session.ID, "turn", in.TurnID,
@@ -224,6 +245,7 @@ func (e *Engine) Run(ctx context.Context, in Input) (res Result) {
 			res = e.finalizeSafely(ctx, st)
 		}
 	}()
+	e.startObserving(ctx, st)
 	if v := e.buildContext(ctx, st); v == finish {
 		return e.finalize(ctx, st)
 	}

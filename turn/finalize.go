@@ -53,6 +53,7 @@ func (e *Engine) finalize(ctx context.Context, st *state) Result {
 	r.Usage = st.usage
 	r.CostUSD = st.costUSD
 	r.CostKnown = st.costKnown && st.apiCalls > 0
+	r.Pricing = pricing(st)
 	r.Compactions = st.compactions
 	r.Provider = e.route(st).Provider.Name()
 	r.Model = e.route(st).Model

@@ -92,8 +92,10 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 		return finish
 	}
 	if st.midStop && len(st.fragments) == 1 {
+		e.observeGuard(st, "mid_sentence_stop", "continue")
 		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
 	} else {
+		e.observeGuard(st, "length_continuation", "continue")
 		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.LengthContinuations))
 	}
 	return next
@@ -165,6 +167,7 @@ func (e *Engine) nudge(ctx context.Context, st *state, resp *llm.Response) verdi
 		return finish
 	}
 	st.nudges++
+	e.observeGuard(st, "said_but_stopped", "nudge")
 	st.hooks.status("the model announced an action but stopped; nudging it to continue")
 	return next
 }

@@ -17,11 +17,7 @@ import (
 func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) verdict {
 	st.iterations++
 	st.usage.Add(resp.Usage)
-	if cost, ok := st.model.Cost(resp.Usage); ok {
-		st.costUSD += cost
-	} else {
-		st.costKnown = false
-	}
+	e.accountCall(st, resp)
 	// On disk per answer, not per turn: a killed turn keeps what it spent.
 	e.flushUsage(ctx, st)
 	st.acct.Observe(st.req, resp.Usage)
@@ -81,6 +77,7 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 		EstInputCostUSD: cost,
 		CostKnown:       known,
 	})
+	e.observeGuard(st, "empty_response", action.String())
 	switch action {
 	case guard.EmptyRetry:
 		if err := e.nudgeAfterTools(ctx, st); err != nil {

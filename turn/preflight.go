@@ -115,9 +115,14 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 // a child session when the turn has a Rotator. It returns restart when the
 // transcript changed, proceed when the pass made no progress (further
 // passes are then blocked this turn), and finish when compression failed.
-func (e *Engine) compress(ctx context.Context, st *state, target int, force bool) verdict {
+func (e *Engine) compress(ctx context.Context, st *state, target int, force bool) (v verdict) {
 	st.budget.Spend()
-	out, err := e.cfg.Compressor.Compress(ctx, compact.Input{
+	var out compact.Output
+	var err error
+	if st.obs != nil {
+		defer e.observeCompression(st, e.cfg.Now(), st.costUSD, &out, &err, &v)
+	}
+	out, err = e.cfg.Compressor.Compress(ctx, compact.Input{
 		System:   st.in.Session.SystemPrompt,
 		Tools:    st.req.Tools,
 		Rows:     st.rows,

@@ -56,15 +56,20 @@ type Result struct {
 	FinalText string `json:"final_text"`
 	// Truncated is set when the answer hit the output limit on every
 	// continuation and the kept text is partial.
-	Truncated   bool           `json:"truncated,omitempty"`
-	APICalls    int            `json:"api_calls"`
-	Iterations  int            `json:"iterations"`
-	ToolRounds  int            `json:"tool_rounds"`
-	ToolCalls   int            `json:"tool_calls"`
-	GraceCall   bool           `json:"grace_call,omitempty"`
-	Usage       llm.Usage      `json:"usage"`
-	CostUSD     float64        `json:"cost_usd"`
-	CostKnown   bool           `json:"cost_known"`
+	Truncated  bool      `json:"truncated,omitempty"`
+	APICalls   int       `json:"api_calls"`
+	Iterations int       `json:"iterations"`
+	ToolRounds int       `json:"tool_rounds"`
+	ToolCalls  int       `json:"tool_calls"`
+	GraceCall  bool      `json:"grace_call,omitempty"`
+	Usage      llm.Usage `json:"usage"`
+	CostUSD    float64   `json:"cost_usd"`
+	CostKnown  bool      `json:"cost_known"`
+	// Pricing says how CostUSD is known: "priced", "unpriced" (some call's
+	// model has no price: CostUSD is a lower bound), "subscription" (the
+	// calls are included in a subscription, not $0), "partly subscription";
+	// "" with no API call.
+	Pricing     string         `json:"pricing,omitempty"`
 	Compactions int            `json:"compactions,omitempty"`
 	Provider    string         `json:"provider"`
 	Model       string         `json:"model"`

@@ -33,6 +33,9 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		req.MaxTokens = e.maxTokens(st)
 		st.apiCalls++
 		st.currentRoute().Calls++
+		if st.obs != nil {
+			e.observe(st, &Event{Kind: EventRequest, Attempt: st.apiCalls, Request: st.req, EstimatedTokens: st.estimate})
+		}
 		resp, partial, shown, cut, err := e.call(ctx, st, &req)
 		if err == nil {
 			if r.Pool != nil {
@@ -43,6 +46,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		}
 		if ctx.Err() != nil {
 			e.interruptStream(ctx, st, partial)
+			e.observeFailed(st, failover.Classified{Class: failover.Class(st.exit)}, err, "stop", 0)
 			return nil, finish
 		}
 		if shown {
@@ -88,14 +92,20 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		// A bound that holds whatever the policy says: retries, rotations
 		// and repairs of one call can never loop forever.
 		if attempt > e.cfg.MaxRetries+maxRotations(r)+4 {
+			e.observeFailed(st, c, err, "stop", 0)
 			e.fail(st, c, "Gave up after too many attempts")
 			return nil, finish
 		}
-		switch failover.Decide(c, a) {
+		action := failover.Decide(c, a)
+		if action != failover.ActionRetry {
+			e.observeFailed(st, c, err, decisionName(action), 0)
+		}
+		switch action {
 		case failover.ActionRetry:
 			retries++
 			e.noteCutCall(ctx, st)
 			d := e.cfg.Backoff.Delay(retries, c)
+			e.observeFailed(st, c, err, "retry", d)
 			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, a.MaxRetries))
 			if err := failover.Sleep(ctx, d); err != nil {
 				e.interrupted(ctx, st)
@@ -104,6 +114,9 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		case failover.ActionRotate:
 			e.noteCutCall(ctx, st)
 			st.hasCred = false
+			if st.obs != nil {
+				e.observe(st, &Event{Kind: EventRotation, Class: string(c.Class)})
+			}
 			st.hooks.status(fmt.Sprintf("switching to another %s key: %s", r.Provider.Name(), c.Summary))
 		case failover.ActionClamp:
 			st.clamped = true
@@ -144,8 +157,14 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (resp *llm.Response, partial string, shown bool, cut *cutCall, err error) {
 	var text strings.Builder
 	var watch callWatch
+	start := time.Now()
+	st.lastTTFT = 0
+	defer func() { st.lastLatency = time.Since(start) }()
 	resp, err = llm.Collect(e.route(st).Provider.Stream(ctx, req), func(ev llm.Event) {
 		watch.observe(ev)
+		if st.lastTTFT == 0 && (ev.Type == llm.EventTextDelta || ev.Type == llm.EventReasoningDelta || ev.Type == llm.EventToolCallDelta) {
+			st.lastTTFT = time.Since(start)
+		}
 		switch ev.Type {
 		case llm.EventTextDelta:
 			text.WriteString(ev.Text)
@@ -255,6 +274,9 @@ func (e *Engine) fallback(st *state, c failover.Classified) bool {
 	st.currentRoute().Outcome = string(c.Class)
 	from := e.route(st).Name()
 	e.useRoute(st, st.routeIdx+1)
+	if st.obs != nil {
+		e.observe(st, &Event{Kind: EventFallback, From: from, To: e.route(st).Name(), Class: string(c.Class)})
+	}
 	st.hooks.status(fmt.Sprintf("falling back from %s to %s: %s", from, e.route(st).Name(), c.Summary))
 	return true
 }

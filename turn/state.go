@@ -45,6 +45,14 @@ type state struct {
 	costUSD   float64
 	costKnown bool
 	saved     savedUsage // already added to the session (flushUsage)
+	// subscription: some call ran on a subscription route; priced: some
+	// call had a price.
+	subscription, priced bool
+
+	// obs watches this turn; nil when no observer is attached. lastLatency
+	// and lastTTFT time the latest API call.
+	obs                   TurnObserver
+	lastLatency, lastTTFT time.Duration
 
 	// context management
 	budget      *compact.Budget

@@ -108,6 +108,7 @@ func (e *Engine) runGroup(ctx context.Context, st *state, calls []llm.ToolCall) 
 // a person sees what the model asked for and why it did not run.
 func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out toolOutcome) {
 	st.hooks.toolStart(c)
+	e.observeTool(st, c, nil, 0)
 	start := time.Now()
 	defer func() {
 		out.took = time.Since(start)
@@ -117,6 +118,7 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 			out.res = tool.Result{Content: fmt.Sprintf("[error: the tool %s crashed: %v]", c.Name, p), IsError: true}
 		}
 		st.hooks.toolEnd(c, out.res, out.took)
+		e.observeTool(st, c, &out.res, out.took)
 	}()
 	args, err := e.cfg.Tools.Validate(c.Name, c.Arguments)
 	if err != nil {
@@ -133,6 +135,9 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 		}
 	}
 	out.ran = true
+	if st.obs != nil {
+		ctx = e.toolContext(ctx, st, c)
+	}
 	res, err := t.Run(context.WithValue(ctx, callKey{}, c), args)
 	if err != nil {
 		res = tool.Result{Content: err.Error(), IsError: true}
@@ -155,8 +160,12 @@ func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, ou
 		count, notice := st.streak.Observe(c.Name, c.Arguments, content, info.Repeatable)
 		if notice != "" && !e.cfg.Guards.NoIdenticalCalls {
 			content += "\n" + notice
+			e.observeGuard(st, "identical_calls", "notice")
 		}
 		stop = mayStop && count >= e.cfg.Guards.ToolLoopStop
+		if stop {
+			e.observeGuard(st, "tool_loop", "stop_turn")
+		}
 	}
 	row := &store.Message{Message: llm.NewToolResult(c, content, out.res.IsError)}
 	for _, img := range out.res.Images {

@@ -37,6 +37,7 @@ Usage:
   talaria sessions <list|show|search|delete|compact> ...
   talaria memory <list|add|rm|clear>   the workspace's durable memory
   talaria explain-error [flags]    explain a provider error and what Talaria would do about it
+  talaria trace SESSION [--turn N] a turn's timeline: calls, retries, waits, tools, compressions, guards, costs
   talaria doctor                   check configuration, keys, the database and MCP servers
   talaria mcp <list|test> ...      MCP servers: their state and tools
   talaria serve [flags]            HTTP API, event streams and web page (talaria serve token ...)
@@ -116,6 +117,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 		return c.dbCmd(ctx, rest)
 	case "explain-error":
 		return c.explainCmd(ctx, rest)
+	case "trace":
+		return c.traceCmd(ctx, rest)
 	case "doctor":
 		return c.doctorCmd(ctx, rest)
 	case "mcp":

@@ -165,8 +165,20 @@ func summaryLine(r *turn.Result) string {
 	if r.Usage.Reported {
 		fmt.Fprintf(&b, " · %d in / %d out tokens", r.Usage.PromptTokens(), r.Usage.OutputTokens)
 	}
-	if r.CostKnown {
+	switch r.Pricing {
+	case "priced":
 		fmt.Fprintf(&b, " · $%.4f", r.CostUSD)
+	case "subscription":
+		b.WriteString(" · included in subscription")
+	case "partly subscription":
+		fmt.Fprintf(&b, " · $%.4f + subscription", r.CostUSD)
+	case "unpriced":
+		// Saying $0 would read as free: name what is missing.
+		if r.CostUSD > 0 {
+			fmt.Fprintf(&b, " · ≥ $%.4f (a model has no price)", r.CostUSD)
+		} else {
+			b.WriteString(" · cost unknown (no price for the model)")
+		}
 	}
 	if s := r.Subagents; s != nil {
 		fmt.Fprintf(&b, " · incl. %d subagent", s.Count)

@@ -141,6 +141,14 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if rf.maxIter > 0 {
 		tc.MaxIterations = rf.maxIter
 	}
+	// OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT or telemetry:) and
+	// the recorded timelines `talaria trace` reads, as for run and chat.
+	obs, tel, err := c.observers(ctx, cfg, st, log)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	defer shutdownTelemetry(tel, log)
+	tc.Observer = obs
 	gcfg := gateway.Config{
 		Store: st,
 		Agent: agent.Config{

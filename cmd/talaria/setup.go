@@ -19,6 +19,7 @@ import (
 	"github.com/talaria-agent/talaria/llm/anthropic"
 	"github.com/talaria-agent/talaria/llm/gemini"
 	"github.com/talaria-agent/talaria/llm/openai"
+	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/builtin"
@@ -83,9 +84,11 @@ type app struct {
 	mcpSess *mcp.Session
 	// watch reports model calls to the turn's progress display.
 	watch *callWatch
+	tel   *observe.Telemetry
 }
 
 func (a *app) Close() {
+	shutdownTelemetry(a.tel, a.log)
 	if a.agent != nil {
 		a.agent.Close() // stops background reviews before the tools and the store close
 	}
@@ -228,6 +231,10 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		tools = append(tools, a.mcpSess.Tools()...)
 	}
 	tc := turnConfig(cfg, routes)
+	if tc.Observer, a.tel, err = c.observers(ctx, cfg, st, log); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if !f.yes && cfg.Approvals != "auto" {
 		tc.Approver = approver
 	}
@@ -421,7 +428,9 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	if strategy == "" {
 		strategy = failover.StrategyFillFirst
 	}
-	r := turn.Route{Provider: prov, Model: model, API: p.API, BaseURL: p.BaseURL}
+	r := turn.Route{Provider: prov, Model: model, API: p.API, BaseURL: p.BaseURL,
+		// subscription: included calls are reported as such, not as $0.
+		Subscription: p.Subscription}
 	if len(keys) > 0 {
 		// Cooldowns belong to provider + endpoint + key fingerprint.
 		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL)

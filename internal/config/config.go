@@ -41,6 +41,9 @@ type Provider struct {
 	Thinking *Thinking `yaml:"thinking"`
 	// Reasoning configures Responses reasoning (openai-responses).
 	Reasoning Reasoning `yaml:"reasoning"`
+	// Subscription marks calls through this provider as included in a
+	// subscription: costs say so instead of showing $0 or "unknown".
+	Subscription bool `yaml:"subscription"`
 }
 
 // Route names a provider entry and optionally a model other than its default.
@@ -133,6 +136,7 @@ type Config struct {
 	Review        Review           `yaml:"review"`
 	Models        map[string]Model `yaml:"models"`
 	Database      Database         `yaml:"database"`
+	Telemetry     Telemetry        `yaml:"telemetry"`
 	ShellTimeout  Duration         `yaml:"shell_timeout"`
 	Timeouts      Timeouts         `yaml:"timeouts"`
 	// SystemPrompt replaces the default prompt; SystemPromptExtra extends it.

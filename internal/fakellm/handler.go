@@ -149,6 +149,9 @@ func computed(st Step, req Request) Step {
 // resolve turns a successful step into a reply for req.
 func (s *Server) resolve(rt route, req Request, st Step, requestID string) *reply {
 	model := req.Model
+	if st.Model != "" {
+		model = st.Model
+	}
 	if model == "" {
 		model = "fakellm"
 	}

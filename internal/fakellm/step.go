@@ -89,6 +89,9 @@ type Step struct {
 	ChunkDelay time.Duration `json:"chunk_delay,omitempty"`
 	// Header holds extra response headers for a successful reply.
 	Header map[string]string `json:"header,omitempty"`
+	// Model, when set, is the model name the reply carries instead of the
+	// requested one (a router or alias answering with another model).
+	Model string `json:"model,omitempty"`
 	// Respond computes the step from the request (demo, dynamic tests). The
 	// computed step's own Respond is ignored; its zero Latency and
 	// ChunkDelay fall back to this step's.

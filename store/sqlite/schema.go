@@ -165,6 +165,22 @@ INSERT INTO cooldowns_v2 (provider, base_url, key_id, until, reason, set_at)
 DROP TABLE cooldowns;
 ALTER TABLE cooldowns_v2 RENAME TO cooldowns;
 `,
+	// 5: per-turn event logs (store.TurnEvent), for `talaria trace`.
+	`
+CREATE TABLE turn_events (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	turn_id     TEXT NOT NULL,
+	seq         INTEGER NOT NULL,
+	kind        TEXT NOT NULL,
+	name        TEXT NOT NULL DEFAULT '',
+	started_at  INTEGER NOT NULL,
+	duration_ns INTEGER NOT NULL DEFAULT 0,
+	cost_usd    REAL NOT NULL DEFAULT 0,
+	detail      TEXT NOT NULL DEFAULT '',
+	UNIQUE(session_id, turn_id, seq)
+);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -230,6 +230,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 			`DELETE FROM messages WHERE session_id = ?`,
 			`DELETE FROM leases WHERE session_id = ?`,
 			`DELETE FROM queue WHERE session_id = ?`,
+			`DELETE FROM turn_events WHERE session_id = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

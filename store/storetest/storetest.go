@@ -35,6 +35,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Leases", leaseCases},
 		{"Fencing", fenceCases},
 		{"Cooldowns", cooldownCases},
+		{"TurnEvents", eventCases},
 		{"Concurrency", concurrencyCases},
 		{"Lifecycle", lifecycleCases},
 		{"Tokens", tokenCases},

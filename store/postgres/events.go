@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// AppendTurnEvents stores a turn's events in one transaction (unfenced:
+// display-only records).
+func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) error {
+	const op = "append turn events"
+	if err := s.ready(op); err != nil || len(evs) == 0 {
+		return err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	for _, e := range evs {
+		_, err := tx.Exec(ctx, `INSERT INTO turn_events
+			(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
+			return s.notFound(op, "session "+e.SessionID)
+		}
+		if err != nil {
+			return s.wrap(op, err)
+		}
+	}
+	return s.wrap(op, tx.Commit(ctx))
+}
+
+// TurnEvents lists a session's events (one turn's when turnID is set) in
+// append order.
+func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
+	const op = "turn events"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail
+		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	var out []store.TurnEvent
+	for rows.Next() {
+		var (
+			e          store.TurnEvent
+			start, dur int64
+		)
+		if err := rows.Scan(&e.SessionID, &e.TurnID, &e.Seq, &e.Kind, &e.Name, &start, &dur, &e.CostUSD, &e.Detail); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		e.Start, e.Duration = fromNanos(start), time.Duration(dur)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}

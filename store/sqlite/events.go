@@ -1,0 +1,66 @@
+package sqlite
+
+import (
+	"context"
+	"time"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// AppendTurnEvents stores a turn's events in one transaction.
+func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) error {
+	const op = "append turn events"
+	if len(evs) == 0 {
+		return s.ready(op)
+	}
+	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		checked := map[string]bool{}
+		for _, e := range evs {
+			if !checked[e.SessionID] {
+				var one int
+				if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, e.SessionID).Scan(&one); err != nil {
+					return s.notFound(op, "session "+e.SessionID)
+				}
+				checked[e.SessionID] = true
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_events
+				(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// TurnEvents lists a session's events (one turn's when turnID is set) in
+// append order.
+func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
+	const op = "turn events"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail
+		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	var out []store.TurnEvent
+	for rows.Next() {
+		var (
+			e          store.TurnEvent
+			start, dur int64
+		)
+		if err := rows.Scan(&e.SessionID, &e.TurnID, &e.Seq, &e.Kind, &e.Name, &start, &dur, &e.CostUSD, &e.Detail); err != nil {
+			return nil, s.wrap(op, err)
+		}
+		e.Start, e.Duration = fromNanos(start), time.Duration(dur)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}
