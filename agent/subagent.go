@@ -195,6 +195,9 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	if h := parent.hooks.SubagentStarted; h != nil {
 		h(ev)
 	}
+	// The parent turn's observer (telemetry) sees the child too; ctx is the
+	// delegate call's, so the child's spans nest under that call.
+	turn.SubagentStarted(ctx, sess.ID)
 
 	// The child's context is not the parent's: a parent's lost lease must
 	// not read as the child's (its own lease is fine), so the child is
@@ -239,6 +242,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	if h := parent.hooks.SubagentFinished; h != nil {
 		h(ev)
 	}
+	turn.SubagentStopped(ctx, sess.ID, res.Exit)
 	return Child{Session: sess, Result: res}, nil
 }
 
