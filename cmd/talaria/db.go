@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 
@@ -12,51 +11,69 @@ import (
 	"github.com/talaria-agent/talaria/store/storeopen"
 )
 
-const dbUsage = `Usage:
-  talaria db migrate --from sqlite://PATH --to postgres://USER@HOST/DB [--append] [--json]
-
-migrate copies every session (with its lineage link), every message (exact
-bytes and seqs), every cooldown and every serve API token (hashes only) from
-a SQLite file into PostgreSQL, then
-verifies the counts and a checksum of the message bytes read back from the
-target. It refuses a target that holds sessions the source does not have
-unless --append is given. Rerunning it is safe: sessions already copied are
-compared, not written again. Stop talaria on the source while it runs.
+const dbMigrateAbout = `Copies every session (with its lineage link), every message (exact bytes
+and seqs), every cooldown and every serve API token (hashes only) from a
+SQLite file into PostgreSQL, then verifies the counts and a checksum of the
+message bytes read back from the target. It refuses a target that holds
+sessions the source does not have unless --append is given. Rerunning it is
+safe: sessions already copied are compared, not written again. Stop talaria
+on the source while it runs.
 
 Exit codes: 0 copied and verified, 1 a database failure or a failed
-verification, 2 bad flags or a refused (non-empty) target.
-`
+verification, 2 bad flags or a refused (non-empty) target.`
+
+var dbHelp = cmdHelp{
+	name:  "db",
+	usage: "migrate ...",
+	about: `Commands:
+  talaria db migrate --from sqlite://PATH --to postgres://USER@HOST/DB [--append] [--json]
+      copy a SQLite database into PostgreSQL and verify it
+
+'talaria db migrate --help' shows its flags and examples.`,
+	examples: []string{"talaria db migrate --from sqlite://$HOME/.talaria/talaria.db --to postgres://talaria@db.internal/talaria"},
+}
+
+var dbMigrateHelp = cmdHelp{
+	name:  "db migrate",
+	usage: "--from sqlite://PATH --to postgres://USER@HOST/DB [--append] [--json]",
+	about: dbMigrateAbout,
+	examples: []string{
+		"talaria db migrate --from sqlite://$HOME/.talaria/talaria.db --to postgres://talaria@db.internal/talaria",
+		"talaria db migrate --from sqlite://old.db --to postgres://talaria@db.internal/talaria --append --json",
+	},
+}
 
 func (c *cli) dbCmd(ctx context.Context, args []string) int {
-	if len(args) == 0 || args[0] != "migrate" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(c.stdout, dbUsage)
-			return exitOK
-		}
-		fmt.Fprint(c.stderr, dbUsage)
-		return exitUsage
+	if wantsHelp(args) {
+		c.printHelp(dbHelp.flags(), dbHelp)
+		return exitOK
 	}
-	fs := flag.NewFlagSet("db migrate", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, dbUsage) }
+	if len(args) == 0 {
+		return c.usageError(dbHelp, "needs a command: migrate")
+	}
+	if args[0] != "migrate" {
+		return c.usageError(dbHelp, "unknown db command %q; use migrate", args[0])
+	}
+	h := dbMigrateHelp
+	fs := h.flags()
 	from := fs.String("from", "", "source database: sqlite://PATH")
 	to := fs.String("to", "", "target database: postgres://USER@HOST/DB")
 	appendTo := fs.Bool("append", false, "copy into a target that already holds other sessions")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, h, args[1:]); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(h, "takes no arguments (got %q)", fs.Arg(0))
 	}
 	if *from == "" || *to == "" {
-		return c.fail(exitUsage, "db migrate needs --from sqlite://PATH and --to postgres://…")
+		return c.usageError(h, "needs --from sqlite://PATH and --to postgres://…")
 	}
 	if !strings.HasPrefix(*from, "sqlite://") {
-		return c.fail(exitUsage, "--from must be sqlite://PATH (got %s)", storeopen.Describe(storeopen.Options{URL: *from}))
+		return c.usageError(h, "--from must be sqlite://PATH (got %s)", storeopen.Describe(storeopen.Options{URL: *from}))
 	}
 	if b, _, err := storeopen.Target(storeopen.Options{URL: *to}); err != nil || b != storeopen.Postgres {
-		return c.fail(exitUsage, "--to must be a postgres:// URL")
+		return c.usageError(h, "--to must be a postgres:// URL")
 	}
 
 	srcStore, err := storeopen.Open(ctx, storeopen.Options{URL: *from})

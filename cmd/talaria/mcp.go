@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,7 +14,7 @@ import (
 	"github.com/talaria-agent/talaria/tool/mcp"
 )
 
-const mcpUsage = `Usage:
+const mcpUsage = `Commands:
   talaria mcp list [--json]   start every configured MCP server, list its state and tools
   talaria mcp test NAME       start one server, list its tools, print timings
 
@@ -25,23 +23,51 @@ read when a session starts; a server that changes its tools takes effect at
 the next session.
 
 Exit codes: 0 all servers ready, 1 a server failed, 2 usage or config error.
-`
+
+'talaria mcp COMMAND --help' shows one command's flags and examples.`
+
+var mcpHelp = cmdHelp{
+	name:     "mcp",
+	usage:    "list|test ...",
+	about:    mcpUsage,
+	examples: []string{"talaria mcp list", "talaria mcp test github"},
+}
+
+var mcpListHelp = cmdHelp{
+	name:  "mcp list",
+	usage: "[--json]",
+	about: `Starts every configured MCP server (mcp_servers: in the config file) and
+lists its state and tools, and the tools left out and why.
+
+Exit codes: 0 all servers ready, 1 a server failed, 2 usage or config error.`,
+	examples: []string{"talaria mcp list", "talaria mcp list --json | jq '.[] | {name, state}'"},
+}
+
+var mcpTestHelp = cmdHelp{
+	name:  "mcp test",
+	usage: "NAME",
+	about: `Starts one configured MCP server (even a disabled one), lists its tools and
+prints how long starting, listing and shutting down took.
+
+Exit codes: 0 the server is ready, 1 it failed, 2 usage or config error.`,
+	examples: []string{"talaria mcp test github"},
+}
 
 func (c *cli) mcpCmd(ctx context.Context, args []string) int {
+	if wantsHelp(args) {
+		c.printHelp(mcpHelp.flags(), mcpHelp)
+		return exitOK
+	}
 	if len(args) == 0 {
-		fmt.Fprint(c.stderr, mcpUsage)
-		return exitUsage
+		return c.usageError(mcpHelp, "needs a command: list or test")
 	}
 	switch args[0] {
 	case "list":
 		return c.mcpList(ctx, args[1:])
 	case "test":
 		return c.mcpTest(ctx, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprint(c.stdout, mcpUsage)
-		return exitOK
 	}
-	return c.fail(exitUsage, "unknown mcp command %q; use list or test", args[0])
+	return c.usageError(mcpHelp, "unknown mcp command %q; use list or test", args[0])
 }
 
 // mcpServers maps the config file's mcp_servers onto the manager's
@@ -85,14 +111,14 @@ func statusPrinter(w io.Writer) func(string) {
 }
 
 func (c *cli) mcpList(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("mcp list", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	h := mcpListHelp
+	fs := h.flags()
 	jsonOut := fs.Bool("json", false, "print a JSON list of {name, state, error, tools: [{name, model_name, read_only}]}")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, h, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(h, "takes no arguments (got %q; talaria mcp test NAME tests one server)", fs.Arg(0))
 	}
 	cfg, err := c.loadConfig()
 	if err != nil {
@@ -163,10 +189,15 @@ func (c *cli) mcpList(ctx context.Context, args []string) int {
 }
 
 func (c *cli) mcpTest(ctx context.Context, args []string) int {
-	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
-		return c.fail(exitUsage, "usage: talaria mcp test NAME")
+	h := mcpTestHelp
+	fs := h.flags()
+	if code, done := c.parseFlags(fs, h, interleaved(args)); done {
+		return code
 	}
-	name := args[0]
+	if fs.NArg() != 1 {
+		return c.usageError(h, "needs one server name")
+	}
+	name := fs.Arg(0)
 	cfg, err := c.loadConfig()
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)

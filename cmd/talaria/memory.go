@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +13,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-const memoryUsage = `Usage:
+const memoryUsage = `Commands:
   talaria memory list [--json]          the workspace's memory entries
   talaria memory add "TEXT"             keep a fact for future sessions
   talaria memory rm ID                  remove an entry
@@ -22,28 +21,78 @@ const memoryUsage = `Usage:
 
 Flags: --workspace DIR (default: the current directory), --user NAME (memory.user in the config).
 New sessions start with the memory in their system prompt; a running session keeps the prompt it started with.
-`
+
+'talaria memory COMMAND --help' shows one command's flags and examples.`
+
+var memoryHelp = cmdHelp{
+	name:     "memory",
+	usage:    "list|add|rm|clear ...",
+	about:    memoryUsage,
+	examples: []string{"talaria memory list", `talaria memory add "Use tabs, not spaces, in this repo"`},
+}
+
+const memoryNote = `
+--workspace DIR picks the workspace (default: the current directory), --user
+NAME the user besides the shared memory (default: memory.user in the config).
+New sessions start with the memory in their system prompt; a running session
+keeps the prompt it started with.`
+
+var memorySubs = map[string]cmdHelp{
+	"list": {name: "memory list", usage: "[--workspace DIR] [--user NAME] [--json]",
+		about:    "Lists the workspace's memory entries (and the user's).\n" + memoryNote,
+		examples: []string{"talaria memory list", "talaria memory list --workspace ~/src/app --json"}},
+	"add": {name: "memory add", usage: `"TEXT" [--workspace DIR] [--user NAME] [--json]`,
+		about:    "Keeps a fact for future sessions of the workspace.\n" + memoryNote,
+		examples: []string{`talaria memory add "Run go test -race before committing"`, `talaria memory add --user ana "Ana prefers short answers"`}},
+	"rm": {name: "memory rm", usage: "ID [--workspace DIR]",
+		about:    "Removes one entry (talaria memory list shows the ids).\n" + memoryNote,
+		examples: []string{"talaria memory rm 3", "talaria memory rm 3 --workspace ~/src/app"}},
+	"clear": {name: "memory clear", usage: "[--workspace DIR] [--user NAME]",
+		about:    "Removes every entry of the workspace (and of the user).\n" + memoryNote,
+		examples: []string{"talaria memory clear", "talaria memory clear --workspace ~/src/app"}},
+}
+
+var memoryAliases = map[string]string{"ls": "list", "remove": "rm", "delete": "rm"}
 
 func (c *cli) memoryCmd(ctx context.Context, args []string) int {
+	if wantsHelp(args) {
+		c.printHelp(memoryHelp.flags(), memoryHelp)
+		return exitOK
+	}
 	if len(args) == 0 {
-		fmt.Fprint(c.stderr, memoryUsage)
-		return exitUsage
+		return c.usageError(memoryHelp, "needs a command: list, add, rm or clear")
 	}
 	sub, rest := args[0], args[1:]
-	fs := flag.NewFlagSet("memory "+sub, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	if a, ok := memoryAliases[sub]; ok {
+		sub = a
+	}
+	h, ok := memorySubs[sub]
+	if !ok {
+		return c.usageError(memoryHelp, "unknown memory command %q", sub)
+	}
+	fs := h.flags()
 	jsonOut := fs.Bool("json", false, "print JSON")
 	ws := fs.String("workspace", "", "the workspace whose memory to use (default: the current directory)")
 	user := fs.String("user", "", "the user whose memory to use besides the shared one (default: memory.user)")
 	var dbFlag string
 	databaseFlag(fs, &dbFlag)
-	if err := fs.Parse(interleaved(rest)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, h, interleaved(rest)); done {
+		return code
 	}
 	pos := fs.Args()
+	switch sub {
+	case "add":
+		if strings.TrimSpace(strings.Join(pos, " ")) == "" {
+			return c.usageError(h, "needs the text to keep")
+		}
+	case "rm":
+		if len(pos) != 1 {
+			return c.usageError(h, "needs one entry id (talaria memory list shows them)")
+		}
+		if _, err := strconv.ParseInt(pos[0], 10, 64); err != nil {
+			return c.usageError(h, "%q is not an entry id", pos[0])
+		}
+	}
 	cfg, err := c.loadConfig()
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
@@ -68,7 +117,7 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 	defer st.Close()
 
 	switch sub {
-	case "list", "ls":
+	case "list":
 		entries, err := st.Memories(ctx, q)
 		if err != nil {
 			return c.fail(exitOther, "%v", err)
@@ -93,9 +142,6 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 		}
 	case "add":
 		text := strings.TrimSpace(strings.Join(pos, " "))
-		if text == "" {
-			return c.fail(exitUsage, "memory add needs the text to keep\n%s", memoryUsage)
-		}
 		e := store.MemoryEntry{Workspace: dir, User: q.User, Text: text}
 		if err := st.AddMemory(ctx, &e); err != nil {
 			return c.fail(exitOther, "%v", err)
@@ -104,14 +150,8 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 			return c.printJSON(memoryOut{ID: e.ID, Text: e.Text, User: e.User, CreatedAt: e.CreatedAt})
 		}
 		fmt.Fprintf(c.stdout, "remembered as entry %d\n", e.ID)
-	case "rm", "remove", "delete":
-		if len(pos) != 1 {
-			return c.fail(exitUsage, "memory rm needs one entry id (talaria memory list shows them)")
-		}
-		id, err := strconv.ParseInt(pos[0], 10, 64)
-		if err != nil {
-			return c.fail(exitUsage, "memory rm: %q is not an entry id", pos[0])
-		}
+	case "rm":
+		id, _ := strconv.ParseInt(pos[0], 10, 64)
 		if err := st.DeleteMemory(ctx, dir, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return c.fail(exitUsage, "there is no memory entry %d for %s (talaria memory list shows them)", id, dir)
@@ -125,8 +165,6 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 			return c.fail(exitOther, "%v", err)
 		}
 		fmt.Fprintf(c.stdout, "removed %d entries\n", n)
-	default:
-		return c.fail(exitUsage, "unknown memory command %q\n%s", sub, memoryUsage)
 	}
 	return exitOK
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -23,28 +22,61 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-const serveUsage = `Usage: talaria serve [flags]
-       talaria serve token create NAME [--principal P]   print a new API token (only the token, on stdout)
-       talaria serve token list [--json]
-       talaria serve token revoke ID|NAME
-
-Serves the agent over HTTP: the JSON API under /v1 (Authorization: Bearer
+var serveHelp = cmdHelp{
+	name:  "serve",
+	usage: "[flags]",
+	about: `Serves the agent over HTTP: the JSON API under /v1 (Authorization: Bearer
 TOKEN), Server-Sent Events, /metrics, /healthz, /readyz and the web page at
 /. Uses the same config file, providers, fallback chain, guards and tools as
 run. On the first start with no token, one is created and printed once.
 SIGTERM or Ctrl+C stops accepting, lets running turns finish within --drain,
 interrupts the rest, and exits 0.
 
-Flags:
-`
+API tokens:
+  talaria serve token create NAME [--principal P]   print a new API token (only the token, on stdout)
+  talaria serve token list [--json]
+  talaria serve token revoke ID|NAME
+'talaria serve token --help' says more.`,
+	examples: []string{
+		"talaria serve",
+		"talaria serve --addr 0.0.0.0:7420 --tls-cert cert.pem --tls-key key.pem",
+		"talaria serve --busy reject --max-concurrent-turns 8",
+	},
+}
+
+var tokenHelp = cmdHelp{
+	name:  "serve token",
+	usage: "create|list|revoke ...",
+	about: `Manages the API tokens of talaria serve (stored as hashes in the database).
+
+Commands:
+  talaria serve token create NAME [--principal P]   print a new API token (only the token, on stdout)
+  talaria serve token list [--json]
+  talaria serve token revoke ID|NAME
+
+'talaria serve token COMMAND --help' shows one command's flags and examples.`,
+	examples: []string{"talaria serve token create ci --principal robots", "talaria serve token list"},
+}
+
+var tokenSubs = map[string]cmdHelp{
+	"create": {name: "serve token create", usage: "NAME [--principal P]",
+		about: `Creates an API token and prints it (only the token, on stdout); it is
+shown only now. Tokens of one principal see the same sessions.`,
+		examples: []string{"talaria serve token create laptop", "TALARIA_TOKEN=$(talaria serve token create ci --principal robots)"}},
+	"list": {name: "serve token list", usage: "[--json]",
+		about:    "Lists the API tokens: id, name, principal, when created and whether revoked.",
+		examples: []string{"talaria serve token list", "talaria serve token list --json"}},
+	"revoke": {name: "serve token revoke", usage: "ID|NAME",
+		about:    "Revokes every valid token with that id or name; requests with it are refused from then on.",
+		examples: []string{"talaria serve token revoke laptop"}},
+}
 
 func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if len(args) > 0 && args[0] == "token" {
 		return c.tokenCmd(ctx, args[1:])
 	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, serveUsage); fs.PrintDefaults() }
+	h := serveHelp
+	fs := h.flags()
 	var rf routeFlags
 	rf.register(fs)
 	addr := fs.String("addr", "", "listen address (default serve.addr, else 127.0.0.1:7420)")
@@ -53,14 +85,11 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	tlsKey := fs.String("tls-key", "", "TLS key file")
 	busy := fs.String("busy", "", "a message for a busy session: queue, interrupt or reject (default serve.busy, else queue)")
 	maxTurns := fs.Int("max-concurrent-turns", 0, "turns running at once (default serve.max_concurrent_turns, else 64)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, h, args); done {
+		return code
 	}
 	if fs.NArg() > 0 {
-		return c.fail(exitUsage, "serve takes no arguments (did you mean `talaria serve token ...`?)")
+		return c.usageError(h, "takes no arguments (did you mean `talaria serve token ...`?)")
 	}
 	cfg, err := c.loadConfig()
 	if err != nil {
@@ -79,7 +108,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	*addr = pick(*addr, sc.Addr, "127.0.0.1:7420")
 	*tlsCert, *tlsKey = pick(*tlsCert, sc.TLSCert, ""), pick(*tlsKey, sc.TLSKey, "")
 	if (*tlsCert == "") != (*tlsKey == "") {
-		return c.fail(exitUsage, "--tls-cert and --tls-key go together")
+		return c.usageError(h, "--tls-cert and --tls-key go together")
 	}
 	if *drain == 0 {
 		*drain = time.Duration(sc.Drain)
@@ -318,29 +347,47 @@ func (c *cli) firstToken(ctx context.Context, st store.Tokens, url string) error
 }
 
 func (c *cli) tokenCmd(ctx context.Context, args []string) int {
+	if wantsHelp(args) {
+		c.printHelp(tokenHelp.flags(), tokenHelp)
+		return exitOK
+	}
 	if len(args) == 0 {
-		return c.fail(exitUsage, "usage: talaria serve token create NAME [--principal P] | list [--json] | revoke ID|NAME")
+		return c.usageError(tokenHelp, "needs a command: create, list or revoke")
 	}
 	sub, rest := args[0], args[1:]
-	fs := flag.NewFlagSet("serve token "+sub, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	principal := fs.String("principal", "", "the tenant the token acts as (default: NAME); tokens of one principal see the same sessions")
-	jsonOut := fs.Bool("json", false, "print JSON")
+	h, ok := tokenSubs[sub]
+	if !ok {
+		return c.usageError(tokenHelp, "unknown token command %q: use create, list or revoke", sub)
+	}
+	fs := h.flags()
+	var principal *string
+	var jsonOut *bool
+	switch sub {
+	case "create":
+		principal = fs.String("principal", "", "the tenant the token acts as (default: NAME); tokens of one principal see the same sessions")
+	case "list":
+		jsonOut = fs.Bool("json", false, "print JSON")
+	}
 	var dbFlag string
 	databaseFlag(fs, &dbFlag)
 	// Flags may come after the name.
 	var pos []string
 	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return exitOK
-			}
-			return exitUsage
+		if code, done := c.parseFlags(fs, h, rest); done {
+			return code
 		}
 		rest = fs.Args()
 		if len(rest) > 0 {
 			pos, rest = append(pos, rest[0]), rest[1:]
 		}
+	}
+	switch {
+	case sub == "create" && len(pos) != 1:
+		return c.usageError(h, "needs one token name")
+	case sub == "revoke" && len(pos) != 1:
+		return c.usageError(h, "needs one token id or name")
+	case sub == "list" && len(pos) > 0:
+		return c.usageError(h, "takes no arguments (got %q)", pos[0])
 	}
 	cfg, err := c.loadConfig()
 	if err != nil {
@@ -353,9 +400,6 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	defer st.Close()
 	switch sub {
 	case "create":
-		if len(pos) != 1 {
-			return c.fail(exitUsage, "usage: talaria serve token create NAME [--principal P]")
-		}
 		secret, _, err := gateway.CreateToken(ctx, st, pos[0], *principal)
 		if err != nil {
 			return c.fail(exitOther, "%s", describeDB(err))
@@ -397,9 +441,6 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 		}
 		return exitOK
 	case "revoke":
-		if len(pos) != 1 {
-			return c.fail(exitUsage, "usage: talaria serve token revoke ID|NAME")
-		}
 		list, err := st.ListTokens(ctx)
 		if err != nil {
 			return c.fail(exitOther, "%s", describeDB(err))
@@ -419,7 +460,6 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 			}
 			fmt.Fprintf(c.stderr, "talaria: revoked %s\n", id)
 		}
-		return exitOK
 	}
-	return c.fail(exitUsage, "unknown token command %q: use create, list or revoke", sub)
+	return exitOK
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -16,38 +15,37 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-const traceUsage = `Usage: talaria trace SESSION [--turn N|TURN_ID] [--all] [--json]
-
-Prints a turn's timeline from the recorded events: model calls and failed
+var traceHelp = cmdHelp{
+	name:  "trace",
+	usage: "SESSION [--turn N|TURN_ID] [--all] [--json]",
+	about: `Prints a turn's timeline from the recorded events: model calls and failed
 attempts (with the class and the recovery chosen), waits before retries,
 tool calls, compressions, guard firings and fallbacks, each with its
 offset from the turn's start, duration and cost. No collector is needed.
 Default: the session's last turn. --turn N picks the Nth turn (1 is the
 first; negative counts from the end); --all prints every turn.
 
-Exit codes: 0 printed, 1 storage error or no recorded turn, 2 usage.
-
-Flags:
-`
+Exit codes: 0 printed, 1 storage error or no recorded turn, 2 usage.`,
+	examples: []string{
+		"talaria trace 20260801-101500-a1b2c3d4e5",
+		"talaria trace 20260801-101500-a1b2c3d4e5 --turn 1",
+		"talaria trace 20260801-101500-a1b2c3d4e5 --all --json",
+	},
+}
 
 func (c *cli) traceCmd(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, traceUsage); fs.PrintDefaults() }
+	h := traceHelp
+	fs := h.flags()
 	turnSel := fs.String("turn", "", "turn number (1 = first, -1 = last) or turn id")
 	all := fs.Bool("all", false, "print every recorded turn of the session")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	var dbURL string
 	databaseFlag(fs, &dbURL)
-	if err := fs.Parse(interleaved(args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := c.parseFlags(fs, h, interleaved(args)); done {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
+		return c.usageError(h, "needs one session id (talaria sessions list shows them)")
 	}
 	sid := fs.Arg(0)
 	cfg, err := c.loadConfig()
