@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/store"
@@ -43,23 +41,7 @@ func TestRunCtrlCStopsSubagent(t *testing.T) {
 	h := newHome(t, srv)
 	sid := h.newSession()
 	p := h.start("run", "--session", sid, "--yes", "--quiet", "--json", delegateSlowPrompt)
-	toolStarted(t, h)
-	sent := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	code := p.wait(t, 30*time.Second)
-	took := time.Since(sent)
-	t.Logf("talaria run exited %v after SIGINT", took.Round(time.Millisecond))
-	if took > signalBound {
-		t.Errorf("talaria run took %v to stop after Ctrl+C", took)
-	}
-	if code != exitInterrupted {
-		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitInterrupted, p.stderr)
-	}
-	if res := p.result(t); res.Exit != turn.ExitInterrupted {
-		t.Errorf("result exit %s", res.Exit)
-	}
+	interruptRunning(t, h, p)
 	kids, err := h.reader.ChildSessions(context.Background(), sid)
 	if err != nil || len(kids) != 1 {
 		t.Fatalf("child sessions %d, %v", len(kids), err)

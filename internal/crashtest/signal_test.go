@@ -52,23 +52,7 @@ func slowJobStopped(t *testing.T, h *home, sid string) {
 func TestRunCtrlC(t *testing.T) {
 	h, sid := newModelHome(t)
 	p := h.start("run", "--session", sid, "--yes", "--quiet", "--json", slowPrompt)
-	toolStarted(t, h)
-	sent := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	code := p.wait(t, 30*time.Second)
-	took := time.Since(sent)
-	t.Logf("talaria run exited %v after SIGINT", took.Round(time.Millisecond))
-	if took > signalBound {
-		t.Errorf("talaria run took %v to stop after Ctrl+C", took)
-	}
-	if code != exitInterrupted {
-		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitInterrupted, p.stderr)
-	}
-	if res := p.result(t); res.Exit != turn.ExitInterrupted {
-		t.Errorf("result exit %s", res.Exit)
-	}
+	interruptRunning(t, h, p)
 	slowJobStopped(t, h, sid)
 	h.srv.Reset()
 	if c, code := h.run("run", "--session", sid, "--quiet", continuePrompt); code != 0 {
@@ -240,5 +224,29 @@ func TestDeleteForceInterruptsTheTurn(t *testing.T) {
 	}
 	if _, err := h.reader.GetSession(t.Context(), sid); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the session is still there: %v", err)
+	}
+}
+
+// interruptRunning sends SIGINT to a `talaria run --json` once its tool
+// runs, and checks it stops within signalBound with exit 130 and an
+// interrupted result.
+func interruptRunning(t *testing.T, h *home, p *proc) {
+	t.Helper()
+	toolStarted(t, h)
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code := p.wait(t, 30*time.Second)
+	took := time.Since(sent)
+	t.Logf("talaria run exited %v after SIGINT", took.Round(time.Millisecond))
+	if took > signalBound {
+		t.Errorf("talaria run took %v to stop after Ctrl+C", took)
+	}
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitInterrupted, p.stderr)
+	}
+	if res := p.result(t); res.Exit != turn.ExitInterrupted {
+		t.Errorf("result exit %s", res.Exit)
 	}
 }
