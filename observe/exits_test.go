@@ -10,6 +10,7 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
@@ -52,7 +53,7 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := newReceiver(t)
+			r := telemetrytest.NewReceiver(t)
 			tel := setup(t, r, "full")
 			var fs *testenv.FaultStore
 			env := testenv.New(t, testenv.Options{NoBuiltins: true, Configure: func(cfg *agent.Config) {
@@ -85,10 +86,10 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 			if string(chat.ParentSpanId) != string(root.SpanId) {
 				t.Error("the attempt is not a child of the turn")
 			}
-			if a := attrs(chat.Attributes); a["error.type"] != c.errorType || chat.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+			if a := telemetrytest.Attrs(chat.Attributes); a["error.type"] != c.errorType || chat.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 				t.Errorf("attempt closed with error.type %v status %v, want %s", a["error.type"], chat.Status, c.errorType)
 			}
-			ra := attrs(root.Attributes)
+			ra := telemetrytest.Attrs(root.Attributes)
 			if ra["talaria.exit"] != string(c.exit) || root.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 				t.Errorf("turn span exit %v status %v", ra["talaria.exit"], root.Status)
 			}

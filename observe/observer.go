@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -225,6 +226,15 @@ func (t *turnObs) callEnd(ev *turn.Event) {
 		if ev.Price == turn.PriceKnown {
 			in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider), attribute.String(attrResponseModel, ev.ResponseModel)))
 		}
+		for _, c := range [...]struct {
+			kind string
+			n    int64
+		}{{"read", u.CacheReadTokens}, {"write", u.CacheWriteTokens}} {
+			if c.n > 0 {
+				in.cacheTokens.Add(t.ctx, c.n, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
+					attribute.String(attrResponseModel, ev.ResponseModel), attribute.String("talaria.cache.kind", c.kind)))
+			}
+		}
 		in.calls.Add(t.ctx, 1, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
 			attribute.String(attrResponseModel, ev.ResponseModel), attribute.String("talaria.pricing", ev.Price.String())))
 	}
@@ -377,7 +387,13 @@ func (t *turnObs) End(res *turn.Result) {
 		delete(t.tools, id)
 	}
 	if in := t.o.inst; in != nil {
-		in.turns.Add(t.ctx, 1, metric.WithAttributes(attribute.String("talaria.exit", string(res.Exit))))
+		exit := metric.WithAttributes(attribute.String("talaria.exit", string(res.Exit)))
+		in.turns.Add(t.ctx, 1, exit)
+		took := res.Duration
+		if took <= 0 && !t.info.Start.IsZero() {
+			took = time.Since(t.info.Start)
+		}
+		in.turnDuration.Record(t.ctx, took.Seconds(), exit)
 	}
 	if t.span == nil {
 		return
