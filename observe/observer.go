@@ -90,6 +90,7 @@ const (
 	attrToolResult     = "gen_ai.tool.call.result"
 	attrErrorType      = "error.type"
 	attrHTTPStatus     = "http.response.status_code"
+	attrCostSource     = "talaria.cost.source" // call, compression
 )
 
 // StartTurn opens the turn's root span.
@@ -156,6 +157,12 @@ func (t *turnObs) Event(ev *turn.Event) {
 			attribute.Int("talaria.compression.after_tokens", ev.After), attribute.Float64("talaria.cost_usd", ev.CostUSD))
 		if in := t.o.inst; in != nil {
 			in.compressions.Add(t.ctx, 1, metric.WithAttributes(attribute.String("talaria.compression.outcome", ev.Outcome)))
+			// The summary call is paid for too: the turn's cost includes it,
+			// so the cost counter must, or its sum falls short of the turns'.
+			if ev.CostUSD > 0 {
+				in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
+					attribute.String(attrResponseModel, ev.Model), attribute.String(attrCostSource, "compression")))
+			}
 		}
 	case turn.EventGuard:
 		t.addEvent("guard", attribute.String("talaria.guard", ev.Guard), attribute.String("talaria.guard.action", ev.Action))
@@ -224,7 +231,8 @@ func (t *turnObs) callEnd(ev *turn.Event) {
 		}
 		in.duration.Record(t.ctx, ev.Latency.Seconds(), metric.WithAttributes(mattrs...))
 		if ev.Price == turn.PriceKnown {
-			in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider), attribute.String(attrResponseModel, ev.ResponseModel)))
+			in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
+				attribute.String(attrResponseModel, ev.ResponseModel), attribute.String(attrCostSource, "call")))
 		}
 		for _, c := range [...]struct {
 			kind string

@@ -80,6 +80,7 @@ func scriptedEnv(t *testing.T, obs turn.Observer) *testenv.Env {
 			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
 				"test-model":          {Window: 100_000, MaxOutput: 1024},
 				"fb-model-2026-01-01": {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2},
+				testenv.SummaryModel:  {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2},
 			})
 			c.Turn.Observer = obs
 		}})
@@ -95,7 +96,7 @@ func scriptedEnv(t *testing.T, obs turn.Observer) *testenv.Env {
 		fakellm.Calls(fakellm.ToolCall("noop", `{"i":1}`)),
 		fakellm.RawError(401, badKeyBody),
 	)
-	env.Srv.ScriptModel(testenv.SummaryModel, fakellm.Text("## Task\nsummary of the earlier work"))
+	env.Srv.ScriptModel(testenv.SummaryModel, fakellm.Text("## Task\nsummary of the earlier work").WithUsage(3000, 100))
 	env.Srv.ScriptModel("fb-model", final)
 	return env
 }
@@ -198,7 +199,8 @@ func TestMetricsOfAScriptedTurn(t *testing.T) {
 	r := telemetrytest.NewReceiver(t)
 	tel := setup(t, r, "metadata")
 	env := scriptedEnv(t, tel.Observer)
-	if res := env.Run("go"); res.Exit != turn.ExitCompleted {
+	res := env.Run("go")
+	if res.Exit != turn.ExitCompleted {
 		t.Fatalf("turn: %s %+v", res.Exit, res.Failure)
 	}
 	// Shutdown pushes the final cumulative values.
@@ -217,7 +219,12 @@ func TestMetricsOfAScriptedTurn(t *testing.T) {
 		{"talaria.guard.firings", map[string]string{"talaria.guard": "empty_response", "talaria.guard.action": "retry"}, 1},
 		{"talaria.turns", map[string]string{"talaria.exit": "completed"}, 1},
 		{"talaria.tool.calls", map[string]string{"gen_ai.tool.name": "noop"}, 1},
-		{"talaria.cost.usd", map[string]string{"gen_ai.response.model": "fb-model-2026-01-01"}, 0.002},
+		{"talaria.cost.usd", map[string]string{"gen_ai.response.model": "fb-model-2026-01-01", "talaria.cost.source": "call"}, 0.002},
+		// The summary call, priced with the summarizer's model: 3000 in at
+		// $1/M, 100 out at $2/M.
+		{"talaria.cost.usd", map[string]string{"gen_ai.response.model": testenv.SummaryModel, "talaria.cost.source": "compression"}, 0.0032},
+		// Every dollar of the turn is counted once.
+		{"talaria.cost.usd", nil, res.CostUSD},
 		{"talaria.calls", map[string]string{"talaria.pricing": "unpriced"}, 2},
 		{"gen_ai.client.token.usage", map[string]string{"gen_ai.response.model": "fb-model-2026-01-01", "gen_ai.token.type": "output"}, 500},
 	}
