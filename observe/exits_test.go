@@ -49,9 +49,16 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 		}},
 		{"lease loss", turn.ExitLeaseLost, "lease_lost", "lease_lost", func(t *testing.T, env *testenv.Env, fs *testenv.FaultStore) turn.Result {
 			env.Srv.Script(slow)
+			done := make(chan turn.Result, 1)
+			go func() { done <- env.RunWith(context.Background(), agent.Input{Text: "wait"}) }()
+			// Lose the lease only once the call is in flight: on a loaded
+			// machine it could otherwise go before the request is sent.
+			if !env.Srv.Wait(1, 10*time.Second) {
+				t.Fatal("the call never reached the server")
+			}
 			fs.FailRefreshes(testenv.StoreError(store.KindLocked))
 			defer fs.FailRefreshes(nil)
-			return env.RunWith(context.Background(), agent.Input{Text: "wait"})
+			return <-done
 		}},
 	}
 	for _, c := range cases {
