@@ -163,6 +163,13 @@ func (t *turnObs) Event(ev *turn.Event) {
 				in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
 					attribute.String(attrResponseModel, ev.Model), attribute.String(attrCostSource, "compression")))
 			}
+			// Its tokens too, as a chat call of the summarizer model.
+			if u := ev.Usage; u.Reported {
+				attrs := []attribute.KeyValue{attribute.String(attrOperation, "chat"), attribute.String(attrProvider, ev.Provider),
+					attribute.String(attrRequestModel, ev.Model), attribute.String(attrResponseModel, ev.Model)}
+				in.tokens.Record(t.ctx, u.PromptTokens(), metric.WithAttributes(append(attrs, attribute.String(attrTokenType, "input"))...))
+				in.tokens.Record(t.ctx, u.OutputTokens, metric.WithAttributes(append(attrs, attribute.String(attrTokenType, "output"))...))
+			}
 		}
 	case turn.EventGuard:
 		t.addEvent("guard", attribute.String("talaria.guard", ev.Guard), attribute.String("talaria.guard.action", ev.Action))

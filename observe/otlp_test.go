@@ -225,6 +225,10 @@ func TestMetricsOfAScriptedTurn(t *testing.T) {
 		{"talaria.cost.usd", map[string]string{"gen_ai.response.model": testenv.SummaryModel, "talaria.cost.source": "compression"}, 0.0032},
 		// Every dollar of the turn is counted once.
 		{"talaria.cost.usd", nil, res.CostUSD},
+		{"gen_ai.client.token.usage", map[string]string{"gen_ai.response.model": testenv.SummaryModel, "gen_ai.token.type": "input"}, 3000},
+		// So is every token.
+		{"gen_ai.client.token.usage", map[string]string{"gen_ai.token.type": "input"}, float64(res.Usage.PromptTokens())},
+		{"gen_ai.client.token.usage", map[string]string{"gen_ai.token.type": "output"}, float64(res.Usage.OutputTokens)},
 		{"talaria.calls", map[string]string{"talaria.pricing": "unpriced"}, 2},
 		{"gen_ai.client.token.usage", map[string]string{"gen_ai.response.model": "fb-model-2026-01-01", "gen_ai.token.type": "output"}, 500},
 	}
