@@ -45,7 +45,7 @@ func (g *Gateway) Handler() http.Handler {
 		writeError(w, errf(http.StatusNotFound, CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	}))
 	mux.Handle("/", webHandler())
-	return g.withLimits(mux)
+	return g.m.instrument(g.withLimits(mux))
 }
 
 // withLimits caps request bodies for every route.

@@ -1,11 +1,12 @@
 package gateway
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 )
 
 func errCode(out map[string]any) string {
@@ -145,26 +146,22 @@ func TestAPIContract(t *testing.T) {
 		}
 	})
 	t.Run("metrics", func(t *testing.T) {
-		req, _ := http.NewRequest("GET", h.srv.URL+"/metrics", nil)
-		req.Header.Set("Authorization", "Bearer "+h.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		scrape := telemetrytest.ParseProm(t, h.metrics(t))
+		if got, _, _ := scrape.Value("talaria_turns_total", map[string]string{"talaria_exit": "completed"}); got < 1 {
+			t.Errorf("talaria_turns_total{talaria_exit=completed} = %v", got)
 		}
-		defer resp.Body.Close()
-		var b strings.Builder
-		_, _ = json.NewDecoder(strings.NewReader("")).Token()
-		buf := make([]byte, 1<<16)
-		for {
-			n, err := resp.Body.Read(buf)
-			b.Write(buf[:n])
-			if err != nil {
-				break
+		if _, n, _ := scrape.Value("talaria_turn_duration_seconds", nil); n < 1 {
+			t.Errorf("talaria_turn_duration_seconds count = %d", n)
+		}
+		for _, name := range []string{"talaria_active_turns", "talaria_queued_messages", "talaria_sse_subscribers", "gen_ai_client_operation_duration_seconds"} {
+			if _, _, found := scrape.Value(name, nil); !found {
+				t.Errorf("/metrics lacks %s", name)
 			}
 		}
-		for _, want := range []string{`talaria_turns_total{exit="completed"}`, "talaria_api_calls_total", "talaria_active_turns", "talaria_queued_messages", "talaria_turn_duration_seconds_bucket"} {
-			if !strings.Contains(b.String(), want) {
-				t.Errorf("/metrics lacks %s", want)
+		// The refused requests above, by status.
+		for status, route := range map[string]string{"401": "GET /metrics", "413": "unmatched", "404": "GET /v1/sessions/{id}"} {
+			if _, n, _ := scrape.Value("http_server_request_duration_seconds", map[string]string{"http_response_status_code": status, "http_route": route}); n < 1 {
+				t.Errorf("no %s answer of %s counted", status, route)
 			}
 		}
 	})

@@ -55,7 +55,7 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 	timeout := g.cfg.ApprovalTimeout
 	publish(EventApprovalRequired, map[string]any{"call_id": call.ID, "name": call.Name, "arguments": call.Arguments,
 		"timeout_ms": timeout.Milliseconds(), "description": info.Description})
-	g.m.Approvals.WithLabelValues("asked").Inc()
+	g.m.approval("asked")
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	var d decision
@@ -72,7 +72,7 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 		d = decision{verdict: DecisionDeny, reason: "Refused: the turn was interrupted while waiting for approval."}
 	}
 	publish(EventApprovalResolved, map[string]any{"call_id": call.ID, "name": call.Name, "decision": d.verdict, "by": by})
-	g.m.Approvals.WithLabelValues(d.verdict + "_" + by).Inc()
+	g.m.approval(d.verdict + "_" + by)
 	switch d.verdict {
 	case DecisionAlways:
 		st.mu.Lock()

@@ -58,8 +58,10 @@ type Config struct {
 	RingSize int
 	// Heartbeat is the SSE keep-alive comment interval (default 15s).
 	Heartbeat time.Duration
-	Metrics   *Metrics // nil: a fresh registry
-	Logger    *slog.Logger
+	// Metrics is what /metrics serves (NewMetrics, or SharedMetrics to
+	// share the instruments with an OTLP export); nil: NewMetrics.
+	Metrics *Metrics
+	Logger  *slog.Logger
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -152,7 +154,11 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics(nil)
+		m, err := NewMetrics()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Metrics = m
 	}
 	g := &Gateway{
 		cfg:      cfg,
@@ -175,7 +181,7 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
-// Metrics returns the gateway's instruments.
+// Metrics returns what /metrics serves.
 func (g *Gateway) Metrics() *Metrics { return g.m }
 
 // build makes an agent from the template for a workspace and routes.
@@ -195,7 +201,8 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 	if routes != nil {
 		ac.Turn.Routes = routes
 	}
-	ac.Turn.Routes = metered(ac.Turn.Routes, g.m)
+	// The gateway always records its turns: /metrics is always served.
+	ac.Turn.Observer = turn.MultiObserver(ac.Turn.Observer, g.m.observer)
 	if g.cfg.AutoApprove {
 		ac.Turn.Approver = nil
 	} else {

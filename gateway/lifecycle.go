@@ -49,7 +49,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		st := g.state(sid)
 		st.mu.Lock()
 		st.pending += n
-		g.m.QueuedMessages.Add(float64(n))
+		g.m.queuedMessages(int64(n))
 		g.startWorker(st)
 		st.mu.Unlock()
 		g.log.Info("running queued messages left by the previous process", "session", sid, "count", n)

@@ -1,110 +1,181 @@
 package gateway
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// Metrics holds every instrument the gateway reports, in one place, so that
-// an OpenTelemetry exporter can later be fed from the same calls. Nothing is
-// registered globally: each Metrics has its own registry.
+// MeterScope is the instrumentation scope of the gateway's own
+// instruments (the turns' are observe.ScopeName).
+const MeterScope = "github.com/talaria-agent/talaria/gateway"
+
+// Metrics is what /metrics serves: the OpenTelemetry instruments every turn
+// records through package observe (turns, calls, tokens, cost, retries,
+// fallbacks, compressions, guards, tools) and the gateway's own (HTTP
+// requests, active turns, queued messages, event streams, approvals), read
+// by a Prometheus exporter on the same MeterProvider as any OTLP export.
+// There is one recording path: /metrics and a collector see the same
+// instruments. Nothing is registered globally.
 type Metrics struct {
 	reg *prometheus.Registry
+	// observer records the turns' metrics when the Metrics own their
+	// MeterProvider (NewMetrics); nil when the caller's turn observer
+	// already records into the provider (SharedMetrics).
+	observer turn.Observer
 
-	Turns          *prometheus.CounterVec   // by exit reason
-	APICalls       *prometheus.CounterVec   // by provider, model, class ("ok" or the failure class)
-	Retries        prometheus.Counter       // status lines of kind retry
-	Fallbacks      prometheus.Counter       // fallback switches
-	Compressions   prometheus.Counter       // compression passes
-	GuardFirings   prometheus.Counter       // guard nudges, notices, empty-answer retries
-	Tokens         *prometheus.CounterVec   // by provider, model, kind (input, output, cache_read, cache_write)
-	CostUSD        *prometheus.CounterVec   // by provider, model
-	TurnSeconds    *prometheus.HistogramVec // whole turn, by exit
-	CallSeconds    *prometheus.HistogramVec // each API call, by provider, model
-	ToolCalls      *prometheus.CounterVec   // by tool, outcome
-	Approvals      *prometheus.CounterVec   // by outcome
-	ActiveTurns    prometheus.Gauge
-	QueuedMessages prometheus.Gauge
-	Subscribers    prometheus.Gauge // open SSE streams
+	activeTurns metric.Int64UpDownCounter
+	queued      metric.Int64UpDownCounter
+	subscribers metric.Int64UpDownCounter
+	approvals   metric.Int64Counter
+	requests    metric.Float64Histogram
 }
 
-// NewMetrics builds the instruments on reg (nil: a new registry with the
-// Go and process collectors).
-func NewMetrics(reg *prometheus.Registry) *Metrics {
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+// NewMetrics builds a self-contained /metrics: a registry with the Go and
+// process collectors, a MeterProvider whose only reader is a Prometheus
+// exporter on it, and an observe.Observer (metrics only) the gateway adds
+// to every turn. A gateway without telemetry configured uses it, so its
+// /metrics always works.
+func NewMetrics() (*Metrics, error) {
+	reg := prometheus.NewRegistry()
+	reader, err := observe.PrometheusReader(reg)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
-	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	obs, err := observe.New(observe.Options{MeterProvider: mp, Capture: observe.CaptureMetadata})
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(reg, mp)
+	if err != nil {
+		return nil, err
+	}
+	m.observer = obs
+	return m, nil
+}
+
+// SharedMetrics serves /metrics from telemetry the caller set up: tel comes
+// from observe.Setup with observe.PrometheusReader(reg) among its Readers,
+// and tel.Observer is part of the agents' Turn.Observer, so the turns
+// record once into the instruments both /metrics and the OTLP exporter
+// read. The gateway's own instruments join the same MeterProvider. Without
+// a MeterProvider (telemetry disabled) it falls back to NewMetrics.
+func SharedMetrics(reg *prometheus.Registry, tel *observe.Telemetry) (*Metrics, error) {
+	if reg == nil || tel == nil || tel.MeterProvider == nil {
+		return NewMetrics()
+	}
+	return newMetrics(reg, tel.MeterProvider)
+}
+
+func newMetrics(reg *prometheus.Registry, mp metric.MeterProvider) (*Metrics, error) {
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return nil, fmt.Errorf("gateway: metrics: %w", err)
+		}
+	}
+	meter := mp.Meter(MeterScope)
 	m := &Metrics{reg: reg}
-	m.Turns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_turns_total", Help: "Turns finished, by exit reason."}, []string{"exit"})
-	m.APICalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_api_calls_total", Help: "Model API calls, by provider, model and outcome class."}, []string{"provider", "model", "class"})
-	m.Retries = prometheus.NewCounter(prometheus.CounterOpts{Name: "talaria_retries_total", Help: "Retried API calls."})
-	m.Fallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "talaria_fallbacks_total", Help: "Switches to a fallback route."})
-	m.Compressions = prometheus.NewCounter(prometheus.CounterOpts{Name: "talaria_compressions_total", Help: "Context compression passes."})
-	m.GuardFirings = prometheus.NewCounter(prometheus.CounterOpts{Name: "talaria_guard_firings_total", Help: "Guard nudges, notices and empty-answer retries."})
-	m.Tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_tokens_total", Help: "Tokens, by provider, model and kind."}, []string{"provider", "model", "kind"})
-	m.CostUSD = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_cost_usd_total", Help: "Cost in US dollars at list prices."}, []string{"provider", "model"})
-	m.TurnSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "talaria_turn_duration_seconds", Help: "Turn latency.",
-		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}}, []string{"exit"})
-	m.CallSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "talaria_api_call_duration_seconds", Help: "Model API call latency (to the end of the streamed answer).",
-		Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10)}, []string{"provider", "model"})
-	m.ToolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_tool_calls_total", Help: "Tool calls, by tool and outcome."}, []string{"tool", "outcome"})
-	m.Approvals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "talaria_approvals_total", Help: "Approval requests and how they ended."}, []string{"outcome"})
-	m.ActiveTurns = prometheus.NewGauge(prometheus.GaugeOpts{Name: "talaria_active_turns", Help: "Turns running now."})
-	m.QueuedMessages = prometheus.NewGauge(prometheus.GaugeOpts{Name: "talaria_queued_messages", Help: "Messages waiting for their session or a turn slot."})
-	m.Subscribers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "talaria_sse_subscribers", Help: "Open event streams."})
-	for _, c := range []prometheus.Collector{m.Turns, m.APICalls, m.Retries, m.Fallbacks, m.Compressions, m.GuardFirings,
-		m.Tokens, m.CostUSD, m.TurnSeconds, m.CallSeconds, m.ToolCalls, m.Approvals, m.ActiveTurns, m.QueuedMessages, m.Subscribers} {
-		f(c)
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return m
+	var err error
+	m.activeTurns, err = meter.Int64UpDownCounter("talaria.active_turns", metric.WithUnit("{turn}"), metric.WithDescription("Turns running now."))
+	add(err)
+	m.queued, err = meter.Int64UpDownCounter("talaria.queued_messages", metric.WithUnit("{message}"),
+		metric.WithDescription("Messages waiting for their session or a turn slot."))
+	add(err)
+	m.subscribers, err = meter.Int64UpDownCounter("talaria.sse_subscribers", metric.WithUnit("{stream}"), metric.WithDescription("Open event streams."))
+	add(err)
+	m.approvals, err = meter.Int64Counter("talaria.approvals", metric.WithUnit("{approval}"),
+		metric.WithDescription("Approval requests (asked) and how they ended (verdict_by)."))
+	add(err)
+	// The HTTP semantic conventions' server duration: its count is the
+	// request count by route and status (409 busy, 429 queue full, ...).
+	m.requests, err = meter.Float64Histogram("http.server.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of HTTP requests (event streams: until they close)."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+	add(err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("gateway: metrics: %w", err)
+	}
+	return m, nil
 }
 
-// Registry is where the instruments live (to add more collectors).
+// Registry is the Prometheus registry /metrics serves (to add collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 func (m *Metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// status counts a status line by kind (statusKind).
-func (m *Metrics) status(kind string) {
-	switch kind {
-	case "retry":
-		m.Retries.Inc()
-	case "fallback":
-		m.Fallbacks.Inc()
-	case "compression":
-		m.Compressions.Inc()
-	case "guard":
-		m.GuardFirings.Inc()
-	}
+// The recording calls are bounded by nothing the request could cancel: a
+// value recorded is recorded.
+
+func (m *Metrics) turnsRunning(n int64) { m.activeTurns.Add(context.Background(), n) }
+func (m *Metrics) queuedMessages(n int64) {
+	m.queued.Add(context.Background(), n)
+}
+func (m *Metrics) streams(n int64) { m.subscribers.Add(context.Background(), n) }
+func (m *Metrics) approval(outcome string) {
+	m.approvals.Add(context.Background(), 1, metric.WithAttributes(attribute.String("talaria.approval.outcome", outcome)))
 }
 
-// turnFinished records a finished turn's result.
-func (m *Metrics) turnFinished(res *turn.Result, took time.Duration) {
-	exit := string(res.Exit)
-	if exit == "" {
-		exit = "unknown"
-	}
-	m.Turns.WithLabelValues(exit).Inc()
-	m.TurnSeconds.WithLabelValues(exit).Observe(took.Seconds())
-	if res.Provider != "" {
-		u := res.Usage
-		for kind, n := range map[string]int64{"input": u.InputTokens, "output": u.OutputTokens, "cache_read": u.CacheReadTokens, "cache_write": u.CacheWriteTokens} {
-			if n > 0 {
-				m.Tokens.WithLabelValues(res.Provider, res.Model, kind).Add(float64(n))
-			}
+// instrument times every request by method, matched route and status.
+func (m *Metrics) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
 		}
-		if res.CostKnown && res.CostUSD > 0 {
-			m.CostUSD.WithLabelValues(res.Provider, res.Model).Add(res.CostUSD)
+		route := r.Pattern // set by the ServeMux on this request
+		if route == "" {
+			route = "unmatched"
 		}
-	}
+		m.requests.Record(context.Background(), time.Since(start).Seconds(), metric.WithAttributes(
+			attribute.String("http.request.method", r.Method),
+			attribute.String("http.route", route),
+			attribute.Int("http.response.status_code", status)))
+	})
 }
+
+// statusWriter remembers the status; Unwrap keeps http.ResponseController
+// (the event streams' flushes and deadlines) working through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -72,7 +72,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 		pos++
 	}
 	st.pending++
-	g.m.QueuedMessages.Inc()
+	g.m.queuedMessages(1)
 	g.mu.Lock()
 	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text}
 	g.mu.Unlock()
@@ -144,7 +144,7 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 	st.running = run
 	if st.pending > 0 {
 		st.pending--
-		g.m.QueuedMessages.Dec()
+		g.m.queuedMessages(-1)
 	}
 	g.mu.Lock()
 	if ref, ok := g.turns[q.TurnID]; ok {
@@ -178,16 +178,14 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 			h.publish(typ, q.TurnID, fields)
 		}
 	}
-	g.m.ActiveTurns.Inc()
-	start := g.cfg.Now()
+	g.m.turnsRunning(1)
 	publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
 
 	res, err := g.runTurn(ctx, st.id, q, publish)
 	if err != nil && res.Exit == "" {
 		res.Exit = turn.ExitFailed
 	}
-	g.m.ActiveTurns.Dec()
-	g.m.turnFinished(&res, g.cfg.Now().Sub(start))
+	g.m.turnsRunning(-1)
 
 	// The turn is over: its message leaves the queue.
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -228,12 +226,9 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 		},
 		ToolEnd: func(c llm.ToolCall, r tool.Result, d time.Duration) {
 			publish(EventToolFinished, map[string]any{"call_id": c.ID, "name": c.Name, "result": r.Content, "is_error": r.IsError, "duration_ms": d.Milliseconds()})
-			g.m.ToolCalls.WithLabelValues(c.Name, outcome(r.IsError)).Inc()
 		},
 		Status: func(line string) {
-			kind := statusKind(line)
-			publish(EventStatus, map[string]any{"line": line, "kind": kind})
-			g.m.status(kind)
+			publish(EventStatus, map[string]any{"line": line, "kind": statusKind(line)})
 		},
 		SubagentStarted: func(ev turn.SubagentEvent) {
 			publish(EventSubagentStarted, map[string]any{"subagent": ev})
@@ -245,19 +240,12 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true})
 }
 
-func outcome(isErr bool) string {
-	if isErr {
-		return "error"
-	}
-	return "ok"
-}
-
 func failedResult(sessionID, turnID, reason, msg string) turn.Result {
 	return turn.Result{SessionID: sessionID, TurnID: turnID, Exit: turn.ExitFailed, Explanation: msg,
 		Failure: &turn.Failure{Reason: reason, Message: msg}}
 }
 
-// statusKind sorts the engine's status lines for clients and metrics.
+// statusKind sorts the engine's status lines for clients.
 func statusKind(line string) string {
 	l := strings.ToLower(line)
 	switch {
@@ -316,7 +304,7 @@ func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (stri
 		return "", err
 	}
 	st.pending--
-	g.m.QueuedMessages.Dec()
+	g.m.queuedMessages(-1)
 	g.mu.Lock()
 	delete(g.turns, turnID)
 	g.mu.Unlock()

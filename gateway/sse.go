@@ -75,8 +75,8 @@ func (s *sseWriter) flush() error { return s.rc.Flush() }
 // (with opt.turnID) that turn has finished.
 func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID string, opt streamOptions, sub *subscriber, h *hub, bl backlog) {
 	defer h.unsubscribe(sub)
-	g.m.Subscribers.Inc()
-	defer g.m.Subscribers.Dec()
+	g.m.streams(1)
+	defer g.m.streams(-1)
 	sw := startSSE(w)
 	last := opt.after
 	finished := false

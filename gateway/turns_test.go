@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -463,6 +464,13 @@ func TestApprovals(t *testing.T) {
 	tr := lastReq.Messages[len(lastReq.Messages)-1]
 	if tr.Role != "tool" || !strings.Contains(tr.Text, "no one approved") {
 		t.Fatalf("last tool result sent = %+v", tr)
+	}
+	// /metrics counts each request and how it ended.
+	scrape := telemetrytest.ParseProm(t, h.metrics(t))
+	for outcome, want := range map[string]float64{"asked": 4, "allow_user": 1, "deny_user": 1, "always_user": 1, "deny_timeout": 1} {
+		if got, _, _ := scrape.Value("talaria_approvals_total", map[string]string{"talaria_approval_outcome": outcome}); got != want {
+			t.Errorf("talaria_approvals_total{%s} = %v, want %v", outcome, got, want)
+		}
 	}
 	h.env.NoViolations()
 }

@@ -2,6 +2,8 @@ package observe_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +12,11 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -45,14 +49,21 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 		}},
 		{"lease loss", turn.ExitLeaseLost, "lease_lost", "lease_lost", func(t *testing.T, env *testenv.Env, fs *testenv.FaultStore) turn.Result {
 			env.Srv.Script(slow)
+			done := make(chan turn.Result, 1)
+			go func() { done <- env.RunWith(context.Background(), agent.Input{Text: "wait"}) }()
+			// Lose the lease only once the call is in flight: on a loaded
+			// machine it could otherwise go before the request is sent.
+			if !env.Srv.Wait(1, 10*time.Second) {
+				t.Fatal("the call never reached the server")
+			}
 			fs.FailRefreshes(testenv.StoreError(store.KindLocked))
 			defer fs.FailRefreshes(nil)
-			return env.RunWith(context.Background(), agent.Input{Text: "wait"})
+			return <-done
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := newReceiver(t)
+			r := telemetrytest.NewReceiver(t)
 			tel := setup(t, r, "full")
 			var fs *testenv.FaultStore
 			env := testenv.New(t, testenv.Options{NoBuiltins: true, Configure: func(cfg *agent.Config) {
@@ -85,10 +96,10 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 			if string(chat.ParentSpanId) != string(root.SpanId) {
 				t.Error("the attempt is not a child of the turn")
 			}
-			if a := attrs(chat.Attributes); a["error.type"] != c.errorType || chat.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+			if a := telemetrytest.Attrs(chat.Attributes); a["error.type"] != c.errorType || chat.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 				t.Errorf("attempt closed with error.type %v status %v, want %s", a["error.type"], chat.Status, c.errorType)
 			}
-			ra := attrs(root.Attributes)
+			ra := telemetrytest.Attrs(root.Attributes)
 			if ra["talaria.exit"] != string(c.exit) || root.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 				t.Errorf("turn span exit %v status %v", ra["talaria.exit"], root.Status)
 			}
@@ -104,6 +115,82 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 				if !found {
 					t.Errorf("turn span has no %s event", c.event)
 				}
+			}
+		})
+	}
+}
+
+// Tool spans end too: a turn interrupted while a tool runs, and a turn
+// that only ever calls tools until its iteration budget is spent, deliver
+// one ended execute_tool span per tool run and one ended chat span per
+// request the model server saw.
+func TestToolSpansClosed(t *testing.T) {
+	entered := make(chan struct{}, 8)
+	block := &testenv.FuncTool{
+		Meta: tool.Info{Name: "block", Description: "Waits for its context.", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true, Repeatable: true},
+		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return tool.Result{Content: "interrupted", IsError: true}, ctx.Err()
+		},
+	}
+	cases := []struct {
+		name  string
+		exit  turn.Exit
+		tools int
+		run   func(t *testing.T, env *testenv.Env) turn.Result
+	}{
+		{"interrupt in a tool", turn.ExitInterrupted, 1, func(t *testing.T, env *testenv.Env) turn.Result {
+			env.Srv.Script(fakellm.Calls(fakellm.ToolCall("block", `{}`)))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan turn.Result, 1)
+			go func() { done <- env.RunWith(ctx, agent.Input{Text: "wait"}) }()
+			select {
+			case <-entered:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the tool never started")
+			}
+			cancel()
+			return <-done
+		}},
+		{"tool-only turn out of budget", turn.ExitBudgetExhausted, 2, func(t *testing.T, env *testenv.Env) turn.Result {
+			env.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+				return fakellm.Calls(fakellm.ToolCall("noop", fmt.Sprintf(`{"i":%d}`, len(r.Messages))))
+			})
+			return env.Run("loop")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := telemetrytest.NewReceiver(t)
+			tel := setup(t, r, "metadata")
+			env := testenv.New(t, testenv.Options{NoBuiltins: true, ExtraTools: []tool.Tool{block, noopTool()}, Configure: func(cfg *agent.Config) {
+				cfg.Turn.MaxIterations = 2
+				cfg.Turn.Observer = tel.Observer
+			}})
+			res := c.run(t, env)
+			if res.Exit != c.exit {
+				t.Fatalf("exit %s (%s), want %s", res.Exit, res.Explanation, c.exit)
+			}
+			flush(t, tel)
+			var turns, chats, tools int
+			for _, s := range r.Spans() {
+				switch {
+				case s.Name == "turn":
+					turns++
+				case strings.HasPrefix(s.Name, "chat "):
+					chats++
+				case strings.HasPrefix(s.Name, "execute_tool "):
+					tools++
+					if c.exit == turn.ExitInterrupted {
+						if a := telemetrytest.Attrs(s.Attributes); a["error.type"] == nil || s.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+							t.Errorf("interrupted tool span ended with error.type %v, status %v", a["error.type"], s.Status)
+						}
+					}
+				}
+			}
+			if turns != 1 || chats != len(env.Srv.Requests()) || tools != c.tools {
+				t.Errorf("ended spans: %d turn, %d chat (server saw %d requests), %d tool (want %d)", turns, chats, len(env.Srv.Requests()), tools, c.tools)
 			}
 		})
 	}

@@ -9,7 +9,7 @@ import (
 // Metric names. The gen_ai.* ones follow the OpenTelemetry GenAI semantic
 // conventions; talaria.* are Talaria's own. A Prometheus exporter on the
 // same MeterProvider renders them as gen_ai_client_token_usage,
-// talaria_retries_total, ... (PrometheusReader).
+// talaria_retries_total, talaria_cost_usd_total, ... (PrometheusReader).
 const (
 	MetricTokenUsage   = "gen_ai.client.token.usage"
 	MetricDuration     = "gen_ai.client.operation.duration"
@@ -17,8 +17,10 @@ const (
 	MetricFallbacks    = "talaria.fallbacks"
 	MetricCompressions = "talaria.compressions"
 	MetricGuards       = "talaria.guard.firings"
-	MetricCost         = "talaria.cost"
+	MetricCost         = "talaria.cost.usd"
+	MetricCacheTokens  = "talaria.cache.tokens"
 	MetricTurns        = "talaria.turns"
+	MetricTurnDuration = "talaria.turn.duration"
 	MetricCalls        = "talaria.calls"
 	MetricToolCalls    = "talaria.tool.calls"
 )
@@ -32,7 +34,9 @@ type instruments struct {
 	compressions metric.Int64Counter
 	guards       metric.Int64Counter
 	cost         metric.Float64Counter
+	cacheTokens  metric.Int64Counter
 	turns        metric.Int64Counter
+	turnDuration metric.Float64Histogram
 	calls        metric.Int64Counter
 	tools        metric.Int64Counter
 }
@@ -62,9 +66,17 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	check(err)
 	in.guards, err = m.Int64Counter(MetricGuards, metric.WithUnit("{firing}"), metric.WithDescription("Guard firings, by guard and action."))
 	check(err)
-	in.cost, err = m.Float64Counter(MetricCost, metric.WithUnit("USD"), metric.WithDescription("Cost of priced model calls in US dollars, by the model that answered."))
+	// The unit is an annotation ({USD}), not a UCUM unit, so Prometheus
+	// reads talaria_cost_usd_total rather than appending "USD".
+	in.cost, err = m.Float64Counter(MetricCost, metric.WithUnit("{USD}"), metric.WithDescription("Cost of priced model calls in US dollars, by the model that answered."))
+	check(err)
+	in.cacheTokens, err = m.Int64Counter(MetricCacheTokens, metric.WithUnit("{token}"),
+		metric.WithDescription("Prompt tokens read from or written to the provider's cache (part of the input tokens), by the model that answered."))
 	check(err)
 	in.turns, err = m.Int64Counter(MetricTurns, metric.WithUnit("{turn}"), metric.WithDescription("Turns ended, by exit reason."))
+	check(err)
+	in.turnDuration, err = m.Float64Histogram(MetricTurnDuration, metric.WithUnit("s"), metric.WithDescription("Duration of whole turns, by exit reason."),
+		metric.WithExplicitBucketBoundaries(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600))
 	check(err)
 	in.calls, err = m.Int64Counter(MetricCalls, metric.WithUnit("{call}"), metric.WithDescription("Answered model calls, by pricing (priced, unpriced, subscription)."))
 	check(err)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -89,6 +90,7 @@ const (
 	attrToolResult     = "gen_ai.tool.call.result"
 	attrErrorType      = "error.type"
 	attrHTTPStatus     = "http.response.status_code"
+	attrCostSource     = "talaria.cost.source" // call, compression
 )
 
 // StartTurn opens the turn's root span.
@@ -155,6 +157,19 @@ func (t *turnObs) Event(ev *turn.Event) {
 			attribute.Int("talaria.compression.after_tokens", ev.After), attribute.Float64("talaria.cost_usd", ev.CostUSD))
 		if in := t.o.inst; in != nil {
 			in.compressions.Add(t.ctx, 1, metric.WithAttributes(attribute.String("talaria.compression.outcome", ev.Outcome)))
+			// The summary call is paid for too: the turn's cost includes it,
+			// so the cost counter must, or its sum falls short of the turns'.
+			if ev.CostUSD > 0 {
+				in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
+					attribute.String(attrResponseModel, ev.Model), attribute.String(attrCostSource, "compression")))
+			}
+			// Its tokens too, as a chat call of the summarizer model.
+			if u := ev.Usage; u.Reported {
+				attrs := []attribute.KeyValue{attribute.String(attrOperation, "chat"), attribute.String(attrProvider, ev.Provider),
+					attribute.String(attrRequestModel, ev.Model), attribute.String(attrResponseModel, ev.Model)}
+				in.tokens.Record(t.ctx, u.PromptTokens(), metric.WithAttributes(append(attrs, attribute.String(attrTokenType, "input"))...))
+				in.tokens.Record(t.ctx, u.OutputTokens, metric.WithAttributes(append(attrs, attribute.String(attrTokenType, "output"))...))
+			}
 		}
 	case turn.EventGuard:
 		t.addEvent("guard", attribute.String("talaria.guard", ev.Guard), attribute.String("talaria.guard.action", ev.Action))
@@ -223,7 +238,17 @@ func (t *turnObs) callEnd(ev *turn.Event) {
 		}
 		in.duration.Record(t.ctx, ev.Latency.Seconds(), metric.WithAttributes(mattrs...))
 		if ev.Price == turn.PriceKnown {
-			in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider), attribute.String(attrResponseModel, ev.ResponseModel)))
+			in.cost.Add(t.ctx, ev.CostUSD, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
+				attribute.String(attrResponseModel, ev.ResponseModel), attribute.String(attrCostSource, "call")))
+		}
+		for _, c := range [...]struct {
+			kind string
+			n    int64
+		}{{"read", u.CacheReadTokens}, {"write", u.CacheWriteTokens}} {
+			if c.n > 0 {
+				in.cacheTokens.Add(t.ctx, c.n, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
+					attribute.String(attrResponseModel, ev.ResponseModel), attribute.String("talaria.cache.kind", c.kind)))
+			}
 		}
 		in.calls.Add(t.ctx, 1, metric.WithAttributes(attribute.String(attrProvider, ev.Provider),
 			attribute.String(attrResponseModel, ev.ResponseModel), attribute.String("talaria.pricing", ev.Price.String())))
@@ -377,7 +402,13 @@ func (t *turnObs) End(res *turn.Result) {
 		delete(t.tools, id)
 	}
 	if in := t.o.inst; in != nil {
-		in.turns.Add(t.ctx, 1, metric.WithAttributes(attribute.String("talaria.exit", string(res.Exit))))
+		exit := metric.WithAttributes(attribute.String("talaria.exit", string(res.Exit)))
+		in.turns.Add(t.ctx, 1, exit)
+		took := res.Duration
+		if took <= 0 && !t.info.Start.IsZero() {
+			took = time.Since(t.info.Start)
+		}
+		in.turnDuration.Record(t.ctx, took.Seconds(), exit)
 	}
 	if t.span == nil {
 		return

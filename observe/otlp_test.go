@@ -4,24 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	collmetric "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/observe"
@@ -30,83 +22,10 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// receiver is an OTLP/HTTP collector on 127.0.0.1: it decodes the real
-// protobuf payloads the exporters send.
-type receiver struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	spans   []*tracepb.Span
-	metrics []*metricpb.Metric
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
-		var m colltrace.ExportTraceServiceRequest
-		if !decode(t, w, req, &m) {
-			return
-		}
-		r.mu.Lock()
-		for _, rs := range m.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
-			}
-		}
-		r.mu.Unlock()
-		reply(w, &colltrace.ExportTraceServiceResponse{})
-	})
-	mux.HandleFunc("POST /v1/metrics", func(w http.ResponseWriter, req *http.Request) {
-		var m collmetric.ExportMetricsServiceRequest
-		if !decode(t, w, req, &m) {
-			return
-		}
-		r.mu.Lock()
-		for _, rm := range m.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				r.metrics = append(r.metrics, sm.Metrics...)
-			}
-		}
-		r.mu.Unlock()
-		reply(w, &collmetric.ExportMetricsServiceResponse{})
-	})
-	r.srv = httptest.NewServer(mux)
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func decode(t *testing.T, w http.ResponseWriter, req *http.Request, m proto.Message) bool {
-	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
-		t.Errorf("OTLP content type %q", ct)
-	}
-	body, err := io.ReadAll(req.Body)
-	if err == nil {
-		err = proto.Unmarshal(body, m)
-	}
-	if err != nil {
-		t.Errorf("decoding OTLP payload: %v", err)
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return false
-	}
-	return true
-}
-
-func reply(w http.ResponseWriter, m proto.Message) {
-	b, _ := proto.Marshal(m)
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(b)
-}
-
-func (r *receiver) Spans() []*tracepb.Span {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*tracepb.Span(nil), r.spans...)
-}
-
 // setup wires telemetry exactly as the CLI does, from the environment
 // alone: OTEL_EXPORTER_OTLP_ENDPOINT turns export on.
-func setup(t *testing.T, r *receiver, capture string) *observe.Telemetry {
-	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.srv.URL, "OTEL_SERVICE_NAME": "talaria-test"}
+func setup(t *testing.T, r *telemetrytest.Receiver, capture string) *observe.Telemetry {
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL, "OTEL_SERVICE_NAME": "talaria-test"}
 	tel, err := observe.Setup(context.Background(), observe.Settings{Capture: capture, OwnKeys: []string{"test-key-held-by-talaria"}},
 		func(k string) string { return env[k] })
 	if err != nil {
@@ -125,29 +44,6 @@ func flush(t *testing.T, tel *observe.Telemetry) {
 	if err := tel.ForceFlush(ctx); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
-}
-
-func attrs(kvs []*commonpb.KeyValue) map[string]any {
-	m := map[string]any{}
-	for _, kv := range kvs {
-		switch v := kv.Value.Value.(type) {
-		case *commonpb.AnyValue_StringValue:
-			m[kv.Key] = v.StringValue
-		case *commonpb.AnyValue_IntValue:
-			m[kv.Key] = v.IntValue
-		case *commonpb.AnyValue_DoubleValue:
-			m[kv.Key] = v.DoubleValue
-		case *commonpb.AnyValue_BoolValue:
-			m[kv.Key] = v.BoolValue
-		case *commonpb.AnyValue_ArrayValue:
-			var s []string
-			for _, e := range v.ArrayValue.Values {
-				s = append(s, e.GetStringValue())
-			}
-			m[kv.Key] = strings.Join(s, ",")
-		}
-	}
-	return m
 }
 
 func noopTool() tool.Tool {
@@ -184,6 +80,7 @@ func scriptedEnv(t *testing.T, obs turn.Observer) *testenv.Env {
 			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
 				"test-model":          {Window: 100_000, MaxOutput: 1024},
 				"fb-model-2026-01-01": {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2},
+				testenv.SummaryModel:  {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2},
 			})
 			c.Turn.Observer = obs
 		}})
@@ -199,13 +96,13 @@ func scriptedEnv(t *testing.T, obs turn.Observer) *testenv.Env {
 		fakellm.Calls(fakellm.ToolCall("noop", `{"i":1}`)),
 		fakellm.RawError(401, badKeyBody),
 	)
-	env.Srv.ScriptModel(testenv.SummaryModel, fakellm.Text("## Task\nsummary of the earlier work"))
+	env.Srv.ScriptModel(testenv.SummaryModel, fakellm.Text("## Task\nsummary of the earlier work").WithUsage(3000, 100))
 	env.Srv.ScriptModel("fb-model", final)
 	return env
 }
 
 func TestSpansOfARealTurn(t *testing.T) {
-	r := newReceiver(t)
+	r := telemetrytest.NewReceiver(t)
 	tel := setup(t, r, "redacted")
 	env := scriptedEnv(t, tel.Observer)
 	res := env.Run("please use key sk-proj-Xk3vQ9mZr7Lp2Ws8Nb4Tc6Yd1Fg5Hj0KaUe2Ri9 and go")
@@ -248,7 +145,7 @@ func TestSpansOfARealTurn(t *testing.T) {
 	}
 	classes := []string{"context_overflow", "overloaded", "", "", "auth"}
 	for i, c := range classes {
-		a := attrs(chats[i].Attributes)
+		a := telemetrytest.Attrs(chats[i].Attributes)
 		if a["gen_ai.operation.name"] != "chat" || a["gen_ai.request.model"] != "test-model" || a["gen_ai.provider.name"] != "primary" {
 			t.Errorf("attempt %d attributes %v", i+1, a)
 		}
@@ -256,7 +153,7 @@ func TestSpansOfARealTurn(t *testing.T) {
 			t.Errorf("attempt %d error.type %q, want %q…", i+1, got, c)
 		}
 	}
-	last := attrs(chats[5].Attributes)
+	last := telemetrytest.Attrs(chats[5].Attributes)
 	if last["gen_ai.request.model"] != "fb-model" || last["gen_ai.response.model"] != "fb-model-2026-01-01" ||
 		last["gen_ai.usage.input_tokens"] != int64(1000) || last["gen_ai.usage.output_tokens"] != int64(500) ||
 		last["gen_ai.response.finish_reasons"] != "stop" || last["talaria.pricing"] != "priced" {
@@ -266,10 +163,10 @@ func TestSpansOfARealTurn(t *testing.T) {
 	if c, _ := last["talaria.cost_usd"].(float64); c < 0.00199 || c > 0.00201 {
 		t.Errorf("cost %v, want 0.002 (priced by the response model)", last["talaria.cost_usd"])
 	}
-	if len(tools) != 1 || attrs(tools[0].Attributes)["gen_ai.tool.name"] != "noop" || attrs(tools[0].Attributes)["gen_ai.tool.call.arguments"] != `{"i":1}` {
+	if len(tools) != 1 || telemetrytest.Attrs(tools[0].Attributes)["gen_ai.tool.name"] != "noop" || telemetrytest.Attrs(tools[0].Attributes)["gen_ai.tool.call.arguments"] != `{"i":1}` {
 		t.Errorf("tool spans %v", tools)
 	}
-	ra := attrs(root.Attributes)
+	ra := telemetrytest.Attrs(root.Attributes)
 	if ra["talaria.exit"] != "completed" || ra["gen_ai.response.model"] != "fb-model-2026-01-01" || ra["talaria.session.id"] != env.Session.ID {
 		t.Errorf("turn attributes %v", ra)
 	}
@@ -279,7 +176,7 @@ func TestSpansOfARealTurn(t *testing.T) {
 	var events []string
 	for _, e := range root.Events {
 		name := e.Name
-		if o, ok := attrs(e.Attributes)["talaria.compression.outcome"]; ok {
+		if o, ok := telemetrytest.Attrs(e.Attributes)["talaria.compression.outcome"]; ok {
 			name += ":" + o.(string)
 		}
 		events = append(events, name)
@@ -298,56 +195,19 @@ func TestSpansOfARealTurn(t *testing.T) {
 	}
 }
 
-// metricValue sums a counter's data points whose attributes contain match.
-func metricValue(ms []*metricpb.Metric, name string, match map[string]string) (sum float64, count uint64, found bool) {
-	for _, m := range ms {
-		if m.Name != name {
-			continue
-		}
-		ok := func(kvs []*commonpb.KeyValue) bool {
-			a := attrs(kvs)
-			for k, v := range match {
-				if a[k] != v {
-					return false
-				}
-			}
-			return true
-		}
-		if s := m.GetSum(); s != nil {
-			for _, p := range s.DataPoints {
-				if ok(p.Attributes) {
-					found = true
-					sum += p.GetAsDouble() + float64(p.GetAsInt())
-				}
-			}
-		}
-		if h := m.GetHistogram(); h != nil {
-			for _, p := range h.DataPoints {
-				if ok(p.Attributes) {
-					found = true
-					sum += p.GetSum()
-					count += p.Count
-				}
-			}
-		}
-	}
-	return sum, count, found
-}
-
 func TestMetricsOfAScriptedTurn(t *testing.T) {
-	r := newReceiver(t)
+	r := telemetrytest.NewReceiver(t)
 	tel := setup(t, r, "metadata")
 	env := scriptedEnv(t, tel.Observer)
-	if res := env.Run("go"); res.Exit != turn.ExitCompleted {
+	res := env.Run("go")
+	if res.Exit != turn.ExitCompleted {
 		t.Fatalf("turn: %s %+v", res.Exit, res.Failure)
 	}
 	// Shutdown pushes the final cumulative values.
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
-	ms := append([]*metricpb.Metric(nil), r.metrics...)
-	r.mu.Unlock()
+	ms := r.Metrics()
 	cases := []struct {
 		name  string
 		match map[string]string
@@ -359,23 +219,32 @@ func TestMetricsOfAScriptedTurn(t *testing.T) {
 		{"talaria.guard.firings", map[string]string{"talaria.guard": "empty_response", "talaria.guard.action": "retry"}, 1},
 		{"talaria.turns", map[string]string{"talaria.exit": "completed"}, 1},
 		{"talaria.tool.calls", map[string]string{"gen_ai.tool.name": "noop"}, 1},
-		{"talaria.cost", map[string]string{"gen_ai.response.model": "fb-model-2026-01-01"}, 0.002},
+		{"talaria.cost.usd", map[string]string{"gen_ai.response.model": "fb-model-2026-01-01", "talaria.cost.source": "call"}, 0.002},
+		// The summary call, priced with the summarizer's model: 3000 in at
+		// $1/M, 100 out at $2/M.
+		{"talaria.cost.usd", map[string]string{"gen_ai.response.model": testenv.SummaryModel, "talaria.cost.source": "compression"}, 0.0032},
+		// Every dollar of the turn is counted once.
+		{"talaria.cost.usd", nil, res.CostUSD},
+		{"gen_ai.client.token.usage", map[string]string{"gen_ai.response.model": testenv.SummaryModel, "gen_ai.token.type": "input"}, 3000},
+		// So is every token.
+		{"gen_ai.client.token.usage", map[string]string{"gen_ai.token.type": "input"}, float64(res.Usage.PromptTokens())},
+		{"gen_ai.client.token.usage", map[string]string{"gen_ai.token.type": "output"}, float64(res.Usage.OutputTokens)},
 		{"talaria.calls", map[string]string{"talaria.pricing": "unpriced"}, 2},
 		{"gen_ai.client.token.usage", map[string]string{"gen_ai.response.model": "fb-model-2026-01-01", "gen_ai.token.type": "output"}, 500},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, _, found := metricValue(ms, c.name, c.match)
+			got, _, found := telemetrytest.MetricValue(ms, c.name, c.match)
 			if !found || got < c.want*0.999 || got > c.want*1.001 {
 				t.Errorf("%s%v = %v (found %v), want %v", c.name, c.match, got, found, c.want)
 			}
 		})
 	}
 	// One duration point per attempt: three failed, three answered.
-	if _, n, _ := metricValue(ms, "gen_ai.client.operation.duration", nil); n != 6 {
+	if _, n, _ := telemetrytest.MetricValue(ms, "gen_ai.client.operation.duration", nil); n != 6 {
 		t.Errorf("operation duration count %d, want 6", n)
 	}
-	if _, n, _ := metricValue(ms, "gen_ai.client.operation.duration", map[string]string{"error.type": "auth"}); n != 1 {
+	if _, n, _ := telemetrytest.MetricValue(ms, "gen_ai.client.operation.duration", map[string]string{"error.type": "auth"}); n != 1 {
 		t.Errorf("failed-call duration with error.type auth: %d points", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -18,7 +19,7 @@ import (
 // under the delegate call's span in the same trace, and the parent turn
 // records the subagent's start and stop.
 func TestSubagentTurnNestsUnderItsCall(t *testing.T) {
-	r := newReceiver(t)
+	r := telemetrytest.NewReceiver(t)
 	tel := setup(t, r, "metadata")
 	var env *testenv.Env
 	delegate := &testenv.FuncTool{
@@ -63,9 +64,9 @@ func TestSubagentTurnNestsUnderItsCall(t *testing.T) {
 	}
 	var got []string
 	for _, e := range parent.Events {
-		a := attrs(e.Attributes)
+		a := telemetrytest.Attrs(e.Attributes)
 		got = append(got, e.Name+":"+a["talaria.subagent.outcome"].(string))
-		if a["talaria.subagent.session"] != attrs(child.Attributes)["talaria.session.id"] {
+		if a["talaria.subagent.session"] != telemetrytest.Attrs(child.Attributes)["talaria.session.id"] {
 			t.Errorf("event %s names session %v", e.Name, a["talaria.subagent.session"])
 		}
 	}

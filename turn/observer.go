@@ -73,7 +73,8 @@ const (
 	EventToolEnd
 	// EventCompression: one compression pass. Before/After (estimated
 	// tokens), Pass, Outcome ("compressed", "under_target", "no_progress",
-	// "failed"), Duration, CostUSD of the summary call.
+	// "failed"), Duration, Usage and CostUSD of the summary call, whose
+	// Provider and Model are the summarizer's.
 	EventCompression
 	// EventGuard: a guard fired. Guard ("identical_calls", "tool_loop",
 	// "said_but_stopped", "empty_response", "length_continuation",
@@ -333,8 +334,16 @@ func (e *Engine) observeCompression(st *state, start time.Time, cost0 float64, o
 	case *err != nil || *v == finish:
 		outcome = "failed"
 	}
-	e.observe(st, &Event{Kind: EventCompression, Before: out.Before, After: out.After, Pass: st.budget.Used(),
-		Outcome: outcome, Err: *err, Duration: e.cfg.Now().Sub(start), Usage: out.Usage, CostUSD: st.costUSD - cost0})
+	ev := &Event{Kind: EventCompression, Before: out.Before, After: out.After, Pass: st.budget.Used(),
+		Outcome: outcome, Err: *err, Duration: e.cfg.Now().Sub(start), Usage: out.Usage, CostUSD: st.costUSD - cost0}
+	// The summary's cost is the summarizer model's (as addAuxUsage prices it).
+	if c := e.cfg.Compressor; c != nil && c.Model != "" {
+		ev.Provider, ev.Model = e.route(st).Provider.Name(), c.Model
+		if p, ok := c.Summarizer.(interface{ Name() string }); ok {
+			ev.Provider = p.Name()
+		}
+	}
+	e.observe(st, ev)
 }
 
 // ToolContexter is an optional TurnObserver method: the context a tool

@@ -13,9 +13,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/internal/config"
+	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/tool/builtin"
@@ -172,12 +175,24 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	}
 	// OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT or telemetry:) and
 	// the recorded timelines `talaria trace` reads, as for run and chat.
-	obs, tel, err := c.observers(ctx, cfg, st, log)
+	// /metrics is one more reader on the same MeterProvider: the turns
+	// record once, into the instruments both the collector and /metrics
+	// read.
+	reg := prometheus.NewRegistry()
+	promReader, err := observe.PrometheusReader(reg)
+	if err != nil {
+		return c.fail(exitOther, "metrics: %v", err)
+	}
+	obs, tel, err := c.observers(ctx, cfg, st, log, promReader)
 	if err != nil {
 		return c.setupExit(err)
 	}
 	defer shutdownTelemetry(tel, log)
 	tc.Observer = obs
+	metrics, err := gateway.SharedMetrics(reg, tel)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
 	gcfg := gateway.Config{
 		Store: st,
 		Agent: agent.Config{
@@ -207,6 +222,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		QueueLimit:         sc.QueueLimit,
 		MaxConcurrentTurns: max(*maxTurns, 0),
 		MaxBodyBytes:       sc.MaxBodyBytes,
+		Metrics:            metrics,
 		Logger:             log,
 	}
 	if gcfg.MaxConcurrentTurns == 0 {

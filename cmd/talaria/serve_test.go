@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
 )
 
@@ -140,6 +142,70 @@ func TestServeCommand(t *testing.T) {
 	p2 := e.serve()
 	if strings.Contains(p2.stdout.String(), "tal_") {
 		t.Fatalf("second start printed a token: %q", p2.stdout.String())
+	}
+}
+
+// TestServeMetrics: serve's /metrics and its OTLP export read the same
+// instruments, and each turn is recorded once: with no telemetry
+// configured /metrics alone, with OTEL_EXPORTER_OTLP_ENDPOINT both, with
+// the same values.
+func TestServeMetrics(t *testing.T) {
+	for _, export := range []bool{false, true} {
+		t.Run(map[bool]string{false: "metrics only", true: "with OTLP export"}[export], func(t *testing.T) {
+			e := newCLIEnv(t)
+			var r *telemetrytest.Receiver
+			if export {
+				r = telemetrytest.NewReceiver(t)
+				e.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = r.URL
+			}
+			e.srv.SetDefault(func(fakellm.Request) fakellm.Step { return fakellm.Text("served answer").WithUsage(100, 7) })
+			p := e.serve()
+			token := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")[1]
+			c := http.DefaultClient
+			_, s := call(t, c, "POST", p.url+"v1/sessions", token, `{}`)
+			sid, _ := s["id"].(string)
+			if code, _ := call(t, c, "POST", p.url+"v1/sessions/"+sid+"/messages", token, `{"text":"hi"}`); code != 202 {
+				t.Fatalf("post = %d", code)
+			}
+			var scrape telemetrytest.Scrape
+			if !testenv.Eventually(10*time.Second, func() bool {
+				req, _ := http.NewRequest("GET", p.url+"metrics", nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := c.Do(req)
+				if err != nil {
+					return false
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				scrape = telemetrytest.ParseProm(t, string(b))
+				n, _, _ := scrape.Value("talaria_turns_total", map[string]string{"talaria_exit": "completed"})
+				return n > 0
+			}) {
+				t.Fatal("/metrics never counted the turn")
+			}
+			want := map[string]float64{"talaria_turns_total": 1, "gen_ai_client_token_usage": 107}
+			for name, w := range want {
+				if got, _, _ := scrape.Value(name, nil); got != w {
+					t.Errorf("/metrics %s = %v, want %v (recorded once)", name, got, w)
+				}
+			}
+			if !export {
+				return
+			}
+			if code := p.stop(t); code != 0 {
+				t.Fatalf("serve exit = %d", code)
+			}
+			// Stopping flushed the final cumulative values to the collector.
+			ms := r.Metrics()
+			for name, w := range map[string]float64{"talaria.turns": want["talaria_turns_total"], "gen_ai.client.token.usage": want["gen_ai_client_token_usage"]} {
+				if got, _, _ := telemetrytest.MetricValue(ms, name, nil); got != w {
+					t.Errorf("OTLP %s = %v, want %v as on /metrics", name, got, w)
+				}
+			}
+			if _, n, _ := telemetrytest.MetricValue(ms, "http.server.request.duration", map[string]string{"http.route": "POST /v1/sessions/{id}/messages"}); n != 1 {
+				t.Errorf("OTLP lacks the gateway's own instruments: %d message posts", n)
+			}
+		})
 	}
 }
 

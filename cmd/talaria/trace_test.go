@@ -2,17 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
-	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 )
 
 // `talaria run` with only OTEL_EXPORTER_OTLP_ENDPOINT set delivers the
@@ -20,28 +14,7 @@ import (
 // from the database without any collector.
 func TestRunExportsAndTraceShowsTimeline(t *testing.T) {
 	e := newCLIEnv(t)
-	var mu sync.Mutex
-	var names []string
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/traces" {
-			return // metrics: not examined here
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req colltrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			t.Errorf("collector: %v", err)
-		}
-		mu.Lock()
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					names = append(names, s.Name)
-				}
-			}
-		}
-		mu.Unlock()
-	}))
-	defer collector.Close()
+	collector := telemetrytest.NewReceiver(t)
 	e.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.URL
 
 	e.srv.Script(
@@ -59,9 +32,11 @@ func TestRunExportsAndTraceShowsTimeline(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.stdout), &res); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
+	var names []string
+	for _, s := range collector.Spans() {
+		names = append(names, s.Name)
+	}
 	got := strings.Join(names, ",")
-	mu.Unlock()
 	for _, want := range []string{"turn", "chat " + testModel, "execute_tool list_dir"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("collector got spans %q; missing %q", got, want)
