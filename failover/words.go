@@ -117,7 +117,7 @@ func summary(c Classified) string {
 	case ClassPersistence:
 		return "the database refused a durable write"
 	case ClassPanic:
-		return "Talaria hit an internal error"
+		return "a bug in Talaria stopped the turn"
 	case ClassToolLoop:
 		return "the model repeated the same tool call without progress"
 	case ClassLeaseLost:

@@ -15,26 +15,27 @@ import (
 // Callers branch on those, never on the text.
 type Failure struct {
 	// Class is the failure class: a provider's (failover.Classes) or a
-	// turn class (failover.TurnClasses).
-	Class failover.Class
+	// turn class (failover.TurnClasses). On the wire it is failure_reason
+	// (Reason).
+	Class failover.Class `json:"-"`
 	// Store is the store's cause of a persistence failure (Class
 	// persistence): locked, disk full, read-only, ...
-	Store store.ErrorKind
+	Store store.ErrorKind `json:"-"`
+	// Retryable says whether running the same turn again could succeed.
+	Retryable bool   `json:"failure_retryable"`
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Status    int    `json:"status,omitempty"`
+	// Message is one sentence a person can act on.
+	Message           string `json:"message"`
+	BillingUnverified bool   `json:"billing_unverified,omitempty"`
+	// Detail is the raw error text, for logs and --json.
+	Detail string `json:"detail,omitempty"`
 	// Transport is the connection-level failure behind a provider failure
 	// that got no HTTP answer; Connect says why no connection could be made
 	// (Transport connect).
-	Transport llm.TransportKind
-	Connect   llm.ConnectCause
-	// Retryable says whether running the same turn again could succeed.
-	Retryable bool
-	Provider  string
-	Model     string
-	Status    int
-	// Message is one sentence a person can act on.
-	Message           string
-	BillingUnverified bool
-	// Detail is the raw error text, for logs and --json.
-	Detail string
+	Transport llm.TransportKind `json:"transport,omitempty"`
+	Connect   llm.ConnectCause  `json:"connect_cause,omitempty"`
 }
 
 // Reason is the failure_reason scripts read: the class, and for a
@@ -46,42 +47,29 @@ func (f *Failure) Reason() string {
 	return string(f.Class)
 }
 
-// failureJSON is the wire shape of a Failure (--json, the gateway).
-type failureJSON struct {
-	Reason            string            `json:"failure_reason"`
-	Retryable         bool              `json:"failure_retryable"`
-	Provider          string            `json:"provider,omitempty"`
-	Model             string            `json:"model,omitempty"`
-	Status            int               `json:"status,omitempty"`
-	Message           string            `json:"message"`
-	BillingUnverified bool              `json:"billing_unverified,omitempty"`
-	Detail            string            `json:"detail,omitempty"`
-	Transport         llm.TransportKind `json:"transport,omitempty"`
-	Connect           llm.ConnectCause  `json:"connect_cause,omitempty"`
-}
+// failureFields is Failure without its JSON methods.
+type failureFields Failure
 
-// MarshalJSON writes failure_reason from the typed cause.
+// MarshalJSON writes failure_reason from the typed cause, then the fields.
 func (f Failure) MarshalJSON() ([]byte, error) {
-	return json.Marshal(failureJSON{
-		Reason: f.Reason(), Retryable: f.Retryable, Provider: f.Provider, Model: f.Model, Status: f.Status,
-		Message: f.Message, BillingUnverified: f.BillingUnverified, Detail: f.Detail,
-		Transport: f.Transport, Connect: f.Connect,
-	})
+	return json.Marshal(struct {
+		Reason string `json:"failure_reason"`
+		failureFields
+	}{f.Reason(), failureFields(f)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, the typed cause included:
 // a client of the gateway branches on the same fields as the server.
 func (f *Failure) UnmarshalJSON(b []byte) error {
-	var j failureJSON
+	j := struct {
+		Reason string `json:"failure_reason"`
+		*failureFields
+	}{failureFields: (*failureFields)(f)}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
 	class, kind, _ := strings.Cut(j.Reason, ":")
-	*f = Failure{
-		Class: failover.Class(class), Retryable: j.Retryable, Provider: j.Provider, Model: j.Model, Status: j.Status,
-		Message: j.Message, BillingUnverified: j.BillingUnverified, Detail: j.Detail,
-		Transport: j.Transport, Connect: j.Connect,
-	}
+	f.Class, f.Store = failover.Class(class), ""
 	if f.Class == failover.ClassPersistence {
 		f.Store = store.ErrorKind(kind)
 	}
