@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -17,11 +18,12 @@ func (e *dbError) Unwrap() error { return e.err }
 func describeDB(err error) string { return store.Describe(err) }
 
 // pickExit reports a failure to choose or create the session: a store
-// failure is exit 1 with describeDB's line, anything else a usage mistake.
+// failure exits as a turn's persistence failure would, with describeDB's
+// line; anything else is a usage mistake.
 func (c *cli) pickExit(err error) int {
 	var se *store.Error
 	if errors.As(err, &se) && se.Kind != store.KindNotFound {
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(classExit(failover.ClassPersistence), "%s", describeDB(err))
 	}
 	return c.fail(exitUsage, "%v", err)
 }
