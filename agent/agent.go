@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -225,7 +226,7 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 	sess, err := store.ResolveTip(ctx, a.cfg.Store, sessionID)
 	if err != nil {
 		res.Exit = turn.ExitFailed
-		res.Failure = &turn.Failure{Reason: "session", Message: sessionError(sessionID, err), Detail: err.Error()}
+		res.Failure = &turn.Failure{Class: failover.ClassSession, Message: sessionError(sessionID, err), Detail: err.Error()}
 		res.Explanation = res.Failure.Message
 		return res, err
 	}
@@ -289,9 +290,8 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 	defer func() {
 		if p := recover(); p != nil {
 			a.log.Error("turn facade panicked", "session", sess.ID, "panic", p, "stack", string(debug.Stack()))
-			msg := fmt.Sprintf("Talaria hit an internal error (%v); the session is intact and the next turn can run. Please report this with the log.", p)
-			res = turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitPanic, Explanation: msg,
-				Failure: &turn.Failure{Reason: "panic", Message: msg}}
+			f := turn.PanicFailure(p)
+			res = turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitPanic, Explanation: f.Message, Failure: f}
 		}
 	}()
 	ti := turn.Input{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -29,16 +30,12 @@ func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message,
 			if ctx.Err() != nil {
 				return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitInterrupted, nil)
 			}
-			return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitPersistenceFailed, &turn.Failure{
-				Reason:  "persistence:" + string(store.KindOf(err)),
-				Message: "Could not start the turn: " + err.Error(),
-				Detail:  err.Error(),
-			})
+			return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitPersistenceFailed, turn.StoreFailure("Could not start the turn", err))
 		}
 		left := deadline.Sub(a.now())
 		if left <= 0 {
 			return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitBusy, &turn.Failure{
-				Reason:    "busy",
+				Class:     failover.ClassBusy,
 				Retryable: true,
 				Message: fmt.Sprintf("Session %s is busy: another turn (held by %s) is still running. Your message was saved but not sent; send it again when that turn ends.",
 					sess.ID, held.Holder),

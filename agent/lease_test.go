@@ -231,7 +231,7 @@ func TestTakenOverTurnIsFencedOut(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("A's turn did not end after losing its lease")
 	}
-	if a.Failure == nil || !strings.Contains(a.Failure.Reason, "lease_lost") {
+	if a.Failure == nil || !strings.Contains(a.Failure.Reason(), "lease_lost") {
 		t.Fatalf("A: exit %s failure %+v; want the lease loss named", a.Exit, a.Failure)
 	}
 
@@ -387,7 +387,7 @@ func TestPanicEndsTurnCleanly(t *testing.T) {
 			}})
 			env.Srv.Script(c.step)
 			res := env.RunWith(t.Context(), agent.Input{Text: "go", Hooks: c.hooks})
-			if res.Exit != turn.ExitPanic || res.Failure == nil || res.Failure.Reason != "panic" {
+			if res.Exit != turn.ExitPanic || res.Failure == nil || res.Failure.Reason() != "panic" {
 				t.Fatalf("exit %s failure %+v; want panic", res.Exit, res.Failure)
 			}
 			if !strings.Contains(res.Explanation, "exploded") {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -173,7 +174,7 @@ func (a *Agent) admitTip(ctx context.Context, sess *store.Session, msg llm.Messa
 			}
 		}
 		res := &turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitFailed,
-			Failure: &turn.Failure{Reason: "session", Message: sessionError(sess.ID, err), Detail: err.Error()}}
+			Failure: &turn.Failure{Class: failover.ClassSession, Message: sessionError(sess.ID, err), Detail: err.Error()}}
 		res.Explanation = res.Failure.Message
 		return sess, store.Lease{}, res, err
 	}

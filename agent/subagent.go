@@ -299,7 +299,7 @@ func childResult(c Child) tool.Result {
 	var b strings.Builder
 	b.WriteString(head + "\nThe subagent did not finish its task.")
 	if f := r.Failure; f != nil {
-		fmt.Fprintf(&b, "\nfailure_reason: %s\nfailure_retryable: %t", f.Reason, f.Retryable)
+		fmt.Fprintf(&b, "\nfailure_reason: %s\nfailure_retryable: %t", f.Reason(), f.Retryable)
 		if f.Provider != "" {
 			fmt.Fprintf(&b, "\nprovider: %s, model: %s", f.Provider, f.Model)
 		}

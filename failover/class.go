@@ -50,11 +50,61 @@ const (
 	// reasoning and wrote no answer; continuing only produces more
 	// reasoning. Never from Classify.
 	ClassReasoningExhausted Class = "reasoning_exhausted_output"
+	// ClassEmptyResponse: the model kept answering with nothing at all (no
+	// text, no tool call) after the empty-answer retries. Never from
+	// Classify.
+	ClassEmptyResponse Class = "empty_response"
 	// ClassCanceled is the caller's own context ending: never retried and
 	// never blamed on the provider.
 	ClassCanceled Class = "canceled"
 	ClassUnknown  Class = "unknown"
 )
+
+// Turn classes: failures that are not a provider's. The engine and the
+// agent end a turn with them; Classify never returns them and Decide never
+// sees them. They are declared here so that every failure_reason a turn can
+// carry is one vocabulary, with one exit family and one explanation.
+const (
+	// ClassPersistence: a durable write or read failed; the store's cause
+	// (locked, disk full, ...) travels next to it as a store.ErrorKind.
+	ClassPersistence Class = "persistence"
+	// ClassPanic: a bug, recovered; the session is intact.
+	ClassPanic Class = "panic"
+	// ClassToolLoop: an unattended turn stopped an identical-call loop.
+	ClassToolLoop Class = "tool_loop"
+	// ClassLeaseLost: another process took over the session's turn.
+	ClassLeaseLost Class = "lease_lost"
+	// ClassBusy: the session's turn lease could not be had in time.
+	ClassBusy Class = "busy"
+	// ClassCompressionFailed: summarising an over-long conversation failed.
+	ClassCompressionFailed Class = "compression_failed"
+	// ClassSession: the session could not be loaded or followed to its tip.
+	ClassSession Class = "session"
+	// ClassCredentials: no API key could be chosen (the key store failed).
+	ClassCredentials Class = "credentials"
+	// ClassConfiguration: a server cannot build the session's provider,
+	// model or workspace.
+	ClassConfiguration Class = "configuration"
+)
+
+// TurnClasses lists the turn classes.
+func TurnClasses() []Class {
+	return []Class{
+		ClassPersistence, ClassPanic, ClassToolLoop, ClassLeaseLost, ClassBusy,
+		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration,
+	}
+}
+
+// IsTurnClass reports whether c is one of TurnClasses: not a provider's
+// failure.
+func (c Class) IsTurnClass() bool {
+	switch c {
+	case ClassPersistence, ClassPanic, ClassToolLoop, ClassLeaseLost, ClassBusy,
+		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration:
+		return true
+	}
+	return false
+}
 
 // recovery is the default recovery profile of a class; Classify may adjust
 // it for one error (a format error that another route could accept, an
@@ -85,15 +135,19 @@ func recoveryOf(c Class) (r recovery, ok bool) {
 		ClassImageTooLarge, ClassImageCorrupt, ClassRoleAlternation, ClassThinkingSignature,
 		ClassInvalidEncryptedContent, ClassReasoningMandatory, ClassMultimodalToolContent,
 		ClassLlamaCppGrammar, ClassCanceled, ClassImageUnsupported, ClassToolCallTruncated,
-		ClassReasoningExhausted:
+		ClassReasoningExhausted, ClassEmptyResponse:
+		return recovery{}, true
+	}
+	if c.IsTurnClass() {
 		return recovery{}, true
 	}
 	return recovery{}, false
 }
 
-// Classes lists every class, in the order of DESIGN.md's table.
+// Classes lists every class, in the order of DESIGN.md's table, then the
+// ones only the engine decides, then the turn classes.
 func Classes() []Class {
-	return []Class{
+	return append([]Class{
 		ClassAuth, ClassAuthPermanent, ClassBilling, ClassRateLimit, ClassUpstreamRateLimit,
 		ClassOverloaded, ClassServerError, ClassTimeout, ClassSSLCert, ClassContextOverflow,
 		ClassPayloadTooLarge, ClassImageTooLarge, ClassImageCorrupt, ClassModelNotFound,
@@ -101,9 +155,9 @@ func Classes() []Class {
 		ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent,
 		ClassReasoningMandatory, ClassMultimodalToolContent, ClassLlamaCppGrammar,
 		ClassImageUnsupported, ClassEndpointNotFound, ClassLongContextUnavailable,
-		ClassToolCallTruncated, ClassReasoningExhausted,
+		ClassToolCallTruncated, ClassReasoningExhausted, ClassEmptyResponse,
 		ClassCanceled, ClassUnknown,
-	}
+	}, TurnClasses()...)
 }
 
 // ShapeRepairable reports whether the class is a request-shape rejection
@@ -120,8 +174,21 @@ func (c Class) ShapeRepairable() bool {
 }
 
 // EngineOnly reports whether the class is decided by the turn engine from
-// an answer (a cut tool call, a thinking-only reply), never by Classify
-// from an error.
+// an answer (a cut tool call, a thinking-only or empty reply) or is a turn
+// class, never by Classify from an error.
 func (c Class) EngineOnly() bool {
-	return c == ClassToolCallTruncated || c == ClassReasoningExhausted
+	return c == ClassToolCallTruncated || c == ClassReasoningExhausted || c == ClassEmptyResponse || c.IsTurnClass()
+}
+
+// CooldownClass reads a key cooldown's stored reason: a class name, or the
+// marker of an unverified billing verdict; a cooldown with no reason was a
+// rate limit.
+func CooldownClass(reason string) (c Class, billingUnverified bool) {
+	switch reason {
+	case ReasonBillingUnverified:
+		return ClassBilling, true
+	case "":
+		return ClassRateLimit, false
+	}
+	return Class(reason), false
 }

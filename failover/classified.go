@@ -3,6 +3,8 @@ package failover
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/talaria-agent/talaria/llm"
 )
 
 // Classified is the verdict on one failed call: its class, the recovery
@@ -40,6 +42,12 @@ type Classified struct {
 	ProviderMessage  string // the provider's own message text, trimmed
 	Summary          string // short status-line phrase: "rate limited by openai (429)"
 	Advice           string // one sentence a person can act on
+	// Transport is the connection-level failure when no HTTP answer came;
+	// Connect says why no connection could be made, and BaseURL where, for
+	// Transport connect. Not part of the JSON form.
+	Transport llm.TransportKind
+	Connect   llm.ConnectCause
+	BaseURL   string
 }
 
 // classifiedJSON is the wire shape of `talaria explain-error --json`.

@@ -149,6 +149,7 @@ func (f *facts) finish(v verdict) Classified {
 		Compress: r.compress, Certain: !v.uncertain, Status: f.in.Status,
 		Provider: f.in.Provider, Model: f.in.Model, OutputCapLimit: v.capLimit,
 		RetryAfter: f.hints.retryAfter, ResetAt: f.hints.resetAt,
+		Transport: f.in.Transport, Connect: f.in.Connect, BaseURL: f.in.BaseURL,
 	}
 	if v.class == ClassFormatError {
 		c.Fallback = v.fallback

@@ -119,7 +119,10 @@ func TestRecoveryProfiles(t *testing.T) {
 		ClassReasoningMandatory: {}, ClassMultimodalToolContent: {}, ClassLlamaCppGrammar: {},
 		ClassImageUnsupported: {}, ClassToolCallTruncated: {}, ClassReasoningExhausted: {},
 		ClassEndpointNotFound: {fallback: true}, ClassLongContextUnavailable: {fallback: true, compress: true},
-		ClassCanceled: {}, ClassUnknown: {retry: true, fallback: true},
+		ClassCanceled: {}, ClassUnknown: {retry: true, fallback: true}, ClassEmptyResponse: {},
+		// Turn classes have no recovery of the retry loop's.
+		ClassPersistence: {}, ClassPanic: {}, ClassToolLoop: {}, ClassLeaseLost: {}, ClassBusy: {},
+		ClassCompressionFailed: {}, ClassSession: {}, ClassCredentials: {}, ClassConfiguration: {},
 	}
 	for _, c := range Classes() {
 		t.Run(string(c), func(t *testing.T) {

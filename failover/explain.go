@@ -56,6 +56,9 @@ func certainty(c Classified) string {
 }
 
 func retryText(c Classified) string {
+	if c.Class.IsTurnClass() {
+		return turnRetryText(c.Class)
+	}
 	switch {
 	case c.Class == ClassCanceled:
 		return "not applicable; the request was stopped on this side."
@@ -121,6 +124,22 @@ func actionText(c Classified) string {
 		return "asks the model for a smaller call up to three times, raising max_tokens where the model allows, then stops."
 	case ClassReasoningExhausted:
 		return "stops after one call; continuing would only produce more reasoning."
+	case ClassEmptyResponse:
+		return "resends the request (after tool results, with a nudge to go on) a few times, then falls back to the next model if one is configured, else stops."
+	case ClassPersistence:
+		return "stops the turn at the failed write; a tool whose call could not be saved never runs."
+	case ClassPanic:
+		return "recovers, stops the turn and keeps the session intact."
+	case ClassToolLoop:
+		return "stops an unattended turn once the same call has returned the same result too many times in a row (guards.tool_loop_stop)."
+	case ClassLeaseLost:
+		return "stops writing at once; the process that took over goes on with the session."
+	case ClassBusy:
+		return "waits for the running turn to end (admit_wait), then stops; your message is saved but not sent."
+	case ClassCompressionFailed:
+		return "stops the turn and keeps the history as it was."
+	case ClassSession, ClassCredentials, ClassConfiguration:
+		return "stops before any model call."
 	}
 	if c.Class.ShapeRepairable() {
 		return "repairs the request shape once and retries, then stops if it fails again."
@@ -128,8 +147,29 @@ func actionText(c Classified) string {
 	return "retries with backoff."
 }
 
+// turnRetryText says whether running the turn again can help after a turn
+// class.
+func turnRetryText(c Class) string {
+	switch c {
+	case ClassBusy:
+		return "can help once the other turn ends."
+	case ClassLeaseLost:
+		return "not needed; the process that took over carries on with the session."
+	case ClassPanic:
+		return "the next turn can run; this one stopped."
+	case ClassToolLoop:
+		return "the same request will likely loop again; rephrase the task."
+	case ClassCompressionFailed:
+		return "can help; the summarising call may succeed the next time."
+	case ClassPersistence:
+		return "can help once the database's problem is fixed."
+	}
+	return "will not help until the cause is fixed."
+}
+
 // ExitFamily maps a terminal class to the CLI exit-code family: "auth",
-// "rate_limit", "context", "bad_request", "interrupted" or "other".
+// "rate_limit", "context", "bad_request", "limit", "busy", "interrupted"
+// or "other".
 func ExitFamily(c Class) string {
 	switch c {
 	case ClassAuth, ClassAuthPermanent, ClassBilling:
@@ -143,6 +183,12 @@ func ExitFamily(c Class) string {
 		ClassMultimodalToolContent, ClassLlamaCppGrammar, ClassImageTooLarge, ClassImageCorrupt, ClassImageUnsupported,
 		ClassEndpointNotFound, ClassLongContextUnavailable:
 		return "bad_request"
+	case ClassCompressionFailed:
+		return "context"
+	case ClassToolLoop:
+		return "limit"
+	case ClassBusy:
+		return "busy"
 	case ClassCanceled:
 		return "interrupted"
 	}

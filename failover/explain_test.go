@@ -121,6 +121,12 @@ func TestExitFamily(t *testing.T) {
 		ClassToolCallTruncated: "context", ClassReasoningExhausted: "context",
 		ClassCanceled:    "interrupted",
 		ClassServerError: "other", ClassTimeout: "other", ClassSSLCert: "other", ClassUnknown: "other",
+		ClassEmptyResponse: "other",
+		// Turn classes: a tool loop is a limit (7), a busy session its own
+		// code (8), a failed compression the context family (5).
+		ClassToolLoop: "limit", ClassBusy: "busy", ClassCompressionFailed: "context",
+		ClassPersistence: "other", ClassPanic: "other", ClassLeaseLost: "other",
+		ClassSession: "other", ClassCredentials: "other", ClassConfiguration: "other",
 	}
 	for _, c := range Classes() {
 		t.Run(string(c), func(t *testing.T) {

@@ -19,7 +19,9 @@ type Input struct {
 	Body            []byte
 	Message         string
 	Transport       llm.TransportKind
-	MidStream       bool
+	// Connect says why no connection could be made, for Transport connect.
+	Connect   llm.ConnectCause
+	MidStream bool
 	// Session size, for overflow heuristics (an empty 400 or a bare
 	// disconnect on a very large request).
 	ContextTokens, ContextWindow, Messages int
@@ -31,6 +33,7 @@ type Input struct {
 // InputFromError builds an Input from err: the fields of an *llm.APIError
 // found with errors.As; a context.Canceled becomes Transport canceled and a
 // context.DeadlineExceeded a timeout; anything else carries only its text.
+// A connection that could not be made also says why (Connect).
 func InputFromError(err error) Input {
 	if err == nil {
 		return Input{}
@@ -57,6 +60,9 @@ func InputFromError(err error) Input {
 		case errors.Is(err, context.DeadlineExceeded) && in.Transport == llm.TransportNone:
 			in.Transport = llm.TransportTimeout
 		}
+	}
+	if in.Transport == llm.TransportConnect {
+		in.Connect = llm.ConnectCauseOf(err)
 	}
 	return in
 }

@@ -35,6 +35,9 @@ func modelName(c Classified) string {
 
 // summary is the short status-line phrase.
 func summary(c Classified) string {
+	if c.unreachable() {
+		return unreachableSummary(c)
+	}
 	p, s := who(c), statusSuffix(c)
 	switch c.Class {
 	case ClassAuth:
@@ -107,14 +110,37 @@ func summary(c Classified) string {
 		return "a tool call of " + modelName(c) + " was cut off by the output limit"
 	case ClassReasoningExhausted:
 		return modelName(c) + " spent its output budget on reasoning"
+	case ClassEmptyResponse:
+		return modelName(c) + " keeps returning empty answers"
 	case ClassCanceled:
 		return "request canceled by the caller"
+	case ClassPersistence:
+		return "the database refused a durable write"
+	case ClassPanic:
+		return "a bug in Talaria stopped the turn"
+	case ClassToolLoop:
+		return "the model repeated the same tool call without progress"
+	case ClassLeaseLost:
+		return "another process took over this session"
+	case ClassBusy:
+		return "the session is busy with another turn"
+	case ClassCompressionFailed:
+		return "summarising the conversation to fit the model failed"
+	case ClassSession:
+		return "the session could not be loaded"
+	case ClassCredentials:
+		return "no API key could be chosen"
+	case ClassConfiguration:
+		return "the session's provider, model or workspace is not available here"
 	}
 	return p + " call failed" + s
 }
 
 // advice is one sentence a person can act on.
 func advice(c Classified) string {
+	if c.unreachable() {
+		return Unreachable(c.Provider, c.BaseURL, c.Connect, "")
+	}
 	switch c.Class {
 	case ClassAuth:
 		return "The API key was refused; retrying with it will not help. Check the key for " + who(c) + " (expired, revoked or mistyped) or add another."
@@ -181,8 +207,28 @@ func advice(c Classified) string {
 	case ClassRoleAlternation, ClassReasoningMandatory,
 		ClassMultimodalToolContent, ClassLlamaCppGrammar:
 		return "The provider rejected the shape of the conversation; Talaria repairs it once and retries. If it still fails, start a new session or switch models."
+	case ClassEmptyResponse:
+		return "The model answered with nothing at all, again and again; rephrase the request, or configure a fallback model."
 	case ClassCanceled:
 		return "The request was canceled on this side (interrupt or shutdown); the provider did nothing wrong."
+	case ClassPersistence:
+		return "The failure's message names the database's problem (locked, full, read-only, damaged or unreachable) and what to do about it."
+	case ClassPanic:
+		return "This is a bug in Talaria; the session is intact and the next turn can run. Please report it with the log."
+	case ClassToolLoop:
+		return "Rephrase the task, or check why the call does not make progress."
+	case ClassLeaseLost:
+		return "Nothing this turn saved is lost; continue in the process that now holds the session."
+	case ClassBusy:
+		return "Send the message again when the running turn ends."
+	case ClassCompressionFailed:
+		return "Your history is kept: retry, run /compact, or set compression.on_failure: placeholder."
+	case ClassSession:
+		return "Check the session ID (talaria sessions list); a session continued after compression lives on in its newest session."
+	case ClassCredentials:
+		return "Check the keys of the provider and the database that keeps their cooldowns (talaria keys status)."
+	case ClassConfiguration:
+		return "Configure the session's provider and model on this server, or start a new session."
 	}
 	return "The failure was not recognised; Talaria retries it with backoff. If it keeps failing, run `talaria explain-error` on the logged error and report it."
 }

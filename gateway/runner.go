@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -211,11 +212,11 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedMessage, publish func(EventType, map[string]any)) (turn.Result, error) {
 	sess, err := g.store.GetSession(ctx, sessionID)
 	if err != nil {
-		return failedResult(sessionID, q.TurnID, "session", "Could not load the session: "+err.Error()), err
+		return failedResult(sessionID, q.TurnID, failover.ClassSession, "Could not load the session: "+err.Error()), err
 	}
 	a, err := g.agentFor(sess.Cwd, sess.Provider, sess.Model)
 	if err != nil {
-		return failedResult(sessionID, q.TurnID, "configuration", "This session's provider, model or workspace is not available on this server: "+err.Error()), err
+		return failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's provider, model or workspace is not available on this server: "+err.Error()), err
 	}
 	hooks := turn.Hooks{
 		TextDelta:      func(s string) { publish(EventTextDelta, map[string]any{"text": s}) },
@@ -240,9 +241,9 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true})
 }
 
-func failedResult(sessionID, turnID, reason, msg string) turn.Result {
+func failedResult(sessionID, turnID string, class failover.Class, msg string) turn.Result {
 	return turn.Result{SessionID: sessionID, TurnID: turnID, Exit: turn.ExitFailed, Explanation: msg,
-		Failure: &turn.Failure{Reason: reason, Message: msg}}
+		Failure: &turn.Failure{Class: class, Message: msg}}
 }
 
 // statusKind sorts the engine's status lines for clients.

@@ -52,7 +52,7 @@ var textKinds = []struct {
 	{TransportTLSCert, []string{"x509:", "certificate"}},
 	{TransportTLS, []string{"tls:", "tls handshake"}},
 	{TransportTimeout, []string{"timeout", "timed out", "deadline exceeded"}},
-	{TransportConnect, []string{"connection refused", "no such host", "network is unreachable", "no route to host"}},
+	{TransportConnect, []string{string(ConnectRefused), string(ConnectNoHost), string(ConnectNetUnreachable), string(ConnectNoRoute)}},
 	{TransportReset, []string{"connection reset", "broken pipe", "goaway", "stream error", "forcibly closed", "connection aborted"}},
 	{TransportEOF, []string{"unexpected eof"}},
 }
@@ -112,4 +112,41 @@ func isDNSError(err error) bool {
 func isDialError(err error) bool {
 	oe, ok := errors.AsType[*net.OpError](err)
 	return ok && oe.Op == "dial"
+}
+
+// ConnectCause says why no connection could be made (TransportConnect). Its
+// value is the system's own short phrase, which people recognise.
+type ConnectCause string
+
+const (
+	ConnectUnknown        ConnectCause = ""
+	ConnectRefused        ConnectCause = "connection refused"     // nothing listens on the port
+	ConnectNoHost         ConnectCause = "no such host"           // the name does not resolve
+	ConnectNetUnreachable ConnectCause = "network is unreachable" // no route to that network
+	ConnectNoRoute        ConnectCause = "no route to host"       // the host is down or filtered
+)
+
+// ConnectCauseOf names why err could not connect: from the error's type
+// first, then, for errors whose type is lost in wrapping, from its text.
+// ConnectUnknown when err says neither.
+func ConnectCauseOf(err error) ConnectCause {
+	switch {
+	case err == nil:
+		return ConnectUnknown
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ConnectRefused
+	case isDNSError(err):
+		return ConnectNoHost
+	case errors.Is(err, syscall.ENETUNREACH):
+		return ConnectNetUnreachable
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return ConnectNoRoute
+	}
+	low := strings.ToLower(err.Error())
+	for _, c := range []ConnectCause{ConnectRefused, ConnectNoHost, ConnectNetUnreachable, ConnectNoRoute} {
+		if strings.Contains(low, string(c)) {
+			return c
+		}
+	}
+	return ConnectUnknown
 }

@@ -440,8 +440,8 @@ func (t *turnObs) End(res *turn.Result) {
 	t.span.SetAttributes(attrs...)
 	if !res.OK() && res.Exit != turn.ExitBudgetExhausted {
 		reason := string(res.Exit)
-		if res.Failure != nil && res.Failure.Reason != "" {
-			reason = res.Failure.Reason
+		if res.Failure != nil && res.Failure.Reason() != "" {
+			reason = res.Failure.Reason()
 		}
 		t.span.SetAttributes(attribute.String(attrErrorType, reason))
 		msg := reason

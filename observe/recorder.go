@@ -134,7 +134,7 @@ func (c *recording) End(res *turn.Result) {
 		f["continued_as"] = res.SessionID
 	}
 	if res.Failure != nil {
-		f["failure"] = res.Failure.Reason
+		f["failure"] = res.Failure.Reason()
 	}
 	t.Detail = detail(f)
 	all := append([]store.TurnEvent{t}, c.events...)

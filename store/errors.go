@@ -72,30 +72,9 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// Hint is a short description of the cause a person can act on.
-func (k ErrorKind) Hint() string {
-	switch k {
-	case KindDiskFull:
-		return "the disk is full or a file-size limit was reached; free some space"
-	case KindLocked:
-		return "the database is locked by another process; wait for it or stop it"
-	case KindCorrupt:
-		return "the database file is damaged; move it aside to start fresh (its sessions stay in the moved file)"
-	case KindReadOnly:
-		return "the database is read-only; check the file's permissions"
-	case KindLeaseLost:
-		return "another process took over this session's turn"
-	case KindNotFound:
-		return "not found"
-	case KindClosed:
-		return "the store is closed"
-	case KindEnded:
-		return "the session has ended; continue in its newest session"
-	case KindUnavailable:
-		return "the database server cannot be reached; check that it is running and reachable"
-	}
-	return ""
-}
+// Hint is a short description of the cause a person can act on, for a
+// database not named (Describe names it).
+func (k ErrorKind) Hint() string { return describe(k, "", "") }
 
 // KindOf returns the ErrorKind of err (KindOther when it is not an *Error).
 func KindOf(err error) ErrorKind {

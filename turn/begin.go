@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -48,7 +49,7 @@ func (e *Engine) interrupted(ctx context.Context, st *state) bool {
 			e.observeLeaseLost(st)
 		}
 		st.setExit(ExitLeaseLost, &Failure{
-			Reason:  "lease_lost",
+			Class:   failover.ClassLeaseLost,
 			Message: "Another process took over this session, so this turn stopped writing. Nothing it saved is lost.",
 		})
 	} else {

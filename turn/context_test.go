@@ -362,8 +362,8 @@ func TestRepeatedOverflowExhaustsBudget(t *testing.T) {
 				if !strings.Contains(res.Failure.Message, tc.why) || !strings.Contains(res.Failure.Message, "emergency pass") || !strings.Contains(res.Explanation, "context window") {
 					t.Errorf("message %q does not say %q", res.Failure.Message, tc.why)
 				}
-				if res.Failure.Reason != "context_overflow" {
-					t.Errorf("failure reason %q", res.Failure.Reason)
+				if res.Failure.Reason() != "context_overflow" {
+					t.Errorf("failure reason %q", res.Failure.Reason())
 				}
 				// The user's message survives, the session stays usable.
 				rows := env.Rows()
@@ -643,7 +643,7 @@ func TestSummaryFailure(t *testing.T) {
 				before := env.Rows()
 				res = env.Run(fmt.Sprintf("step %d", n))
 				if res.Exit != turn.ExitCompleted {
-					if res.Exit != tc.exit || res.Failure == nil || res.Failure.Reason != "compression_failed" {
+					if res.Exit != tc.exit || res.Failure == nil || res.Failure.Reason() != "compression_failed" {
 						t.Fatalf("step %d: exit %s, failure %+v; want %s", n, res.Exit, res.Failure, tc.exit)
 					}
 					// Nothing was compressed away: the turn's message is kept

@@ -63,7 +63,7 @@ func TestTruncatedToolCall(t *testing.T) {
 				ExtraTools: []tool.Tool{countingTool(&runs)}, Configure: withCap})
 			env.Srv.SetDefault(func(fakellm.Request) fakellm.Step { return cut })
 			res := env.Run("write the file")
-			if res.Exit != turn.ExitFailed || res.Failure == nil || res.Failure.Reason != "tool_call_truncated" {
+			if res.Exit != turn.ExitFailed || res.Failure == nil || res.Failure.Reason() != "tool_call_truncated" {
 				t.Fatalf("exit %s failure %+v; want failed tool_call_truncated", res.Exit, res.Failure)
 			}
 			if res.APICalls != 4 || runs.Load() != 0 {
@@ -157,7 +157,7 @@ func TestThinkingOnlyAnswers(t *testing.T) {
 				env := testenv.New(t, testenv.Options{API: api})
 				env.Srv.Script(step, step, step, step, step)
 				res := env.Run("plan it")
-				if res.APICalls != 1 || res.Exit != turn.ExitFailed || res.Failure == nil || res.Failure.Reason != "reasoning_exhausted_output" {
+				if res.APICalls != 1 || res.Exit != turn.ExitFailed || res.Failure == nil || res.Failure.Reason() != "reasoning_exhausted_output" {
 					t.Fatalf("exit %s after %d calls, failure %+v; want one call ending reasoning_exhausted_output", res.Exit, res.APICalls, res.Failure)
 				}
 				if strings.Contains(res.FinalText, "think") || !strings.Contains(res.Failure.Message, "max_tokens") {

@@ -208,8 +208,8 @@ func TestToolCallWriteFailureRunsNoTool(t *testing.T) {
 			if res.Exit != turn.ExitPersistenceFailed || res.Failure == nil {
 				t.Fatalf("exit %s, failure %+v; want persistence_failed", res.Exit, res.Failure)
 			}
-			if want := "persistence:" + string(c.kind); res.Failure.Reason != want {
-				t.Errorf("reason %q, want %q", res.Failure.Reason, want)
+			if want := "persistence:" + string(c.kind); res.Failure.Reason() != want {
+				t.Errorf("reason %q, want %q", res.Failure.Reason(), want)
 			}
 			if !strings.Contains(res.Failure.Message, c.says) {
 				t.Errorf("message %q does not say %q", res.Failure.Message, c.says)
@@ -274,7 +274,7 @@ func TestFinalAnswerFlushFailure(t *testing.T) {
 				}
 			}
 			if c.fails < 0 {
-				if res.Exit != turn.ExitPersistenceFailed || res.Failure == nil || res.Failure.Reason != "persistence:locked" {
+				if res.Exit != turn.ExitPersistenceFailed || res.Failure == nil || res.Failure.Reason() != "persistence:locked" {
 					t.Fatalf("exit %s failure %+v; want persistence_failed, locked", res.Exit, res.Failure)
 				}
 				if !strings.Contains(res.Explanation, "final answer") {

@@ -238,10 +238,7 @@ func (e *Engine) run(ctx context.Context, st *state) (res Result) {
 		if p := recover(); p != nil {
 			e.log.Error("turn panicked", "session", in.Session.ID, "turn", in.TurnID,
 				"panic", p, "stack", string(debug.Stack()))
-			st.setExit(ExitPanic, &Failure{
-				Reason:  "panic",
-				Message: fmt.Sprintf("Talaria hit an internal error (%v); the session is intact and the next turn can run. Please report this with the log.", p),
-			})
+			st.setExit(ExitPanic, PanicFailure(p))
 			res = e.finalizeSafely(ctx, st)
 		}
 	}()

@@ -157,8 +157,8 @@ func wantFailedTurn(t *testing.T, env *testenv.Env, res turn.Result, reason stri
 		t.Fatalf("exit %s failure %+v; want failed with a failure", res.Exit, res.Failure)
 	}
 	f := res.Failure
-	if f.Reason != reason {
-		t.Errorf("failure_reason = %q, want %q (%s)", f.Reason, reason, f.Message)
+	if f.Reason() != reason {
+		t.Errorf("failure_reason = %q, want %q (%s)", f.Reason(), reason, f.Message)
 	}
 	if f.Provider != "primary" || f.Model != "test-model" {
 		t.Errorf("failure provider/model = %q/%q, want primary/test-model", f.Provider, f.Model)
@@ -751,7 +751,7 @@ func TestAllKeysCoolingSaysWhenFirstReturns(t *testing.T) {
 	if n := len(env.Srv.Requests()); n != 2 {
 		t.Fatalf("the second turn made %d calls; benched keys must not be tried", n-2)
 	}
-	if res.Exit != turn.ExitFailed || res.Failure == nil || res.Failure.Reason != "auth" || res.Failure.Retryable {
+	if res.Exit != turn.ExitFailed || res.Failure == nil || res.Failure.Reason() != "auth" || res.Failure.Retryable {
 		t.Fatalf("exit %s failure %+v; want a non-retryable auth failure", res.Exit, res.Failure)
 	}
 	if want := first.Local().Format(time.DateTime); !strings.Contains(res.Failure.Message, want) {

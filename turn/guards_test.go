@@ -201,7 +201,7 @@ func TestToolLoopStop(t *testing.T) {
 			if tc.wantExit != turn.ExitToolLoop {
 				return
 			}
-			if res.APICalls != 4 || res.Failure == nil || res.Failure.Reason != "tool_loop" ||
+			if res.APICalls != 4 || res.Failure == nil || res.Failure.Reason() != "tool_loop" ||
 				!strings.Contains(res.Explanation, "list_dir") || !strings.Contains(res.Explanation, "4 times") {
 				t.Fatalf("result %+v; want a tool_loop failure after 4 calls naming the tool and the count", res)
 			}
@@ -415,7 +415,7 @@ func TestEmptyResponses(t *testing.T) {
 				}
 			}
 			if tc.wantExit == turn.ExitFailed {
-				if res.Failure == nil || res.Failure.Reason != "empty_response" || res.Failure.Retryable != tc.retryable {
+				if res.Failure == nil || res.Failure.Reason() != "empty_response" || res.Failure.Retryable != tc.retryable {
 					t.Fatalf("failure %+v; want empty_response, retryable=%v", res.Failure, tc.retryable)
 				}
 				for _, w := range tc.wantMessage {
@@ -767,7 +767,7 @@ func TestEmptyRetriesZeroAndMeaninglessUsage(t *testing.T) {
 				if res.Exit != tc.wantExit || res.APICalls != tc.wantCalls {
 					t.Fatalf("exit %s after %d calls (%s); want %s after %d", res.Exit, res.APICalls, res.Explanation, tc.wantExit, tc.wantCalls)
 				}
-				if tc.wantExit == turn.ExitFailed && (res.Failure == nil || res.Failure.Reason != "empty_response") {
+				if tc.wantExit == turn.ExitFailed && (res.Failure == nil || res.Failure.Reason() != "empty_response") {
 					t.Fatalf("failure %+v; want empty_response", res.Failure)
 				}
 				env.NoViolations()

@@ -88,7 +88,7 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 		st.hooks.status(fmt.Sprintf("%s returned an empty answer; retrying (%d so far)", r.Name(), st.empty.Attempts()))
 		return next
 	case guard.EmptyFallback:
-		c := failover.Classified{Class: "empty_response", Summary: r.Name() + " keeps returning empty answers"}
+		c := failover.Classified{Class: failover.ClassEmptyResponse, Summary: r.Name() + " keeps returning empty answers"}
 		if e.fallback(st, c) {
 			return restart
 		}
@@ -97,9 +97,9 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 	if action == guard.EmptyFallback {
 		msg = "Gave up: " + st.empty.Summary() + ", the same way each time with no output at all, so resending it would not help. Rephrase the request, or configure a fallback model."
 	}
-	st.currentRoute().Outcome = "empty_response"
+	st.currentRoute().Outcome = string(failover.ClassEmptyResponse)
 	st.setExit(ExitFailed, &Failure{
-		Reason:    "empty_response",
+		Class:     failover.ClassEmptyResponse,
 		Retryable: action != guard.EmptyFallback,
 		Provider:  r.Provider.Name(),
 		Model:     r.Model,
@@ -147,7 +147,7 @@ func (e *Engine) filtered(st *state, resp *llm.Response) verdict {
 	}
 	st.currentRoute().Outcome = string(c.Class)
 	st.setExit(ExitFailed, &Failure{
-		Reason:   string(failover.ClassContentPolicyBlocked),
+		Class:    failover.ClassContentPolicyBlocked,
 		Provider: r.Provider.Name(),
 		Model:    r.Model,
 		Message:  fmt.Sprintf("%s returned no answer (finish reason %q): its content filter or policy blocked it. Rephrase the request or use another model.", r.Name(), resp.RawFinishReason),

@@ -290,7 +290,7 @@ func (e *Engine) observeTool(st *state, c llm.ToolCall, res *tool.Result, took t
 // observeLeaseLost reports that the turn's lease went to another holder.
 func (e *Engine) observeLeaseLost(st *state) {
 	if st.obs != nil {
-		e.observe(st, &Event{Kind: EventLeaseLost, Class: "lease_lost"})
+		e.observe(st, &Event{Kind: EventLeaseLost, Class: string(failover.ClassLeaseLost)})
 	}
 }
 
@@ -301,6 +301,17 @@ func (e *Engine) observeFailed(st *state, c failover.Classified, err error, deci
 	}
 	e.observe(st, &Event{Kind: EventCallFailed, Attempt: st.apiCalls, Class: string(c.Class), Retryable: c.Retryable,
 		Status: c.Status, Err: err, Decision: decision, Wait: wait, Latency: st.lastLatency, TimeToFirstToken: st.lastTTFT})
+}
+
+// observeStopped reports a call that the turn's own ending stopped (an
+// interrupt, a lease taken over): its class is that ending, not a
+// provider's.
+func (e *Engine) observeStopped(st *state, err error) {
+	if st.obs == nil {
+		return
+	}
+	e.observe(st, &Event{Kind: EventCallFailed, Attempt: st.apiCalls, Class: string(st.exit), Err: err,
+		Decision: "stop", Latency: st.lastLatency, TimeToFirstToken: st.lastTTFT})
 }
 
 // decisionName names a failover action in events.

@@ -2,8 +2,6 @@ package turn
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
@@ -63,42 +61,4 @@ func (e *Engine) deleteRows(ctx context.Context, st *state, ids []int64) error {
 	}
 	st.rows = kept
 	return nil
-}
-
-// persistFailure describes a failed durable write by its real cause.
-func persistFailure(what string, err error) *Failure {
-	kind := store.KindOf(err)
-	f := &Failure{Reason: "persistence:" + string(kind), Detail: err.Error()}
-	// Name the file: "locked" or "damaged" is only actionable with it.
-	db := "the database"
-	var se *store.Error
-	if errors.As(err, &se) && se.Path != "" {
-		db += " " + se.Path
-	}
-	switch kind {
-	case store.KindLeaseLost:
-		f.Message = fmt.Sprintf("Could not save %s: another process took over this session's turn, so this one stopped.", what)
-	case store.KindLocked:
-		f.Retryable = true
-		f.Message = fmt.Sprintf("Could not save %s: %s is locked by another process. Wait for it to finish (or stop it) and retry.", what, db)
-	case store.KindDiskFull:
-		f.Retryable = true
-		f.Message = fmt.Sprintf("Could not save %s: the disk holding %s is full. Free some space and retry.", what, db)
-	case store.KindReadOnly:
-		f.Message = fmt.Sprintf("Could not save %s: %s is read-only. Check the file's permissions.", what, db)
-	case store.KindCorrupt:
-		f.Message = fmt.Sprintf("Could not save %s: %s is damaged. Move it aside to start fresh.", what, db)
-	case store.KindUnavailable:
-		f.Retryable = true
-		server, cause := "", err.Error()
-		if se != nil && se.Err != nil {
-			server, cause = " "+se.Path, se.Err.Error()
-		}
-		f.Message = fmt.Sprintf("Could not save %s: the database server%s cannot be reached (%s). This turn stopped writing; retry once the server is back (no restart needed).", what, server, cause)
-	case store.KindEnded:
-		f.Message = fmt.Sprintf("Could not save %s: the session was closed (it may have been continued in a new session after compression); resume the newest session.", what)
-	default:
-		f.Message = fmt.Sprintf("Could not save %s: %v", what, err)
-	}
-	return f
 }

@@ -99,7 +99,7 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 		why += ", and an emergency pass that kept only your latest message and the newest tool call and result (cut to a head and tail) still did not fit"
 	}
 	st.setExit(ExitCompressionExhausted, &Failure{
-		Reason:   string(c.Class),
+		Class:    c.Class,
 		Provider: r.Provider.Name(),
 		Model:    r.Model,
 		Status:   c.Status,
@@ -143,7 +143,7 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 			return finish
 		}
 		st.setExit(ExitCompressionFailed, &Failure{
-			Reason:    "compression_failed",
+			Class:     failover.ClassCompressionFailed,
 			Retryable: true,
 			Provider:  e.route(st).Provider.Name(),
 			Model:     e.route(st).Model,

@@ -23,22 +23,6 @@ const (
 	ExitBusy                 Exit = "busy"                  // the session's turn lease could not be had in time
 )
 
-// Failure explains a turn that did not complete.
-type Failure struct {
-	// Reason is the failure class ("rate_limit", "billing", "persistence:locked", ...).
-	Reason string `json:"failure_reason"`
-	// Retryable says whether running the same turn again could succeed.
-	Retryable bool   `json:"failure_retryable"`
-	Provider  string `json:"provider,omitempty"`
-	Model     string `json:"model,omitempty"`
-	Status    int    `json:"status,omitempty"`
-	// Message is one sentence a person can act on.
-	Message           string `json:"message"`
-	BillingUnverified bool   `json:"billing_unverified,omitempty"`
-	// Detail is the raw error text, for logs and --json.
-	Detail string `json:"detail,omitempty"`
-}
-
 // RouteAttempt records one provider/model the turn used or tried.
 type RouteAttempt struct {
 	Provider string `json:"provider"`

@@ -46,7 +46,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		}
 		if ctx.Err() != nil {
 			e.interruptStream(ctx, st, partial)
-			e.observeFailed(st, failover.Classified{Class: failover.Class(st.exit)}, err, "stop", 0)
+			e.observeStopped(st, err)
 			return nil, finish
 		}
 		if shown {
@@ -85,9 +85,8 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		// Refused or unresolvable, nothing listens there: backoff does not
 		// outlast that. One retry covers a server that is restarting; more
 		// only delay the error (three cost ~11s at the default backoff).
-		if isConnectFailure(err) {
+		if c.Transport == llm.TransportConnect {
 			a.MaxRetries = min(a.MaxRetries, 1)
-			describeConnect(r, &c, err)
 		}
 		// A bound that holds whatever the policy says: retries, rotations
 		// and repairs of one call can never loop forever.
@@ -196,18 +195,10 @@ func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 	}
 	var cool *failover.AllCoolingDownError
 	if !errors.As(err, &cool) {
-		st.setExit(ExitFailed, &Failure{Reason: "credentials", Message: "Could not choose an API key: " + err.Error(), Detail: err.Error()})
+		st.setExit(ExitFailed, &Failure{Class: failover.ClassCredentials, Message: "Could not choose an API key: " + err.Error(), Detail: err.Error()})
 		return finish
 	}
-	// The cooldown's reason is a class name, except for the persisted
-	// marker of an unverified billing verdict.
-	class, unverified := failover.Class(cool.Reason), false
-	switch {
-	case cool.Reason == failover.ReasonBillingUnverified:
-		class, unverified = failover.ClassBilling, true
-	case cool.Reason == "":
-		class = failover.ClassRateLimit
-	}
+	class, unverified := failover.CooldownClass(cool.Reason)
 	c := failover.Classified{
 		Class:    class,
 		Provider: r.Provider.Name(),
@@ -218,7 +209,7 @@ func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 		return restart
 	}
 	st.setExit(ExitFailed, &Failure{
-		Reason: string(class),
+		Class: class,
 		// Only a rate limit clears by itself; a refused key or an empty
 		// account is still refused when its cooldown ends.
 		Retryable:         class == failover.ClassRateLimit || unverified,
@@ -305,7 +296,9 @@ func (e *Engine) fail(st *state, c failover.Classified, note string) {
 		msg += " " + who + " said: \"" + pm + "\""
 	}
 	st.setExit(ExitFailed, &Failure{
-		Reason:            string(c.Class),
+		Class:             c.Class,
+		Transport:         c.Transport,
+		Connect:           c.Connect,
 		Retryable:         c.Retryable,
 		Provider:          c.Provider,
 		Model:             c.Model,

@@ -48,7 +48,7 @@ func (e *Engine) truncatedCall(ctx context.Context, st *state, resp *llm.Respons
 			limit = fmt.Sprintf("the output limit (max_tokens %d)", asked)
 		}
 		st.setExit(ExitFailed, &Failure{
-			Reason:   string(failover.ClassToolCallTruncated),
+			Class:    failover.ClassToolCallTruncated,
 			Provider: r.Provider.Name(),
 			Model:    r.Model,
 			Message: fmt.Sprintf("The model's %s call was cut off by %s %d times in a row, so it never ran. Raise max_tokens (or the model's max_output), or ask for the work in smaller steps (for example, write a large file in parts).",
@@ -114,7 +114,7 @@ func (e *Engine) reasoningExhausted(st *state) verdict {
 	}
 	st.currentRoute().Outcome = string(failover.ClassReasoningExhausted)
 	st.setExit(ExitFailed, &Failure{
-		Reason:   string(failover.ClassReasoningExhausted),
+		Class:    failover.ClassReasoningExhausted,
 		Provider: r.Provider.Name(),
 		Model:    r.Model,
 		Message: fmt.Sprintf("%s used its whole output budget, %s, on reasoning and wrote no answer; continuing would only produce more reasoning. Raise max_tokens (or the model's max_output), or lower the thinking budget or reasoning effort.",

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -12,7 +11,7 @@ import (
 // failureLine is the one line a failed turn prints on stderr. It is the
 // turn's explanation, except where the terminal can say something more
 // useful than the engine: a server that could not be reached at all is a
-// setting to check, not a network blip to wait out.
+// setting to check, and this CLI knows where that setting is.
 func (c *cli) failureLine(a *app, res *turn.Result) string {
 	if line, ok := c.unreachableLine(a, res.Failure); ok {
 		return line
@@ -21,9 +20,10 @@ func (c *cli) failureLine(a *app, res *turn.Result) string {
 }
 
 // unreachableLine words a refused connection or an unknown host: which
-// provider, at which URL, and where that URL is set.
+// provider, at which URL, and where that URL is set. It reads the
+// failure's typed transport, not its text.
 func (c *cli) unreachableLine(a *app, f *turn.Failure) (string, bool) {
-	if f == nil || f.Status != 0 || llm.ClassifyTransport(errors.New(f.Detail)) != llm.TransportConnect {
+	if f == nil || f.Transport != llm.TransportConnect {
 		return "", false
 	}
 	var base string
@@ -33,24 +33,9 @@ func (c *cli) unreachableLine(a *app, f *turn.Failure) (string, bool) {
 			break
 		}
 	}
-	if base == "" {
-		base = "its base URL"
-	}
 	where := "--base-url"
 	if _, inFile := a.cfg.Providers[f.Provider]; inFile && a.cfg.File != "" {
 		where += fmt.Sprintf(", or providers.%s.base_url in %s", f.Provider, a.cfg.File)
 	}
-	return fmt.Sprintf("could not connect to %s at %s (%s): is the server running, and is the URL right? Check %s",
-		f.Provider, base, connectCause(f.Detail), where), true
-}
-
-// connectCause is the short reason a connection failed.
-func connectCause(detail string) string {
-	low := strings.ToLower(detail)
-	for _, w := range []string{"connection refused", "no such host", "network is unreachable", "no route to host"} {
-		if strings.Contains(low, w) {
-			return w
-		}
-	}
-	return oneLine(detail)
+	return failover.Unreachable(f.Provider, base, f.Connect, where), true
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -197,36 +196,3 @@ func summaryLine(r *turn.Result) string {
 // truncatedLine is said on stderr after an answer the output limit cut
 // off, even in text mode where the answer itself looks whole.
 const truncatedLine = "talaria: the answer is incomplete: the model hit its output limit on every continuation (raise max_tokens, or ask it to continue)"
-
-// exitCode maps a turn's ending to the CLI's exit codes.
-func exitCode(r *turn.Result) int {
-	switch r.Exit {
-	case turn.ExitCompleted:
-		return exitOK
-	case turn.ExitInterrupted:
-		return exitInterrupted
-	case turn.ExitBudgetExhausted, turn.ExitToolLoop:
-		return exitLimit
-	case turn.ExitBusy:
-		return exitBusy
-	case turn.ExitCompressionFailed, turn.ExitCompressionExhausted:
-		return exitContext
-	case turn.ExitFailed:
-		if r.Failure == nil {
-			return exitOther
-		}
-		switch failover.ExitFamily(failover.Class(r.Failure.Reason)) {
-		case "auth":
-			return exitAuth
-		case "rate_limit":
-			return exitRateLimit
-		case "context":
-			return exitContext
-		case "bad_request":
-			return exitBadRequest
-		case "interrupted":
-			return exitInterrupted
-		}
-	}
-	return exitOther
-}

@@ -22,7 +22,7 @@ func (p *progress) subagentFinished(ev turn.SubagentEvent) {
 		line += fmt.Sprintf(" · $%.4f", ev.CostUSD)
 	}
 	if ev.Failure != nil {
-		line += " · " + ev.Failure.Reason
+		line += " · " + ev.Failure.Reason()
 	}
 	fmt.Fprintln(p.w, line)
 }

@@ -138,7 +138,7 @@ func TestTakenOverProcessIsFenced(t *testing.T) {
 	killPIDFile(t, h.ws, "bg.pid") // the victim's tool finishes and tries to save its result
 	code := victim.wait(t, 30*time.Second)
 	res := victim.result(t)
-	if code != exitOther || res.Failure == nil || res.Failure.Reason != "persistence:lease_lost" {
+	if code != exitOther || res.Failure == nil || res.Failure.Reason() != "persistence:lease_lost" {
 		t.Fatalf("victim: exit %d, result %s %+v; want exit %d, persistence:lease_lost", code, res.Exit, res.Failure, exitOther)
 	}
 	if !strings.Contains(res.Explanation, "another process took over") {

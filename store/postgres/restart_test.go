@@ -96,7 +96,7 @@ func wantUnavailable(t *testing.T, what string, res turn.Result) {
 	if res.Exit != turn.ExitPersistenceFailed || res.Failure == nil {
 		t.Fatalf("%s: exit %s, failure %+v; want %s", what, res.Exit, res.Failure, turn.ExitPersistenceFailed)
 	}
-	if res.Failure.Reason != "persistence:"+string(store.KindUnavailable) ||
+	if res.Failure.Reason() != "persistence:"+string(store.KindUnavailable) ||
 		!strings.Contains(res.Failure.Message, "cannot be reached") {
 		t.Fatalf("%s: failure %+v does not name an unreachable database", what, res.Failure)
 	}

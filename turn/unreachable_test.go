@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
 	"github.com/talaria-agent/talaria/llm/openai"
 	"github.com/talaria-agent/talaria/turn"
@@ -53,6 +55,10 @@ func TestRefusedConnectionRetriedOnce(t *testing.T) {
 			}
 			if !res.Failure.Retryable || res.Failure.Provider != "dead" {
 				t.Errorf("failure = %+v", res.Failure)
+			}
+			// Typed, for the CLI and the gateway to read without parsing.
+			if f := res.Failure; f.Class != failover.ClassTimeout || f.Transport != llm.TransportConnect || f.Connect != llm.ConnectRefused {
+				t.Errorf("failure class %s transport %q connect %q; want timeout over a refused connection", f.Class, f.Transport, f.Connect)
 			}
 			// It says what happened, not "timed out or dropped".
 			for _, want := range []string{"Could not connect to dead at " + base, "connection refused", "base URL"} {

@@ -1,0 +1,110 @@
+package turn
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// Failure explains a turn that did not complete. Its cause is typed: the
+// class, and where they apply the store's cause and the transport failure.
+// Callers branch on those, never on the text.
+type Failure struct {
+	// Class is the failure class: a provider's (failover.Classes) or a
+	// turn class (failover.TurnClasses). On the wire it is failure_reason
+	// (Reason).
+	Class failover.Class `json:"-"`
+	// Store is the store's cause of a persistence failure (Class
+	// persistence): locked, disk full, read-only, ...
+	Store store.ErrorKind `json:"-"`
+	// Retryable says whether running the same turn again could succeed.
+	Retryable bool   `json:"failure_retryable"`
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Status    int    `json:"status,omitempty"`
+	// Message is one sentence a person can act on.
+	Message           string `json:"message"`
+	BillingUnverified bool   `json:"billing_unverified,omitempty"`
+	// Detail is the raw error text, for logs and --json.
+	Detail string `json:"detail,omitempty"`
+	// Transport is the connection-level failure behind a provider failure
+	// that got no HTTP answer; Connect says why no connection could be made
+	// (Transport connect).
+	Transport llm.TransportKind `json:"transport,omitempty"`
+	Connect   llm.ConnectCause  `json:"connect_cause,omitempty"`
+}
+
+// Reason is the failure_reason scripts read: the class, and for a
+// persistence failure the store's cause after it ("persistence:locked").
+func (f *Failure) Reason() string {
+	if f.Class == failover.ClassPersistence && f.Store != "" {
+		return string(f.Class) + ":" + string(f.Store)
+	}
+	return string(f.Class)
+}
+
+// failureFields is Failure without its JSON methods.
+type failureFields Failure
+
+// MarshalJSON writes failure_reason from the typed cause, then the fields.
+func (f Failure) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Reason string `json:"failure_reason"`
+		failureFields
+	}{f.Reason(), failureFields(f)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the typed cause included:
+// a client of the gateway branches on the same fields as the server.
+func (f *Failure) UnmarshalJSON(b []byte) error {
+	j := struct {
+		Reason string `json:"failure_reason"`
+		*failureFields
+	}{failureFields: (*failureFields)(f)}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	class, kind, _ := strings.Cut(j.Reason, ":")
+	f.Class, f.Store = failover.Class(class), ""
+	if f.Class == failover.ClassPersistence {
+		f.Store = store.ErrorKind(kind)
+	}
+	return nil
+}
+
+// StoreFailure is a persistence failure: doing says what could not be
+// done ("Could not save your message"), the store's wording why and what
+// helps.
+func StoreFailure(doing string, err error) *Failure {
+	kind := store.KindOf(err)
+	f := &Failure{Class: failover.ClassPersistence, Store: kind, Detail: err.Error()}
+	msg := doing + ": " + store.Describe(err)
+	switch kind {
+	case store.KindLocked, store.KindDiskFull:
+		f.Retryable = true
+	case store.KindUnavailable:
+		// Writes resume by themselves once the server is back.
+		f.Retryable = true
+		msg += " (no restart needed)"
+	case store.KindLeaseLost:
+		msg += ", so this one stopped"
+	}
+	f.Message = msg + "."
+	return f
+}
+
+// persistFailure describes a failed durable write of what by its real
+// cause.
+func persistFailure(what string, err error) *Failure {
+	return StoreFailure("Could not save "+what, err)
+}
+
+// PanicFailure is a recovered panic: a bug, with the session intact.
+func PanicFailure(p any) *Failure {
+	return &Failure{Class: failover.ClassPanic,
+		Message: fmt.Sprintf("Talaria hit an internal error (%v); the session is intact and the next turn can run. Please report this with the log.", p)}
+}
