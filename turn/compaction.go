@@ -121,4 +121,3 @@ func (e *Engine) persistCompressed(ctx context.Context, at sessionAt, old []stor
 	}
 	return sessionAt{child, fence}, rows, nil
 }
-
