@@ -53,7 +53,7 @@ func (e *Engine) CompactSession(ctx context.Context, sess *store.Session, fence 
 	if err != nil {
 		return res, fmt.Errorf("compress session %s: %w", sess.ID, err)
 	}
-	at, _, err := e.persistCompressed(ctx, sessionAt{sess, fence}, rows, out, "", rot)
+	at, _, err := e.persistCompressed(ctx, sessionAt{sess, fence}, rows[len(rows)-1].Seq, out, "", rot)
 	if err != nil {
 		if rot == nil {
 			err = fmt.Errorf("save the compressed session: %w", err)
@@ -90,11 +90,11 @@ type sessionAt struct {
 }
 
 // persistCompressed makes a pass's rows the durable, live transcript of
-// at, whose live rows were old: in place (store.Replace archives old), or
-// in a child session when rot is set. Rows without a turn id get turnID,
+// at, whose live rows end at lastSeq: in place (store.Replace archives
+// them), or in a child session when rot is set. Rows without a turn id get turnID,
 // rows without a time the engine's clock. It returns where the transcript
 // lives now and the rows as written.
-func (e *Engine) persistCompressed(ctx context.Context, at sessionAt, old []store.Message, out compact.Output, turnID string, rot Rotator) (sessionAt, []*store.Message, error) {
+func (e *Engine) persistCompressed(ctx context.Context, at sessionAt, lastSeq int64, out compact.Output, turnID string, rot Rotator) (sessionAt, []*store.Message, error) {
 	rows := make([]*store.Message, len(out.Rows))
 	for i := range out.Rows {
 		r := out.Rows[i]
@@ -109,11 +109,7 @@ func (e *Engine) persistCompressed(ctx context.Context, at sessionAt, old []stor
 	dctx, cancel := durable(ctx)
 	defer cancel()
 	if rot == nil {
-		var last int64
-		if len(old) > 0 {
-			last = old[len(old)-1].Seq
-		}
-		return at, rows, e.cfg.Store.Replace(dctx, at.fence, last, rows...)
+		return at, rows, e.cfg.Store.Replace(dctx, at.fence, lastSeq, rows...)
 	}
 	child, fence, err := rot.Rotate(dctx, rows)
 	if err != nil {
