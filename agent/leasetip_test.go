@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -315,5 +316,52 @@ func TestCompactAfterRotationWritesToTip(t *testing.T) {
 	}
 	if sp, err := st.GetSession(ctx, ids[2]); err != nil || sp.APICalls != 1 {
 		t.Errorf("the tip's totals %+v (%v); want the summary call counted once", sp, err)
+	}
+}
+
+// movingStore continues every session in a new child right after the
+// agent takes its lease, as if a rotation always won the race.
+type movingStore struct {
+	store.Store
+	leased atomic.Int32
+}
+
+func (s *movingStore) AcquireLease(ctx context.Context, id, holder string, ttl time.Duration) (store.Lease, error) {
+	l, err := s.Store.AcquireLease(ctx, id, holder, ttl)
+	if err != nil {
+		return l, err
+	}
+	n := s.leased.Add(1)
+	child := &store.Session{ID: fmt.Sprintf("%s-%d", id, n), ParentID: id}
+	if err := s.Store.CreateSession(ctx, child); err != nil {
+		return l, err
+	}
+	return l, s.Store.EndSession(ctx, id, store.EndCompression)
+}
+
+// The wait follows a moving tip a bounded number of times, then gives up
+// saying so, for turns and compactions alike.
+func TestLeaseWaitGivesUpOnMovingTip(t *testing.T) {
+	for _, op := range leaseOps {
+		t.Run(op.name, func(t *testing.T) {
+			var ms *movingStore
+			env, _ := newLeaseEnv(t, func(c *agent.Config) {
+				ms = &movingStore{Store: c.Store}
+				c.Store = ms
+			})
+			_, exit, err := op.run(t.Context(), env, env.Session.ID)
+			if err == nil || exit != turn.ExitFailed {
+				t.Fatalf("exit %s, err %v; want a failure", exit, err)
+			}
+			if op.name == "compact" && !strings.Contains(err.Error(), "keeps moving to new continuations") {
+				t.Errorf("err %v; want it to say the session keeps moving", err)
+			}
+			if op.name == "turn" && (!errors.Is(err, store.ErrEnded) || !strings.Contains(err.Error(), "still moving after")) {
+				t.Errorf("err %v; want it to say the session is still moving", err)
+			}
+			if n := ms.leased.Load(); n != 4 {
+				t.Errorf("took %d leases, want 4: the first session and 3 continuations", n)
+			}
+		})
 	}
 }
