@@ -248,7 +248,7 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 		}
 	}
 
-	sess, lease, early, err := a.admitTip(ctx, sess, msg, turnID)
+	sess, lease, early, err := a.admit(ctx, sess, msg, turnID)
 	if early != nil {
 		return *early, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/talaria-agent/talaria/failover"
@@ -12,43 +13,104 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// admit takes the session's turn lease, waiting up to AdmitWait for another
-// holder. When it cannot (timeout, interrupt, store failure) it returns an
-// early result instead — after saving the user's message as an unsent,
-// display-only row, so nothing typed is lost and the running turn's rows are
-// not disturbed.
-func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message, turnID string) (store.Lease, *turn.Result) {
-	deadline := a.now().Add(a.cfg.AdmitWait)
-	wait := 50 * time.Millisecond
-	var held *store.LeaseHeldError
-	for {
-		lease, err := a.acquire(ctx, sess.ID)
-		if err == nil {
-			return lease, nil
+// The session's turn lease serializes everything that writes a session's
+// transcript: turns (RunTurn, subagents, background reviews) and compaction
+// (Compact). All of them take it through leaseTip, the one loop that waits
+// for another holder and follows the session's lineage to its live tip.
+
+const (
+	// maxAdoptions bounds how often one wait moves to a newer tip because
+	// the session it waited for had ended meanwhile.
+	maxAdoptions = 3
+	// leaseRetryFirst and leaseRetryMax bound the pause between two tries
+	// while another holder has the lease: it doubles from first to max.
+	leaseRetryFirst = 50 * time.Millisecond
+	leaseRetryMax   = time.Second
+	// leaseReleaseTimeout bounds releasing a lease on the way out.
+	leaseReleaseTimeout = 10 * time.Second
+)
+
+// tipError is leaseTip's failure to find a live session to lease: the
+// session is unknown, ended for good, could not be read, or kept moving to
+// new continuations (moving).
+type tipError struct {
+	id     string // the session the failure is about
+	moving bool
+	err    error
+}
+
+func (e *tipError) Error() string { return e.err.Error() }
+func (e *tipError) Unwrap() error { return e.err }
+
+// leaseTip takes the turn lease of sess's live tip. It tries to take the
+// lease and, while another holder has it, tries again — backing off from
+// leaseRetryFirst to leaseRetryMax — until AdmitWait has passed on the
+// agent's clock or ctx ends. Holding the lease, it checks that the session
+// is still live: one rotated while this waited moves the wait to its newest
+// tip (at most maxAdoptions times), each session waited for up to AdmitWait.
+// Rotation ends a session only under its lease, so a session seen live
+// under the lease stays live while the lease is held.
+//
+// It returns the session it holds the lease of; on failure the last session
+// it tried and an error: the *store.LeaseHeldError of a wait that timed
+// out, ctx's error when ctx ended, a *tipError when there is no live tip,
+// and the store's error otherwise.
+func (a *Agent) leaseTip(ctx context.Context, sess *store.Session) (*store.Session, store.Lease, error) {
+	for hop := 0; ; hop++ {
+		lease, err := a.acquireWaiting(ctx, sess.ID)
+		if err != nil {
+			return sess, store.Lease{}, err
 		}
-		if !errors.As(err, &held) {
+		cur, err := a.cfg.Store.GetSession(ctx, sess.ID)
+		if err == nil && cur.Live() {
+			return cur, lease, nil
+		}
+		a.releaseQuietly(ctx, lease)
+		if err != nil {
+			return sess, store.Lease{}, &tipError{id: sess.ID, err: err}
+		}
+		if hop >= maxAdoptions {
+			return sess, store.Lease{}, &tipError{id: sess.ID, moving: true,
+				err: fmt.Errorf("session %s: still moving after %d continuations: %w", sess.ID, hop, store.ErrEnded)}
+		}
+		tip, err := store.ResolveTip(ctx, a.cfg.Store, sess.ID)
+		if err != nil {
+			return sess, store.Lease{}, &tipError{id: sess.ID, err: err}
+		}
+		a.log.Info("session ended while waiting for its lease; continuing in its tip", "from", sess.ID, "to", tip.ID)
+		sess = tip
+	}
+}
+
+// acquireWaiting takes a session's lease, waiting up to AdmitWait for
+// another holder (see leaseTip).
+func (a *Agent) acquireWaiting(ctx context.Context, sessionID string) (store.Lease, error) {
+	deadline := a.now().Add(a.cfg.AdmitWait)
+	wait := leaseRetryFirst
+	for {
+		lease, err := a.acquire(ctx, sessionID)
+		var held *store.LeaseHeldError
+		switch {
+		case err == nil:
+			return lease, nil
+		case !errors.As(err, &held):
 			if ctx.Err() != nil {
-				return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitInterrupted, nil)
+				return store.Lease{}, ctx.Err()
 			}
-			return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitPersistenceFailed, turn.StoreFailure("Could not start the turn", err))
+			return store.Lease{}, err
 		}
 		left := deadline.Sub(a.now())
 		if left <= 0 {
-			return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitBusy, &turn.Failure{
-				Class:     failover.ClassBusy,
-				Retryable: true,
-				Message: fmt.Sprintf("Session %s is busy: another turn (held by %s) is still running. Your message was saved but not sent; send it again when that turn ends.",
-					sess.ID, held.Holder),
-			})
+			return store.Lease{}, err
 		}
 		t := time.NewTimer(min(wait, left))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitInterrupted, nil)
+			return store.Lease{}, ctx.Err()
 		case <-t.C:
 		}
-		wait = min(wait*2, time.Second)
+		wait = min(wait*2, leaseRetryMax)
 	}
 }
 
@@ -72,6 +134,45 @@ func (a *Agent) acquire(ctx context.Context, sessionID string) (store.Lease, err
 	return a.cfg.Store.AcquireLease(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL)
 }
 
+func (a *Agent) releaseQuietly(ctx context.Context, l store.Lease) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
+	defer cancel()
+	if err := a.cfg.Store.ReleaseLease(rctx, l); err != nil {
+		a.log.Warn("could not release a turn lease; it expires by itself", "session", l.SessionID, "error", err)
+	}
+}
+
+// admit admits a turn on sess's live tip (leaseTip). When it cannot it
+// returns the turn's result instead: a session with no live tip fails
+// closed (the error says why); a timeout (busy), an interrupt or a store
+// failure end the turn early after saving the user's message as an
+// unsent, display-only row, so nothing typed is lost and the running
+// turn's rows are not disturbed.
+func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message, turnID string) (*store.Session, store.Lease, *turn.Result, error) {
+	sess, lease, err := a.leaseTip(ctx, sess)
+	var te *tipError
+	var held *store.LeaseHeldError
+	switch {
+	case err == nil:
+		return sess, lease, nil, nil
+	case errors.As(err, &te):
+		res := &turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitFailed,
+			Failure: &turn.Failure{Class: failover.ClassSession, Message: sessionError(te.id, te.err), Detail: te.err.Error()}}
+		res.Explanation = res.Failure.Message
+		return sess, store.Lease{}, res, err
+	case errors.As(err, &held):
+		return sess, store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitBusy, &turn.Failure{
+			Class:     failover.ClassBusy,
+			Retryable: true,
+			Message: fmt.Sprintf("Session %s is busy: another turn (held by %s) is still running. Your message was saved but not sent; send it again when that turn ends.",
+				sess.ID, held.Holder),
+		}), nil
+	case ctx.Err() != nil:
+		return sess, store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitInterrupted, nil), nil
+	}
+	return sess, store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitPersistenceFailed, turn.StoreFailure("Could not start the turn", err)), nil
+}
+
 // early builds the result of a turn that was never admitted and keeps the
 // user's message as an unsent row.
 func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message, turnID string, exit turn.Exit, f *turn.Failure) *turn.Result {
@@ -82,7 +183,7 @@ func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message,
 	} else if f != nil {
 		res.Explanation = f.Message
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 	defer cancel()
 	row := &store.Message{Message: msg, TurnID: turnID, Kind: store.KindUnsent, CreatedAt: a.now()}
 	if err := a.appendUnsent(dctx, sess.ID, row); err != nil {
@@ -90,6 +191,59 @@ func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message,
 	}
 	return res
 }
+
+// appendUnsent keeps the message of a turn that was never admitted. A
+// session that ended meanwhile (rotated by the turn that held it) gets it
+// at its live tip instead, so nothing typed is lost.
+func (a *Agent) appendUnsent(ctx context.Context, sessionID string, row *store.Message) error {
+	err := a.cfg.Store.Append(ctx, store.Fence{SessionID: sessionID}, row)
+	if !errors.Is(err, store.ErrEnded) {
+		return err
+	}
+	tip, terr := store.ResolveTip(ctx, a.cfg.Store, sessionID)
+	if terr != nil {
+		return errors.Join(err, terr)
+	}
+	return a.cfg.Store.Append(ctx, store.Fence{SessionID: tip.ID}, row)
+}
+
+// turnLease is the lease a running turn holds. A rotation moves it to the
+// child session; the refresher renews whichever it holds now and the
+// facade releases it at the end.
+type turnLease struct {
+	mu sync.Mutex
+	l  store.Lease
+}
+
+func (t *turnLease) get() store.Lease {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.l
+}
+
+func (t *turnLease) set(l store.Lease) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.l = l
+}
+
+// renewed records a refresh of old, unless a rotation replaced old while
+// the refresh was under way.
+func (t *turnLease) renewed(old, next store.Lease) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if sameLease(t.l, old) {
+		t.l = next
+	}
+}
+
+// moved reports whether the lease is no longer old: a rotation released
+// old on purpose, so a failure to refresh it means nothing.
+func (t *turnLease) moved(old store.Lease) bool {
+	return !sameLease(t.get(), old)
+}
+
+func sameLease(a, b store.Lease) bool { return a.SessionID == b.SessionID && a.Token == b.Token }
 
 // refresh renews the lease every LeaseRefresh until stopped. It is also the
 // watchdog: when the lease is taken over, or cannot be renewed before it

@@ -167,7 +167,7 @@ func (a *Agent) review(ctx context.Context, sid string) {
 	msg := userMessage(in)
 	turnID := newTurnID(a.now())
 	var res turn.Result
-	if lease, early := a.admit(ctx, rs, msg, turnID); early != nil {
+	if _, lease, early, _ := a.admit(ctx, rs, msg, turnID); early != nil {
 		res = *early
 	} else {
 		at := &activeTurn{session: rs, turnID: turnID, depth: a.cfg.Subagents.MaxDepth, tools: tools, source: sid}

@@ -218,7 +218,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	msg := userMessage(in)
 	turnID := newTurnID(a.now())
 	var res turn.Result
-	lease, early := a.admit(childCtx, sess, msg, turnID)
+	_, lease, early, _ := a.admit(childCtx, sess, msg, turnID)
 	if early != nil {
 		res = *early
 	} else {

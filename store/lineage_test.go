@@ -166,3 +166,57 @@ func TestResolveTipHonoursContext(t *testing.T) {
 		t.Fatalf("ResolveTip with a cancelled context = %v", err)
 	}
 }
+
+// Lineage is the chain ResolveTip walks, with the ancestors in front: the
+// walk down takes the same path to the tip, so `sessions show` names the
+// session turns run in.
+func TestLineage(t *testing.T) {
+	sub := func(id, parent string) store.Session {
+		return store.Session{ID: id, ParentID: parent, Kind: store.SessionSubagent}
+	}
+	tests := []struct {
+		name     string
+		sessions []store.Session
+		from     string
+		want     []string
+		wantErr  error
+	}{
+		{"live session alone", []store.Session{live("a", "")}, "a", []string{"a"}, nil},
+		{"from the middle", []store.Session{rotated("root", ""), rotated("mid", "root"), live("tip", "mid")},
+			"mid", []string{"root", "mid", "tip"}, nil},
+		{"from the tip", []store.Session{rotated("root", ""), rotated("mid", "root"), live("tip", "mid")},
+			"tip", []string{"root", "mid", "tip"}, nil},
+		{"stale newest branch: the path to the live one", []store.Session{rotated("root", ""),
+			live("old-live", "root"), {ID: "new-dead", ParentID: "root", EndReason: "stale", EndedAt: ended}},
+			"root", []string{"root", "old-live"}, nil},
+		{"no live tip: down the newest branch", []store.Session{rotated("root", ""), rotated("old", "root"),
+			{ID: "new", ParentID: "root", EndReason: store.EndUser, EndedAt: ended}},
+			"root", []string{"root", "new"}, store.ErrEnded},
+		{"a subagent's parent spawned it, it does not continue it", []store.Session{rotated("p", ""),
+			live("p2", "p"), sub("s", "p")}, "s", []string{"s"}, nil},
+		{"a subagent child is not a continuation", []store.Session{rotated("root", ""), live("tip", "root"),
+			sub("s", "root")}, "root", []string{"root", "tip"}, nil},
+		{"missing parent: as far as it got", []store.Session{live("orphan", "gone")}, "orphan",
+			[]string{"orphan"}, store.ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newMem(tt.sessions...)
+			sess, err := m.GetSession(t.Context(), tt.from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chain, err := store.Lineage(t.Context(), m, sess)
+			if (tt.wantErr == nil) != (err == nil) || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) {
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+			var got []string
+			for _, s := range chain {
+				got = append(got, s.ID)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("lineage %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -122,7 +122,7 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 	if st.obs != nil {
 		defer e.observeCompression(st, e.cfg.Now(), st.costUSD, &out, &err, &v)
 	}
-	out, err = e.cfg.Compressor.Compress(ctx, compact.Input{
+	out, err = e.compressPass(ctx, st, compact.Input{
 		System:   st.in.Session.SystemPrompt,
 		Tools:    st.req.Tools,
 		Rows:     st.rows,
@@ -130,7 +130,6 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 		Measured: st.estimate,
 		Force:    force,
 	})
-	e.addAuxUsage(st, out)
 	switch {
 	case errors.Is(err, compact.ErrUnderTarget):
 		return proceed
@@ -158,21 +157,17 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 // useCompressed makes a pass's rows the durable, live transcript and
 // restarts the iteration.
 func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Output) verdict {
-	rows := make([]*store.Message, len(out.Rows))
-	for i := range out.Rows {
-		r := out.Rows[i]
-		if r.TurnID == "" {
-			r.TurnID = st.in.TurnID
-		}
-		if r.CreatedAt.IsZero() {
-			r.CreatedAt = e.cfg.Now()
-		}
-		rows[i] = &r
-	}
-	rotated, err := e.persistCompressed(ctx, st, rows)
+	at, rows, err := e.persistCompressed(ctx, sessionAt{st.in.Session, st.in.Fence}, st.lastSeq(), out, st.in.TurnID, st.in.Rotator)
 	if err != nil {
 		st.setExit(ExitPersistenceFailed, persistFailure("the compressed history", err))
 		return finish
+	}
+	var rotated string
+	if at.session != st.in.Session {
+		// The turn moved to the child session with its lease.
+		st.in.Session, st.in.Fence = at.session, at.fence
+		st.result.SessionID = at.session.ID
+		rotated = at.session.ID
 	}
 	st.rows = st.rows[:0]
 	for _, r := range rows {
@@ -201,7 +196,7 @@ func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Outpu
 // after the normal passes. A result still over target is used when it fits
 // the window, since the threshold is only a fraction of it.
 func (e *Engine) emergencyCompress(ctx context.Context, st *state, target int) verdict {
-	out, err := e.cfg.Compressor.Compress(ctx, compact.Input{
+	out, err := e.compressPass(ctx, st, compact.Input{
 		System:    st.in.Session.SystemPrompt,
 		Tools:     st.req.Tools,
 		Rows:      st.rows,
@@ -209,7 +204,6 @@ func (e *Engine) emergencyCompress(ctx context.Context, st *state, target int) v
 		Measured:  st.estimate,
 		Emergency: true,
 	})
-	e.addAuxUsage(st, out)
 	switch {
 	case errors.Is(err, compact.ErrCannotFit) && out.Rows != nil && out.After < st.model.Window:
 	case err != nil && ctx.Err() != nil:
@@ -222,36 +216,15 @@ func (e *Engine) emergencyCompress(ctx context.Context, st *state, target int) v
 	return e.useCompressed(ctx, st, out)
 }
 
-// persistCompressed makes rows the live transcript. With a Rotator the
-// turn moves to the child session it returns (rotated is its id);
-// otherwise the old rows are archived in place.
-func (e *Engine) persistCompressed(ctx context.Context, st *state, rows []*store.Message) (rotated string, err error) {
-	dctx, cancel := durable(ctx)
-	defer cancel()
-	if st.in.Rotator == nil {
-		return "", e.cfg.Store.Replace(dctx, st.in.Fence, st.lastSeq(), rows...)
+// compressPass runs one compression pass (compressRows) and counts the
+// summary call's tokens and cost in the turn.
+func (e *Engine) compressPass(ctx context.Context, st *state, in compact.Input) (compact.Output, error) {
+	out, cost, known, err := e.compressRows(ctx, st.model, in)
+	if out.Usage.Reported {
+		st.usage.Add(out.Usage)
+		if known {
+			st.costUSD += cost
+		}
 	}
-	child, fence, err := st.in.Rotator.Rotate(dctx, rows)
-	if err != nil {
-		return "", err
-	}
-	st.in.Session = child
-	st.in.Fence = fence
-	st.result.SessionID = child.ID
-	return child.ID, nil
-}
-
-// addAuxUsage counts the summary call's tokens and cost in the turn.
-func (e *Engine) addAuxUsage(st *state, out compact.Output) {
-	if !out.Usage.Reported {
-		return
-	}
-	st.usage.Add(out.Usage)
-	aux := st.model
-	if e.cfg.Compressor != nil && e.cfg.Compressor.Model != "" {
-		aux = e.cfg.Catalogue.Lookup(e.cfg.Compressor.Model)
-	}
-	if c, ok := aux.Cost(out.Usage); ok {
-		st.costUSD += c
-	}
+	return out, err
 }

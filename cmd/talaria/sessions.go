@@ -304,39 +304,17 @@ func sessionLookupError(id string, err error) string {
 	return err.Error()
 }
 
-// lineage lists the compression chain around s: ancestors, s, then the
-// live continuation, as "id (end reason)".
+// lineage lists the compression chain around s (store.Lineage): ancestors,
+// s, then its continuations, as "id (end reason)". A walk the store cut
+// short shows what it found.
 func lineage(ctx context.Context, st store.Sessions, s *store.Session) []string {
-	var up []string
-	cur := s
-	// A subagent or review session's parent spawned it; it does not
-	// continue it.
-	for i := 0; i < 1000 && cur.ParentID != "" && cur.Kind == ""; i++ {
-		p, err := st.GetSession(ctx, cur.ParentID)
-		if err != nil {
-			break
+	sessions, _ := store.Lineage(ctx, st, s)
+	chain := make([]string, len(sessions))
+	for i, x := range sessions {
+		chain[i] = describe(x)
+		if x == s {
+			chain[i] += " ← this one"
 		}
-		up = append([]string{describe(p)}, up...)
-		cur = p
-	}
-	chain := append(up, describe(s)+" ← this one")
-	cur = s
-	for i := 0; i < 1000 && !cur.Live(); i++ {
-		kids, err := st.ChildSessions(ctx, cur.ID)
-		if err != nil {
-			break
-		}
-		var next *store.Session
-		for i := range kids {
-			if kids[i].Kind == "" {
-				next = &kids[i]
-			}
-		}
-		if next == nil {
-			break
-		}
-		cur = next
-		chain = append(chain, describe(cur))
 	}
 	return chain
 }
