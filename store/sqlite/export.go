@@ -44,7 +44,7 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	err := s.r.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&n)
+	err := s.r.QueryRowContext(ctx, lastSeqSQL, id).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, s.notFound(op, "session "+id)
 	}

@@ -17,6 +17,10 @@ const maxPrealloc = 1 << 20
 // deleteChunk bounds the parameters of one DELETE … IN (…).
 const deleteChunk = 500
 
+// lastSeqSQL reads the highest seq session ?1 ever handed out (see admitSQL).
+const lastSeqSQL = `SELECT max(last_seq, coalesce((SELECT max(seq) FROM messages WHERE session_id = ?1), 0))
+	FROM sessions WHERE id = ?1`
+
 // messageCols is the column list loadMessages reads, in order.
 const messageCols = `id, seq, turn_id, role, content, text, tool_calls, tool_call_id, tool_name,
 	is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
@@ -52,7 +56,7 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 		return err
 	}
 	err = s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		first, err := s.admit(ctx, tx, op, f, int64(len(rows)))
+		first, err := s.admit(ctx, tx, op, f)
 		if err != nil {
 			return err
 		}
@@ -85,7 +89,13 @@ func (s *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 		return s.ready(op)
 	}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		if _, err := s.admit(ctx, tx, op, f, 0); err != nil {
+		if _, err := s.admit(ctx, tx, op, f); err != nil {
+			return err
+		}
+		// last_seq keeps the highest seq handed out, so deleting the last
+		// rows does not let their seqs come back.
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = max(last_seq,
+			coalesce((SELECT max(seq) FROM messages WHERE session_id = ?1), 0)) WHERE id = ?1`, f.SessionID); err != nil {
 			return err
 		}
 		for start := 0; start < len(ids); start += deleteChunk {
@@ -105,12 +115,13 @@ func (s *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 }
 
 // admit checks, inside tx, that the session exists and is live and that f is
-// its current lease (unless f.Token is 0), and reserves n seqs. It returns
-// the first reserved seq. The happy path is one statement; only a refusal
-// runs the queries that explain it.
-func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence, n int64) (int64, error) {
+// its current lease (unless f.Token is 0), and returns the first seq free
+// for its rows (inserted within tx, which holds the write lock, so no other
+// writer can take the same seqs). The happy path is one read; only a
+// refusal runs the queries that explain it.
+func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence) (int64, error) {
 	var last int64
-	err := tx.admit.QueryRowContext(ctx, n, nanos(now()), f.SessionID, f.Token).Scan(&last)
+	err := tx.admit.QueryRowContext(ctx, f.SessionID, f.Token).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		if err := s.whyNotLive(ctx, tx, op, f.SessionID); err != nil {
 			return 0, err
@@ -120,7 +131,7 @@ func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence, n 
 	if err != nil {
 		return 0, err
 	}
-	return last - n + 1, nil
+	return last + 1, nil
 }
 
 // whyNotLive explains a failed seq reservation: unknown or ended session.
@@ -255,7 +266,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 	// The session's last seq both proves it exists and bounds the row
 	// count, so the result is allocated once instead of grown.
 	var last int64
-	err := s.r.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, sessionID).Scan(&last)
+	err := s.r.QueryRowContext(ctx, lastSeqSQL, sessionID).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, s.notFound(op, "session "+sessionID)
 	}

@@ -15,9 +15,13 @@ import (
 // defaultListLimit is the page size when ListOptions.Limit is 0.
 const defaultListLimit = 50
 
-// sessionCols is the column list scanSession reads, in order.
+// sessionCols is the column list scanSession reads, in order. An append
+// does not write the session row (schema migration 6), so UpdatedAt is the
+// newer of updated_at (creation, title, usage, end) and the creation time
+// of the session's last row; listings sort by it as last_active.
 const sessionCols = `id, title, provider, model, parent_session_id, kind, end_reason, system_prompt, cwd,
-	started_at, updated_at, ended_at,
+	started_at, max(updated_at, coalesce((SELECT created_at FROM messages m
+		WHERE m.session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0)) AS last_active, ended_at,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
 	cost_usd, api_calls, principal,
 	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
@@ -141,11 +145,11 @@ func (s *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]stor
 	}
 	if opt.Principal != "" {
 		return s.querySessions(ctx, "list sessions",
-			`SELECT `+sessionCols+` FROM sessions WHERE principal = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+			`SELECT `+sessionCols+` FROM sessions WHERE principal = ? ORDER BY last_active DESC, id DESC LIMIT ? OFFSET ?`,
 			opt.Principal, limit, max(opt.Offset, 0))
 	}
 	return s.querySessions(ctx, "list sessions",
-		`SELECT `+sessionCols+` FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+		`SELECT `+sessionCols+` FROM sessions ORDER BY last_active DESC, id DESC LIMIT ? OFFSET ?`,
 		limit, max(opt.Offset, 0))
 }
 
