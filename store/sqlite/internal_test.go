@@ -389,3 +389,33 @@ func TestCreateSessionRetriesTakenID(t *testing.T) {
 		t.Error("creating a chosen, existing id succeeded")
 	}
 }
+
+// TestCheckpointOffTheCommitPath: the writer connection leaves WAL
+// checkpoints to the background checkpointer (its own threshold is only a
+// fallback), which runs one every checkpointEvery commits.
+func TestCheckpointOffTheCommitPath(t *testing.T) {
+	s := openInternal(t, Options{})
+	ctx := t.Context()
+	if err := s.CreateSession(ctx, &store.Session{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	onWriter(t, s, func(ctx context.Context, tx *wtx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&pages)
+	})
+	if pages != fallbackCheckpoint {
+		t.Fatalf("writer wal_autocheckpoint = %d, want %d", pages, fallbackCheckpoint)
+	}
+	for i := range 2 * checkpointEvery {
+		if err := s.Append(ctx, store.Fence{SessionID: "a"}, &store.Message{Message: llm.NewText(llm.RoleUser, fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.cp.runs.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no background checkpoint after %d commits", 2*checkpointEvery)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

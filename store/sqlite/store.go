@@ -81,6 +81,8 @@ type Store struct {
 	// readOnly: opened with Options.ReadOnly; w is nil.
 	readOnly bool
 	busy     time.Duration // how long a write waits for another process's lock
+	// cp runs WAL checkpoints off the commit path (nil when read-only).
+	cp *checkpointer
 	// ftsUpto caches fts_state.indexed_upto to decide cheaply when an
 	// append should index the backlog; the table is the truth.
 	ftsUpto atomic.Int64
@@ -149,6 +151,16 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	s.r.SetMaxIdleConns(readers)
 
 	if err := s.init(ctx); err != nil {
+		_ = s.r.Close()
+		_ = s.w.Close()
+		return nil, s.wrap("open", err)
+	}
+	s.cp, err = startCheckpointer(ctx, dsn(abs,
+		"_pragma", "busy_timeout("+busyMS+")",
+		"_pragma", "synchronous("+syncMode+")",
+	))
+	if err != nil {
+		s.st.close()
 		_ = s.r.Close()
 		_ = s.w.Close()
 		return nil, s.wrap("open", err)
@@ -287,7 +299,7 @@ func (s *Store) Close() error {
 	if s.w == nil {
 		return s.wrap("close", s.r.Close())
 	}
-	return s.wrap("close", errors.Join(s.r.Close(), s.w.Close()))
+	return s.wrap("close", errors.Join(s.cp.stop(), s.r.Close(), s.w.Close()))
 }
 
 // ready fails once the store is closed.

@@ -84,6 +84,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(ctx context.Contex
 	}
 	if err == nil {
 		if _, err = tx.commit.ExecContext(bg); err == nil {
+			s.cp.committed()
 			return nil
 		}
 	}
@@ -141,6 +142,9 @@ func (s *Store) writer(ctx context.Context) (*wtx, error) {
 	tx := &wtx{Conn: conn}
 	// begin waits for the write lock itself; see there.
 	_, err = conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, fallbackPragma) // see checkpoint.go
+	}
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
