@@ -9,6 +9,7 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // SnippetOpen and SnippetClose wrap each matched word in SearchHit.Snippet
@@ -184,7 +185,7 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 			return nil, s.wrap(op, err)
 		}
 		h.Role = llm.Role(role)
-		h.CreatedAt = fromNanos(created)
+		h.CreatedAt = sqlrows.FromNanos(created)
 		h.Snippet = snippet(string(text), terms)
 		out = append(out, h)
 	}

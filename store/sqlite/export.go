@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // AllCooldowns lists every stored cooldown, expired ones too, for copying
@@ -15,25 +16,13 @@ func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT provider, base_url, key_id, until, reason, set_at FROM cooldowns
-		ORDER BY provider, base_url, key_id`)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`)
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}
 	defer rows.Close()
-	var out []store.Cooldown
-	for rows.Next() {
-		var (
-			c            store.Cooldown
-			until, setAt int64
-		)
-		if err := rows.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		c.Until, c.SetAt = fromNanos(until), fromNanos(setAt)
-		out = append(out, c)
-	}
-	return out, s.wrap(op, rows.Err())
+	out, err := sqlrows.Collect(rows, sqlrows.ScanCooldown)
+	return out, s.wrap(op, err)
 }
 
 // LastSeq is the highest seq the session ever handed out (deleted rows

@@ -3,12 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // maxPrealloc caps the rows Messages allocates up front.
@@ -20,12 +19,6 @@ const deleteChunk = 500
 // lastSeqSQL reads the highest seq session ?1 ever handed out (see admitSQL).
 const lastSeqSQL = `SELECT max(last_seq, coalesce((SELECT max(seq) FROM messages WHERE session_id = ?1), 0))
 	FROM sessions WHERE id = ?1`
-
-// messageCols is the column list loadMessages reads, in order.
-const messageCols = `id, seq, turn_id, role, content, text, tool_calls, tool_call_id, tool_name,
-	is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	provider, model, created_at`
 
 // Append stores msgs in order in one transaction, fenced by f, and assigns
 // ID, Seq, SessionID and CreatedAt (when zero) on the given values once the
@@ -51,9 +44,9 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 // the inserts, in one transaction.
 func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs []*store.Message,
 	before func(ctx context.Context, tx *wtx) error) error {
-	rows, err := s.encode(op, msgs)
+	rows, err := sqlrows.Encode(msgs)
 	if err != nil {
-		return err
+		return s.wrap(op, err)
 	}
 	err = s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		first, err := s.admit(ctx, tx, op, f)
@@ -71,12 +64,12 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 		if err := s.insert(ctx, tx, f.SessionID, first, rows); err != nil {
 			return err
 		}
-		return s.maybeIndex(ctx, tx, rows[len(rows)-1].id)
+		return s.maybeIndex(ctx, tx, rows[len(rows)-1].ID)
 	})
 	if err != nil {
 		return err
 	}
-	commit(f.SessionID, msgs, rows)
+	sqlrows.Publish(f.SessionID, msgs, rows)
 	return nil
 }
 
@@ -183,77 +176,35 @@ func (s *Store) checkFence(ctx context.Context, tx *wtx, op string, f store.Fenc
 		Err: fmt.Errorf("session %s, token %d: %s", f.SessionID, f.Token, why)}
 }
 
-// row is a message encoded for the insert statement.
-type row struct {
-	m                             *store.Message
-	content, toolCalls, reasoning any
-	text                          string
-	createdAt                     int64
-	id, seq                       int64 // set by insert
-}
-
-// encode prepares msgs before the transaction so JSON work does not hold the
-// write lock.
-func (s *Store) encode(op string, msgs []*store.Message) ([]row, error) {
-	rows := make([]row, len(msgs))
-	t := now()
-	for i, m := range msgs {
-		if m == nil {
-			return nil, s.wrap(op, fmt.Errorf("message %d is nil", i))
-		}
-		r := &rows[i]
-		r.m = m
-		var err error
-		if r.content, r.text, err = encodeContent(m.Content); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		if r.toolCalls, err = encodeToolCalls(m.ToolCalls); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		if r.reasoning, err = encodeReasoning(m.Reasoning); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		r.createdAt = nanos(m.CreatedAt)
-		if r.createdAt == 0 {
-			r.createdAt = t.UnixNano()
-		}
-	}
-	return rows, nil
-}
-
 // insert writes rows with consecutive seqs from first.
-func (s *Store) insert(ctx context.Context, tx *wtx, sessionID string, first int64, rows []row) error {
+func (s *Store) insert(ctx context.Context, tx *wtx, sessionID string, first int64, rows []sqlrows.EncodedMessage) error {
 	for i := range rows {
 		r := &rows[i]
-		m := r.m
+		m := r.M
 		u := m.Usage
-		r.seq = first + int64(i)
-		res, err := tx.insert.ExecContext(ctx, sessionID, r.seq, m.TurnID, string(m.Role), r.content, r.text,
-			r.toolCalls, m.ToolCallID, m.ToolName, m.IsError, r.reasoning, m.APIContent, string(m.Kind),
+		r.Seq = first + int64(i)
+		res, err := tx.insert.ExecContext(ctx, sessionID, r.Seq, m.TurnID, string(m.Role), jsonText(r.Content), r.Text,
+			jsonText(r.ToolCalls), m.ToolCallID, m.ToolName, m.IsError, jsonText(r.Reasoning), m.APIContent, string(m.Kind),
 			m.Synthetic, m.Archived, string(m.FinishReason),
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			m.Provider, m.Model, r.createdAt)
+			m.Provider, m.Model, r.CreatedAt)
 		if err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
-		if r.id, err = res.LastInsertId(); err != nil {
+		if r.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// commit publishes the assigned fields on the caller's values, only after
-// the transaction committed.
-func commit(sessionID string, msgs []*store.Message, rows []row) {
-	for i, m := range msgs {
-		m.ID = rows[i].id
-		m.Seq = rows[i].seq
-		m.SessionID = sessionID
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = fromNanos(rows[i].createdAt)
-		}
+// jsonText binds an encoded JSON column as TEXT (a []byte would be a BLOB),
+// nil as NULL.
+func jsonText(b []byte) any {
+	if b == nil {
+		return nil
 	}
+	return string(b)
 }
 
 // Messages returns a session's rows ordered by Seq; archived rows only with
@@ -294,41 +245,12 @@ func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.Mess
 		return nil, err
 	}
 	defer rows.Close()
-	var (
-		out                           = make([]store.Message, 0, min(capacity, maxPrealloc))
-		content, toolCalls, reasoning sql.RawBytes
-		role, kind, finish            string
-		created                       int64
-	)
+	out := make([]store.Message, 0, min(capacity, maxPrealloc))
+	var raw sqlrows.MessageRow[sql.RawBytes] // scanned in place, decoded at once
 	for rows.Next() {
-		out = append(out, store.Message{})
-		m := &out[len(out)-1]
-		u := &m.Usage
-		var text string
-		m.SessionID = sessionID
-		if err := rows.Scan(&m.ID, &m.Seq, &m.TurnID, &role, &content, &text, &toolCalls,
-			&m.ToolCallID, &m.ToolName, &m.IsError, &reasoning, &m.APIContent, &kind, &m.Synthetic,
-			&m.Archived, &finish, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens,
-			&u.ReasoningTokens, &u.Reported, &m.Provider, &m.Model, &created); err != nil {
+		out = append(out, store.Message{SessionID: sessionID})
+		if err := raw.Scan(rows, &out[len(out)-1]); err != nil {
 			return nil, err
-		}
-		m.Role = llm.Role(role)
-		m.Kind = store.DisplayKind(kind)
-		m.FinishReason = llm.FinishReason(finish)
-		m.CreatedAt = fromNanos(created)
-		if m.Content, err = decodeContent(content, content != nil, text); err != nil {
-			return nil, fmt.Errorf("message %d: %w", m.ID, err)
-		}
-		if toolCalls != nil {
-			if err := json.Unmarshal(toolCalls, &m.ToolCalls); err != nil {
-				return nil, fmt.Errorf("message %d: decode tool calls: %w", m.ID, err)
-			}
-		}
-		if reasoning != nil {
-			m.Reasoning = new(llm.Reasoning)
-			if err := json.Unmarshal(reasoning, m.Reasoning); err != nil {
-				return nil, fmt.Errorf("message %d: decode reasoning: %w", m.ID, err)
-			}
 		}
 	}
 	return out, rows.Err()

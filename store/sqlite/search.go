@@ -11,6 +11,7 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // SnippetOpen and SnippetClose wrap each matched word in SearchHit.Snippet.
@@ -197,7 +198,7 @@ func (s *Store) snippets(ctx context.Context, q string, top []hitKey) ([]store.S
 			return nil, err
 		}
 		h.Role = llm.Role(role)
-		h.CreatedAt = fromNanos(created)
+		h.CreatedAt = sqlrows.FromNanos(created)
 		byID[h.MessageID] = h
 	}
 	if err := rows.Err(); err != nil {

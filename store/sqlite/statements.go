@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // statements are the hot-path read statements, prepared once per Store
@@ -13,7 +15,7 @@ type statements struct {
 
 func (st *statements) prepare(ctx context.Context, r *sql.DB) error {
 	var err error
-	st.load, err = r.PrepareContext(ctx, `SELECT `+messageCols+` FROM messages
+	st.load, err = r.PrepareContext(ctx, `SELECT `+sqlrows.MessageCols+` FROM messages
 		WHERE session_id = ? AND seq > ? AND (? OR archived = 0) ORDER BY seq LIMIT ?`)
 	return err
 }

@@ -316,22 +316,3 @@ func (s *Store) notFound(op, what string) error {
 	// the sentinel too would only repeat "not found" in the message.
 	return &store.Error{Op: op, Kind: store.KindNotFound, Path: s.path, Err: errors.New(what)}
 }
-
-// nanos and fromNanos store times as UTC unix nanoseconds; zero is NULL/0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// now is the store's clock: UTC, without a monotonic reading, so a value set
-// by the store compares equal to the one read back.
-func now() time.Time { return time.Now().UTC().Round(0) }

@@ -194,3 +194,21 @@ func closeWriter(tx *wtx, discard bool) {
 func isBadConn(err error) bool {
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)
 }
+
+// execOne runs one statement in tx that must touch a row; when it touches
+// none, the write fails with missing.
+func execOne(ctx context.Context, tx *wtx, missing error, query string, args ...any) error {
+	n, err := affected(tx.ExecContext(ctx, query, args...))
+	if err == nil && n == 0 {
+		return missing
+	}
+	return err
+}
+
+// affected is the row count of an Exec's result.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
