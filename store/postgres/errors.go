@@ -77,3 +77,12 @@ func kindOfCode(code string) store.ErrorKind {
 	}
 	return store.KindOther
 }
+
+// lookup is the error of reading one row: no row is what, not found;
+// anything else is wrapped.
+func (s *Store) lookup(op, what string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.notFound(op, what)
+	}
+	return s.wrap(op, err)
+}

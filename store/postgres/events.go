@@ -45,12 +45,7 @@ func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]sto
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+sqlrows.TurnEventCols+`
-		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanTurnEvent)
+	out, err := collect(sqlrows.ScanTurnEvent)(s.pool.Query(ctx, `SELECT `+sqlrows.TurnEventCols+`
+		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID))
 	return out, s.wrap(op, err)
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,12 +16,7 @@ func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanCooldown)
+	out, err := collect(sqlrows.ScanCooldown)(s.pool.Query(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
 	return out, s.wrap(op, err)
 }
 
@@ -34,10 +28,7 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 	}
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, id).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, s.notFound(op, "session "+id)
-	}
-	return n, s.wrap(op, err)
+	return n, s.lookup(op, "session "+id, err)
 }
 
 // ImportSession writes a session copied from another database exactly as

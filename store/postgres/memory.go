@@ -42,13 +42,9 @@ func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.Memo
 	var out []store.MemoryEntry
 	err := s.retryRead(ctx, func() error {
 		out = nil
-		rows, err := s.pool.Query(ctx, `SELECT `+sqlrows.MemoryCols+`
-			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out, err = sqlrows.Collect(rows, sqlrows.ScanMemory)
+		var err error
+		out, err = collect(sqlrows.ScanMemory)(s.pool.Query(ctx, `SELECT `+sqlrows.MemoryCols+`
+			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User))
 		return err
 	})
 	if err != nil {

@@ -126,50 +126,14 @@ func (s *Store) admit(ctx context.Context, tx pgx.Tx, op string, f store.Fence, 
 
 // whyNotLive explains a refused reservation: unknown or ended session.
 func (s *Store) whyNotLive(ctx context.Context, tx pgx.Tx, op, id string) error {
-	var (
-		reason string
-		ended  *int64
-	)
-	err := tx.QueryRow(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = $1`, id).Scan(&reason, &ended)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s.notFound(op, "session "+id)
-	}
-	if err != nil || ended == nil {
-		return err
-	}
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return &store.Error{Op: op, Kind: store.KindEnded, Path: s.name,
-		Err: fmt.Errorf("session %s (ended: %s): %w", id, reason, store.ErrEnded)}
+	return sqlrows.NotLive(tx.QueryRow(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = $1`, id),
+		pgx.ErrNoRows, op, s.name, id)
 }
 
 // checkFence explains why f was refused (KindLeaseLost).
 func (s *Store) checkFence(ctx context.Context, tx pgx.Tx, op string, f store.Fence) error {
-	var (
-		token    int64
-		released bool
-	)
-	err := tx.QueryRow(ctx, `SELECT token, released FROM leases WHERE session_id = $1`, f.SessionID).
-		Scan(&token, &released)
-	var why string
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		why = "no lease was ever taken"
-	case err != nil:
-		return err
-	case token != f.Token:
-		why = fmt.Sprintf("the lease is now at token %d", token)
-	case released:
-		why = "the lease was released"
-	default:
-		// Read committed: the lease changed between the two statements
-		// (released and retaken by the same token cannot happen; a
-		// concurrent change can). Either way the write was refused.
-		why = "the lease changed while writing"
-	}
-	return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.name,
-		Err: fmt.Errorf("session %s, token %d: %s", f.SessionID, f.Token, why)}
+	return sqlrows.Fenced(tx.QueryRow(ctx, `SELECT token, released FROM leases WHERE session_id = $1`, f.SessionID),
+		pgx.ErrNoRows, op, s.name, f)
 }
 
 // row is a message encoded for the insert statement, with its search
@@ -255,11 +219,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 		out, err = s.loadMessages(ctx, sessionID, q, limit, capacity)
 		return err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.notFound(op, "session "+sessionID)
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+sessionID, err)
 	}
 	return out, nil
 }

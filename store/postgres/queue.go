@@ -45,13 +45,9 @@ func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMes
 	var out []store.QueuedMessage
 	err := s.retryRead(ctx, func() error {
 		out = nil
-		rows, err := s.pool.Query(ctx, `SELECT `+sqlrows.QueueCols+` FROM queue
-			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out, err = sqlrows.Collect(rows, sqlrows.ScanQueued)
+		var err error
+		out, err = collect(sqlrows.ScanQueued)(s.pool.Query(ctx, `SELECT `+sqlrows.QueueCols+` FROM queue
+			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID))
 		return err
 	})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -86,11 +85,8 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 		ss, err = sqlrows.ScanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
 		return err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.notFound(op, "session "+id)
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+id, err)
 	}
 	return &ss, nil
 }
@@ -122,20 +118,9 @@ func (s *Store) querySessions(ctx context.Context, op, query string, args ...any
 	}
 	var out []store.Session
 	err := s.retryRead(ctx, func() error {
-		out = nil
-		rows, err := s.pool.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			ss, err := sqlrows.ScanSession(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, ss)
-		}
-		return rows.Err()
+		var err error
+		out, err = collect(sqlrows.ScanSession)(s.pool.Query(ctx, query, args...))
+		return err
 	})
 	if err != nil {
 		return nil, s.wrap(op, err)

@@ -167,3 +167,15 @@ func Redact(dsn string) string {
 // dbNow is the database clock in unix nanoseconds (microsecond resolution),
 // used for leases so every node measures expiry on the same clock.
 const dbNow = `(extract(epoch from clock_timestamp()) * 1000000)::bigint * 1000`
+
+// collect returns a reader of a query's whole result with scan, which
+// closes it: collect(scan)(db.Query(...)).
+func collect[T any](scan func(sqlrows.Scanner) (T, error)) func(pgx.Rows, error) ([]T, error) {
+	return func(rows pgx.Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		return sqlrows.Collect(rows, scan)
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
@@ -43,11 +41,8 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 			`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
 		return err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.notFound(op, "token")
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "token", err)
 	}
 	return &t, nil
 }
@@ -58,12 +53,7 @@ func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanToken)
+	out, err := collect(sqlrows.ScanToken)(s.pool.Query(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`))
 	return out, s.wrap(op, err)
 }
 

@@ -32,13 +32,8 @@ func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
-		WHERE provider = ? AND until > ? ORDER BY until, base_url, key_id`, provider, at.UnixNano())
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanCooldown)
+	out, err := collect(sqlrows.ScanCooldown)(s.r.QueryContext(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
+		WHERE provider = ? AND until > ? ORDER BY until, base_url, key_id`, provider, at.UnixNano()))
 	return out, s.wrap(op, err)
 }
 

@@ -105,3 +105,12 @@ func kindOfCode(code int, path string) store.ErrorKind {
 	}
 	return store.KindOther
 }
+
+// lookup is the error of reading one row: no row is what, not found;
+// anything else is wrapped.
+func (s *Store) lookup(op, what string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.notFound(op, what)
+	}
+	return s.wrap(op, err)
+}

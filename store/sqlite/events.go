@@ -41,12 +41,7 @@ func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]sto
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sqlrows.TurnEventCols+`
-		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanTurnEvent)
+	out, err := collect(sqlrows.ScanTurnEvent)(s.r.QueryContext(ctx, `SELECT `+sqlrows.TurnEventCols+`
+		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID))
 	return out, s.wrap(op, err)
 }

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -16,12 +14,7 @@ func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanCooldown)
+	out, err := collect(sqlrows.ScanCooldown)(s.r.QueryContext(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
 	return out, s.wrap(op, err)
 }
 
@@ -34,8 +27,5 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 	}
 	var n int64
 	err := s.r.QueryRowContext(ctx, lastSeqSQL, id).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, s.notFound(op, "session "+id)
-	}
-	return n, s.wrap(op, err)
+	return n, s.lookup(op, "session "+id, err)
 }

@@ -35,13 +35,8 @@ func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.Memo
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sqlrows.MemoryCols+`
-		FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanMemory)
+	out, err := collect(sqlrows.ScanMemory)(s.r.QueryContext(ctx, `SELECT `+sqlrows.MemoryCols+`
+		FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User))
 	return out, s.wrap(op, err)
 }
 

@@ -127,53 +127,16 @@ func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence) (i
 	return last + 1, nil
 }
 
-// whyNotLive explains a failed seq reservation: unknown or ended session.
+// whyNotLive explains a failed admission: unknown or ended session.
 func (s *Store) whyNotLive(ctx context.Context, tx *wtx, op, id string) error {
-	var (
-		reason string
-		ended  sql.NullInt64
-	)
-	err := tx.QueryRowContext(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = ?`, id).Scan(&reason, &ended)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s.notFound(op, "session "+id)
-	}
-	if err != nil || !ended.Valid {
-		return err
-	}
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return &store.Error{Op: op, Kind: store.KindEnded, Path: s.path,
-		Err: fmt.Errorf("session %s (ended: %s): %w", id, reason, store.ErrEnded)}
+	return sqlrows.NotLive(tx.QueryRowContext(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = ?`, id),
+		sql.ErrNoRows, op, s.path, id)
 }
 
-// checkFence explains why f was refused: KindLeaseLost unless f.Token is the
-// session's current, unreleased lease token. Expiry alone does not void a token: until
-// someone else takes the lease over, the holder may still write.
+// checkFence explains why f was refused (KindLeaseLost).
 func (s *Store) checkFence(ctx context.Context, tx *wtx, op string, f store.Fence) error {
-	var (
-		token    int64
-		released bool
-	)
-	err := tx.QueryRowContext(ctx, `SELECT token, released FROM leases WHERE session_id = ?`, f.SessionID).
-		Scan(&token, &released)
-	var why string
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		why = "no lease was ever taken"
-	case err != nil:
-		return err
-	case token != f.Token:
-		why = fmt.Sprintf("the lease is now at token %d", token)
-	case released:
-		why = "the lease was released"
-	default:
-		// admit refused, so something changed under us; cannot happen
-		// inside one write transaction.
-		return fmt.Errorf("session %s: write refused for no known reason", f.SessionID)
-	}
-	return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.path,
-		Err: fmt.Errorf("session %s, token %d: %s", f.SessionID, f.Token, why)}
+	return sqlrows.Fenced(tx.QueryRowContext(ctx, `SELECT token, released FROM leases WHERE session_id = ?`, f.SessionID),
+		sql.ErrNoRows, op, s.path, f)
 }
 
 // insert writes rows with consecutive seqs from first.
@@ -218,11 +181,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 	// count, so the result is allocated once instead of grown.
 	var last int64
 	err := s.r.QueryRowContext(ctx, lastSeqSQL, sessionID).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, s.notFound(op, "session "+sessionID)
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+sessionID, err)
 	}
 	limit := int64(-1) // SQLite: no limit
 	capacity := max(last-q.AfterSeq, 0)

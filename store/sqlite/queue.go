@@ -48,12 +48,7 @@ func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMes
 		q += ` WHERE session_id = ?`
 		args = append(args, sessionID)
 	}
-	rows, err := s.r.QueryContext(ctx, q+` ORDER BY id`, args...)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanQueued)
+	out, err := collect(sqlrows.ScanQueued)(s.r.QueryContext(ctx, q+` ORDER BY id`, args...))
 	return out, s.wrap(op, err)
 }
 

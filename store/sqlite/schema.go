@@ -6,6 +6,49 @@ import (
 	"fmt"
 )
 
+// messagesColumns is the messages table after its id column, the same in
+// migration 1 and in migration 6, which rebuilds the table.
+const messagesColumns = `	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	seq                INTEGER NOT NULL,
+	turn_id            TEXT NOT NULL DEFAULT '',
+	role               TEXT NOT NULL,
+	content            TEXT,            -- JSON []llm.Part; NULL when there are no parts
+	text               TEXT NOT NULL DEFAULT '', -- plain text for search and display
+	tool_calls         TEXT,            -- JSON []llm.ToolCall; NULL when none
+	tool_call_id       TEXT NOT NULL DEFAULT '',
+	tool_name          TEXT NOT NULL DEFAULT '',
+	is_error           INTEGER NOT NULL DEFAULT 0,
+	reasoning          TEXT,            -- JSON llm.Reasoning; NULL when absent
+	api_content        TEXT NOT NULL DEFAULT '',
+	display_kind       TEXT NOT NULL DEFAULT '',
+	synthetic          INTEGER NOT NULL DEFAULT 0,
+	archived           INTEGER NOT NULL DEFAULT 0,
+	finish_reason      TEXT NOT NULL DEFAULT '',
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+	usage_reported     INTEGER NOT NULL DEFAULT 0,
+	provider           TEXT NOT NULL DEFAULT '',
+	model              TEXT NOT NULL DEFAULT '',
+	created_at         INTEGER NOT NULL,
+	UNIQUE(session_id, seq)
+`
+
+// ftsTriggers keep the full-text index in step with deleted and edited
+// rows (migrations 1 and 6).
+const ftsTriggers = `CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN old.text <> '' AND old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
+	INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages
+WHEN old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
+	INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text <> '';
+	INSERT INTO messages_fts(rowid, text) SELECT new.id, new.text WHERE new.text <> '';
+END;
+`
+
 // migrations are applied in order, forward only; PRAGMA user_version records
 // how many ran. Never edit a released entry: append a new one.
 var migrations = [...]string{
@@ -40,33 +83,7 @@ CREATE INDEX sessions_parent ON sessions(parent_session_id, started_at) WHERE pa
 
 CREATE TABLE messages (
 	id                 INTEGER PRIMARY KEY AUTOINCREMENT,
-	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-	seq                INTEGER NOT NULL,
-	turn_id            TEXT NOT NULL DEFAULT '',
-	role               TEXT NOT NULL,
-	content            TEXT,            -- JSON []llm.Part; NULL when there are no parts
-	text               TEXT NOT NULL DEFAULT '', -- plain text for search and display
-	tool_calls         TEXT,            -- JSON []llm.ToolCall; NULL when none
-	tool_call_id       TEXT NOT NULL DEFAULT '',
-	tool_name          TEXT NOT NULL DEFAULT '',
-	is_error           INTEGER NOT NULL DEFAULT 0,
-	reasoning          TEXT,            -- JSON llm.Reasoning; NULL when absent
-	api_content        TEXT NOT NULL DEFAULT '',
-	display_kind       TEXT NOT NULL DEFAULT '',
-	synthetic          INTEGER NOT NULL DEFAULT 0,
-	archived           INTEGER NOT NULL DEFAULT 0,
-	finish_reason      TEXT NOT NULL DEFAULT '',
-	input_tokens       INTEGER NOT NULL DEFAULT 0,
-	output_tokens      INTEGER NOT NULL DEFAULT 0,
-	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
-	usage_reported     INTEGER NOT NULL DEFAULT 0,
-	provider           TEXT NOT NULL DEFAULT '',
-	model              TEXT NOT NULL DEFAULT '',
-	created_at         INTEGER NOT NULL,
-	UNIQUE(session_id, seq)
-);
+` + messagesColumns + `);
 
 -- External-content FTS5 index over messages.text. Rows are indexed in
 -- batches (see fts.go), not by an insert trigger: indexing one row per
@@ -79,16 +96,7 @@ CREATE TABLE fts_state (
 	indexed_upto INTEGER NOT NULL
 );
 INSERT INTO fts_state (id, indexed_upto) VALUES (1, 0);
-CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-WHEN old.text <> '' AND old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
-	INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages
-WHEN old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
-	INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text <> '';
-	INSERT INTO messages_fts(rowid, text) SELECT new.id, new.text WHERE new.text <> '';
-END;
-
+` + ftsTriggers + `
 -- A lease row is kept after release so the next token is always larger.
 CREATE TABLE leases (
 	session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
@@ -201,41 +209,10 @@ CREATE TABLE turn_events (
 	`
 CREATE TABLE messages_v6 (
 	id                 INTEGER PRIMARY KEY,
-	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-	seq                INTEGER NOT NULL,
-	turn_id            TEXT NOT NULL DEFAULT '',
-	role               TEXT NOT NULL,
-	content            TEXT,
-	text               TEXT NOT NULL DEFAULT '',
-	tool_calls         TEXT,
-	tool_call_id       TEXT NOT NULL DEFAULT '',
-	tool_name          TEXT NOT NULL DEFAULT '',
-	is_error           INTEGER NOT NULL DEFAULT 0,
-	reasoning          TEXT,
-	api_content        TEXT NOT NULL DEFAULT '',
-	display_kind       TEXT NOT NULL DEFAULT '',
-	synthetic          INTEGER NOT NULL DEFAULT 0,
-	archived           INTEGER NOT NULL DEFAULT 0,
-	finish_reason      TEXT NOT NULL DEFAULT '',
-	input_tokens       INTEGER NOT NULL DEFAULT 0,
-	output_tokens      INTEGER NOT NULL DEFAULT 0,
-	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
-	usage_reported     INTEGER NOT NULL DEFAULT 0,
-	provider           TEXT NOT NULL DEFAULT '',
-	model              TEXT NOT NULL DEFAULT '',
-	created_at         INTEGER NOT NULL,
-	UNIQUE(session_id, seq)
-);
-INSERT INTO messages_v6 (id, session_id, seq, turn_id, role, content, text, tool_calls, tool_call_id,
-	tool_name, is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	provider, model, created_at)
-SELECT id, session_id, seq, turn_id, role, content, text, tool_calls, tool_call_id,
-	tool_name, is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	provider, model, created_at FROM messages;
+` + messagesColumns + `);
+-- Same columns in the same order: migration 1 made the table from
+-- messagesColumns and no migration since has altered it.
+INSERT INTO messages_v6 SELECT * FROM messages;
 
 ALTER TABLE fts_state ADD COLUMN id_floor INTEGER NOT NULL DEFAULT 0;
 UPDATE fts_state SET id_floor = coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0);
@@ -245,16 +222,7 @@ UPDATE fts_state SET id_floor = coalesce((SELECT seq FROM sqlite_sequence WHERE 
 DROP TABLE messages;
 ALTER TABLE messages_v6 RENAME TO messages;
 
-CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-WHEN old.text <> '' AND old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
-	INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages
-WHEN old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
-	INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text <> '';
-	INSERT INTO messages_fts(rowid, text) SELECT new.id, new.text WHERE new.text <> '';
-END;
-CREATE TRIGGER messages_id_floor AFTER DELETE ON messages
+` + ftsTriggers + `CREATE TRIGGER messages_id_floor AFTER DELETE ON messages
 WHEN old.id > (SELECT id_floor FROM fts_state) BEGIN
 	UPDATE fts_state SET id_floor = old.id;
 END;

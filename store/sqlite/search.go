@@ -14,16 +14,11 @@ import (
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
-// SnippetOpen and SnippetClose wrap each matched word in SearchHit.Snippet.
+// SnippetOpen and SnippetClose wrap each matched word in SearchHit.Snippet
+// (the same marks in every backend).
 const (
-	SnippetOpen  = "«"
-	SnippetClose = "»"
-)
-
-const (
-	defaultSearchLimit = 20
-	snippetCut         = "…" // marks text cut off around the match
-	snippetWords       = 16  // tokens of context in a snippet
+	SnippetOpen  = sqlrows.SnippetOpen
+	SnippetClose = sqlrows.SnippetClose
 )
 
 // Search finds messages whose text matches every word of query (a trailing
@@ -49,7 +44,7 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 	}
 	limit := opt.Limit
 	if limit <= 0 {
-		limit = defaultSearchLimit
+		limit = sqlrows.DefaultSearchLimit
 	}
 	top, err := s.newestMatches(ctx, match, opt, limit)
 	if err != nil || len(top) == 0 {
@@ -168,7 +163,7 @@ func (s *Store) settled(ctx context.Context, cursor int64, last hitKey) (bool, e
 // snippets reads the hits of top, with their snippets, in top's order.
 func (s *Store) snippets(ctx context.Context, q string, top []hitKey) ([]store.SearchHit, error) {
 	lo, hi := top[0].id, top[0].id
-	args := []any{SnippetOpen, SnippetClose, snippetCut, snippetWords, q, 0, 0}
+	args := []any{SnippetOpen, SnippetClose, sqlrows.SnippetCut, sqlrows.SnippetWords, q, 0, 0}
 	for _, m := range top {
 		lo, hi = min(lo, m.id), max(hi, m.id)
 		args = append(args, m.id)

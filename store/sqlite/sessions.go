@@ -101,11 +101,8 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 		return nil, err
 	}
 	ss, err := sqlrows.ScanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, s.notFound(op, "session "+id)
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+id, err)
 	}
 	return &ss, nil
 }
@@ -139,12 +136,7 @@ func (s *Store) querySessions(ctx context.Context, op, query string, args ...any
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanSession)
+	out, err := collect(sqlrows.ScanSession)(s.r.QueryContext(ctx, query, args...))
 	return out, s.wrap(op, err)
 }
 

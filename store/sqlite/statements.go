@@ -25,3 +25,15 @@ func (st *statements) close() {
 		_ = st.load.Close() // fails only on a dead connection, which is closing anyway
 	}
 }
+
+// collect returns a reader of a query's whole result with scan, which
+// closes it: collect(scan)(db.Query(...)).
+func collect[T any](scan func(sqlrows.Scanner) (T, error)) func(*sql.Rows, error) ([]T, error) {
+	return func(rows *sql.Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		return sqlrows.Collect(rows, scan)
+	}
+}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/talaria-agent/talaria/store"
@@ -36,11 +35,8 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 	}
 	t, err := sqlrows.ScanToken(s.r.QueryRowContext(ctx,
 		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, s.notFound(op, "token")
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "token", err)
 	}
 	return &t, nil
 }
@@ -51,12 +47,7 @@ func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, sqlrows.ScanToken)
+	out, err := collect(sqlrows.ScanToken)(s.r.QueryContext(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`))
 	return out, s.wrap(op, err)
 }
 
