@@ -235,7 +235,7 @@ func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.Mess
 	}
 	defer rows.Close()
 	out := make([]store.Message, 0, min(capacity, maxPrealloc))
-	var raw sqlrows.MessageRow[[]byte]
+	var raw sqlrows.MessageRow[[]byte, []byte]
 	for rows.Next() {
 		out = append(out, store.Message{SessionID: sessionID})
 		if err := raw.Scan(rows, &out[len(out)-1]); err != nil {

@@ -63,7 +63,8 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`, sqlrows.Nanos(sqlrows.Now()), id)
+	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`,
+		sqlrows.Nanos(sqlrows.Now()), id)
 	if err != nil {
 		return s.wrap(op, err)
 	}

@@ -22,44 +22,41 @@ const (
 	fallbackCheckpoint = 8192 // WAL pages (32 MiB) at which a commit checkpoints itself
 )
 
-// checkpointer owns the background checkpoint connection.
+// checkpointer owns the background checkpoint connection. It starts with
+// the first checkpoint it is asked for, so a short-lived process (a CLI
+// command that writes a row or two) never opens it.
 type checkpointer struct {
-	db   *sql.DB
-	kick chan struct{} // buffered 1: a request while one runs is kept, not queued
-	done chan struct{}
-	n    int          // commits since the last kick; guarded by the store's wmu
-	runs atomic.Int64 // checkpoints run, for tests
+	dsn     string
+	kick    chan struct{} // buffered 1: a request while one runs is kept, not queued
+	done    chan struct{}
+	n       int          // commits since the last kick; guarded by the store's wmu
+	started bool         // guarded by the store's wmu
+	runs    atomic.Int64 // checkpoints run, for tests
 }
 
-// startCheckpointer opens the connection and starts the goroutine;
-// stop ends both.
-func startCheckpointer(ctx context.Context, dsn string) (*checkpointer, error) {
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	c := &checkpointer{db: db, kick: make(chan struct{}, 1), done: make(chan struct{})}
-	go c.run()
-	return c, nil
+func newCheckpointer(dsn string) *checkpointer {
+	return &checkpointer{dsn: dsn, kick: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func (c *checkpointer) run() {
 	defer close(c.done)
+	db, err := sql.Open("sqlite", c.dsn)
+	if err == nil {
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+	}
 	for range c.kick {
 		// A failure (another process checkpointing, the file going away)
-		// leaves the log to the next kick or to the fallback.
-		_, _ = c.db.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
+		// leaves the log to the next kick or to the writer's fallback.
+		if err == nil {
+			_, _ = db.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
+		}
 		c.runs.Add(1)
 	}
 }
 
-// committed counts a commit and wakes the goroutine every checkpointEvery.
-// Called with the store's wmu held.
+// committed counts a commit and wakes the goroutine every checkpointEvery,
+// starting it the first time. Called with the store's wmu held.
 func (c *checkpointer) committed() {
 	if c == nil {
 		return
@@ -68,20 +65,24 @@ func (c *checkpointer) committed() {
 		return
 	}
 	c.n = 0
+	if !c.started {
+		c.started = true
+		go c.run()
+	}
 	select {
 	case c.kick <- struct{}{}:
 	default:
 	}
 }
 
-// stop waits for a checkpoint in progress and closes the connection.
-func (c *checkpointer) stop() error {
-	if c == nil {
-		return nil
+// stop waits for a checkpoint in progress and ends the goroutine. Called
+// by Close once no write can start.
+func (c *checkpointer) stop() {
+	if c == nil || !c.started {
+		return
 	}
 	close(c.kick)
 	<-c.done
-	return c.db.Close()
 }
 
 // fallbackPragma is run on the writer connection.

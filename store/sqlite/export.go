@@ -14,7 +14,8 @@ func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	out, err := collect(sqlrows.ScanCooldown)(s.r.QueryContext(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
+	out, err := collect(sqlrows.ScanCooldown)(s.r.QueryContext(ctx,
+		`SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
 	return out, s.wrap(op, err)
 }
 

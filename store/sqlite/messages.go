@@ -206,7 +206,7 @@ func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.Mess
 	}
 	defer rows.Close()
 	out := make([]store.Message, 0, min(capacity, maxPrealloc))
-	var raw sqlrows.MessageRow[sql.RawBytes] // scanned in place, decoded at once
+	var raw sqlrows.MessageRow[sql.RawBytes, string] // scanned in place, decoded at once
 	for rows.Next() {
 		out = append(out, store.Message{SessionID: sessionID})
 		if err := raw.Scan(rows, &out[len(out)-1]); err != nil {

@@ -155,16 +155,10 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		_ = s.w.Close()
 		return nil, s.wrap("open", err)
 	}
-	s.cp, err = startCheckpointer(ctx, dsn(abs,
+	s.cp = newCheckpointer(dsn(abs,
 		"_pragma", "busy_timeout("+busyMS+")",
 		"_pragma", "synchronous("+syncMode+")",
 	))
-	if err != nil {
-		s.st.close()
-		_ = s.r.Close()
-		_ = s.w.Close()
-		return nil, s.wrap("open", err)
-	}
 	return s, nil
 }
 
@@ -299,7 +293,8 @@ func (s *Store) Close() error {
 	if s.w == nil {
 		return s.wrap("close", s.r.Close())
 	}
-	return s.wrap("close", errors.Join(s.cp.stop(), s.r.Close(), s.w.Close()))
+	s.cp.stop()
+	return s.wrap("close", errors.Join(s.r.Close(), s.w.Close()))
 }
 
 // ready fails once the store is closed.

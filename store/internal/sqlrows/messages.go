@@ -14,23 +14,28 @@ const MessageCols = `id, seq, turn_id, role, content, text, tool_calls, tool_cal
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
 	provider, model, created_at`
 
-// MessageRow holds the raw columns of one message row while it is decoded.
-// B is the byte type the driver scans into without copying where it can
-// (sql.RawBytes for database/sql, []byte for pgx); one MessageRow serves a
-// whole result set.
-type MessageRow[B ~[]byte] struct {
-	role, kind, finish                          string
-	created                                     int64
-	content, text, toolCalls, reasoning, apiCon B
+// MessageRow holds the raw columns of one message row while it is decoded;
+// one MessageRow serves a whole result set. The types are the drivers'
+// cheapest: B for the JSON columns, decoded at once (sql.RawBytes for
+// database/sql, []byte for pgx), T for the text and api_content columns,
+// kept as strings (string for SQLite's TEXT, which the driver hands over
+// without a copy; []byte for PostgreSQL's bytea).
+type MessageRow[B ~[]byte, T ~string | ~[]byte] struct {
+	role, kind, finish            string
+	created                       int64
+	content, toolCalls, reasoning B
+	text, apiCon                  T
+	dest                          []any // reused: a fresh one per row is 25 words of garbage
 }
 
 // Scan reads the current row of sc (MessageCols) into m and decodes it.
-func (r *MessageRow[B]) Scan(sc Scanner, m *store.Message) error {
+func (r *MessageRow[B, T]) Scan(sc Scanner, m *store.Message) error {
 	u := &m.Usage
-	if err := sc.Scan(&m.ID, &m.Seq, &m.TurnID, &r.role, &r.content, &r.text, &r.toolCalls,
+	r.dest = append(r.dest[:0], &m.ID, &m.Seq, &m.TurnID, &r.role, &r.content, &r.text, &r.toolCalls,
 		&m.ToolCallID, &m.ToolName, &m.IsError, &r.reasoning, &r.apiCon, &r.kind, &m.Synthetic,
 		&m.Archived, &r.finish, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens,
-		&u.ReasoningTokens, &u.Reported, &m.Provider, &m.Model, &r.created); err != nil {
+		&u.ReasoningTokens, &u.Reported, &m.Provider, &m.Model, &r.created)
+	if err := sc.Scan(r.dest...); err != nil {
 		return err
 	}
 	m.Role = llm.Role(r.role)
