@@ -98,4 +98,8 @@ if [ -x /usr/bin/time ]; then
 fi
 rm -rf "$home"
 echo
+echo "== 4. store: Append, writer ceiling, search at 50,000 messages (bench/store.sh; BEFORE=REV compares)"
+bench/store.sh
+
+echo
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"

@@ -50,8 +50,10 @@ trees=(".")
 names=("this tree")
 if [ -n "$BEFORE" ]; then
   git worktree add --detach "$tmp/before" "$BEFORE" >/dev/null
-  # The generator is new; the old tree gets a copy (it uses only the store API).
+  # The generator and the benchmarks are new; the old tree gets copies (they
+  # use only the store's public API), so both trees run the same code.
   mkdir -p "$tmp/before/bench/gendb" && cp bench/gendb/main.go "$tmp/before/bench/gendb/"
+  cp store/sqlite/bench_test.go "$tmp/before/store/sqlite/bench_test.go"
   trees+=("$tmp/before")
   names+=("$BEFORE")
 fi
@@ -66,14 +68,9 @@ for i in "${!trees[@]}"; do
   (cd "$t" && go run ./bench/gendb -out "$tmp/50k-$tag.db" -messages 50000)
 
   echo "-- 1. Append, one row with a fence check, WAL synchronous=normal"
-  echo "   go test -run '^\$' -bench 'AppendLatency|WriterCeiling' -benchtime 5000x -count $COUNT ./store/sqlite/"
-  if "$tmp/sqlite-$tag.test" -test.list 'BenchmarkAppendLatency' | grep -q .; then
-    (cd "$t/store/sqlite" && "$tmp/sqlite-$tag.test" -test.run '^$' -test.bench 'AppendLatency|WriterCeiling' \
-      -test.benchtime 5000x -test.count "$COUNT") > "$out/append-$tag.txt"
-  else # an older tree: only BenchmarkAppend (mean per op)
-    (cd "$t/store/sqlite" && "$tmp/sqlite-$tag.test" -test.run '^$' -test.bench 'Append$' \
-      -test.benchtime 5000x -test.count "$COUNT") > "$out/append-$tag.txt"
-  fi
+  echo "   go test -run '^\$' -bench 'Append\$|AppendLatency|WriterCeiling' -benchtime 5000x -count $COUNT ./store/sqlite/"
+  (cd "$t/store/sqlite" && "$tmp/sqlite-$tag.test" -test.run '^$' -test.bench 'Append$|AppendLatency|WriterCeiling' \
+    -test.benchtime 5000x -test.count "$COUNT") > "$out/append-$tag.txt"
   echo " p50-ns:";      medians "$out/append-$tag.txt" p50-ns
   echo " p99-ns:";      medians "$out/append-$tag.txt" p99-ns
   echo " ns/op (mean):"; medians "$out/append-$tag.txt" ns/op
@@ -87,12 +84,10 @@ for i in "${!trees[@]}"; do
     printf "  %-8s " "$w"; TALARIA_HOME="$home" timeit "$RUNS" "$tmp/talaria-$tag" sessions search --database "$tmp/50k-$tag.db" "$w"
   done
   printf "  %-8s " "(version)"; timeit "$RUNS" "$tmp/talaria-$tag" version
-  if "$tmp/sqlite-$tag.test" -test.list 'BenchmarkSearch50k' | grep -q .; then
-    echo "-- in one process: go test -run '^\$' -bench Search50k -count $COUNT ./store/sqlite/"
-    (cd "$t/store/sqlite" && "$tmp/sqlite-$tag.test" -test.run '^$' -test.bench 'Search50k' -test.count "$COUNT") > "$out/search-$tag.txt"
-    echo " ns/op:";     medians "$out/search-$tag.txt" ns/op
-    echo " cpu-ns/op:"; medians "$out/search-$tag.txt" cpu-ns/op
-  fi
+  echo "-- in one process: go test -run '^\$' -bench Search50k -count $COUNT ./store/sqlite/"
+  (cd "$t/store/sqlite" && "$tmp/sqlite-$tag.test" -test.run '^$' -test.bench 'Search50k' -test.count "$COUNT") > "$out/search-$tag.txt"
+  echo " ns/op:";     medians "$out/search-$tag.txt" ns/op
+  echo " cpu-ns/op:"; medians "$out/search-$tag.txt" cpu-ns/op
 done
 echo
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
