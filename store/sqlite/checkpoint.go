@@ -11,8 +11,8 @@ import (
 // automatic checkpoint runs in whichever commit crosses the threshold and
 // makes that append wait for copying the log into the database and for two
 // fsyncs (the only ones under synchronous=NORMAL): a few milliseconds,
-// every few hundred commits, which was most of an append's mean time and
-// all of its tail. Here the writer connection only falls back to an
+// every few hundred commits, the tail of an append's latency (p99 5.3 ms
+// before, 1.1 ms after; BENCHMARKS.md §7). Here the writer connection only falls back to an
 // automatic checkpoint when the log is far behind (fallbackCheckpoint), and
 // a checkpointer goroutine on a connection of its own runs a PASSIVE
 // checkpoint every checkpointEvery commits; PASSIVE never blocks writers or
