@@ -27,15 +27,7 @@ trap cleanup EXIT
 
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
 
-# median of the named metric per benchmark, from go test output.
-medians() { # file metric
-  awk -v m="$2" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == m) print $1, $i }' "$1" |
-    sort -k1,1 -k2,2n |
-    awk '{ v[$1] = v[$1] " " $2; n[$1]++ }
-         END { for (k in v) { split(substr(v[k], 2), a, " "); c = n[k];
-               med = (c % 2) ? a[(c+1)/2] : (a[c/2] + a[c/2+1]) / 2;
-               printf "  %-48s median %10.0f  min %10.0f  max %10.0f  (%d runs)\n", k, med, a[1], a[c], c } }' | sort
-}
+. bench/lib.sh # medians
 
 # timeit N cmd...: median and min wall time of N runs, in ms.
 timeit() {
@@ -54,6 +46,7 @@ if [ -n "$BEFORE" ]; then
   # use only the store's public API), so both trees run the same code.
   mkdir -p "$tmp/before/bench/gendb" && cp bench/gendb/main.go "$tmp/before/bench/gendb/"
   cp store/sqlite/bench_test.go "$tmp/before/store/sqlite/bench_test.go"
+  mkdir -p "$tmp/before/internal/transcriptgen" && cp internal/transcriptgen/*.go "$tmp/before/internal/transcriptgen/"
   trees+=("$tmp/before")
   names+=("$BEFORE")
 fi

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/talaria-agent/talaria/internal/transcriptgen"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
@@ -63,24 +64,12 @@ func run(path string, n, per int) error {
 	return nil
 }
 
-// Row is the i-th generated transcript row.
+// Row is the i-th generated transcript row; every thousandth mentions
+// "kumquat".
 func Row(i int) *store.Message {
-	switch i % 4 {
-	case 0:
-		txt := fmt.Sprintf("Please look at file %d and fix the bug in it.", i)
-		if i%1000 == 0 {
-			txt += " Also peel the kumquat."
-		}
-		return &store.Message{TurnID: "t", Message: llm.NewText(llm.RoleUser, txt)}
-	case 1:
-		return &store.Message{TurnID: "t", Message: llm.Message{Role: llm.RoleAssistant,
-			ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("call_", i), Name: "read_file", Arguments: fmt.Sprintf(`{"path":"src/f%d.go"}`, i)}}},
-			FinishReason: llm.FinishToolCalls, Usage: llm.Usage{InputTokens: 1000, OutputTokens: 40, Reported: true}}
-	case 2:
-		return &store.Message{TurnID: "t", Message: llm.NewToolResult(llm.ToolCall{ID: fmt.Sprint("call_", i-1), Name: "read_file"},
-			fmt.Sprintf("package f\n\nfunc F%d() int {\n\treturn %d\n}\n", i, i), false)}
-	default:
-		return &store.Message{TurnID: "t", Message: llm.NewText(llm.RoleAssistant, "Fixed: the function now returns the right value."),
-			FinishReason: llm.FinishStop}
+	m := transcriptgen.Row(i)
+	if i%1000 == 0 {
+		m.Content = []llm.Part{llm.TextPart(m.Text() + " Also peel the kumquat.")}
 	}
+	return m
 }

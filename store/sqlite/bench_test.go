@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/transcriptgen"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
@@ -18,22 +19,7 @@ import (
 
 // transcriptRow returns a realistic row of a tool-using session: user
 // prompts, assistant tool calls, tool results and answers.
-func transcriptRow(i int) *store.Message {
-	switch i % 4 {
-	case 0:
-		return &store.Message{TurnID: "t", Message: llm.NewText(llm.RoleUser, fmt.Sprintf("Please look at file %d and fix the bug in it.", i))}
-	case 1:
-		return &store.Message{TurnID: "t", Message: llm.Message{Role: llm.RoleAssistant,
-			ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("call_", i), Name: "read_file", Arguments: fmt.Sprintf(`{"path":"src/f%d.go"}`, i)}}},
-			FinishReason: llm.FinishToolCalls, Usage: llm.Usage{InputTokens: 1000, OutputTokens: 40, Reported: true}}
-	case 2:
-		return &store.Message{TurnID: "t", Message: llm.NewToolResult(llm.ToolCall{ID: fmt.Sprint("call_", i-1), Name: "read_file"},
-			fmt.Sprintf("package f\n\nfunc F%d() int {\n\treturn %d\n}\n", i, i), false)}
-	default:
-		return &store.Message{TurnID: "t", Message: llm.NewText(llm.RoleAssistant, "Fixed: the function now returns the right value."),
-			FinishReason: llm.FinishStop}
-	}
-}
+func transcriptRow(i int) *store.Message { return transcriptgen.Row(i) }
 
 // cpuTime is this process's user+system CPU time. The machine is shared, so
 // the benchmarks also report CPU per op, which other load disturbs less
