@@ -35,15 +35,7 @@ server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; }
 trap cleanup EXIT
 
-# median of the named benchmark metric per sub-benchmark, from go test output.
-medians() { # file metric
-  awk -v m="$2" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == m) print $1, $i }' "$1" |
-    sort -k1,1 -k2,2n |
-    awk '{ v[$1] = v[$1] " " $2; n[$1]++ }
-         END { for (k in v) { split(substr(v[k], 2), a, " "); c = n[k];
-               med = (c % 2) ? a[(c+1)/2] : (a[c/2] + a[c/2+1]) / 2;
-               printf "%-32s median %8.0f  min %8.0f  max %8.0f  (%d runs)\n", k, med, a[1], a[c], c } }' | sort
-}
+. bench/lib.sh # medians
 
 echo
 echo "== 1. engine overhead per API round trip (10 tool rounds + answer per turn, SQLite WAL synchronous=normal)"
@@ -97,5 +89,9 @@ if [ -x /usr/bin/time ]; then
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 fi
 rm -rf "$home"
+echo
+echo "== 4. store: Append, writer ceiling, search at 50,000 messages (bench/store.sh; BEFORE=REV compares)"
+bench/store.sh
+
 echo
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // appendSQL is a whole fenced Append in one statement, so one round trip
@@ -60,17 +61,17 @@ func (s *Store) appendOne(ctx context.Context, op string, f store.Fence, rows []
 	)
 	for i := range rows {
 		r := &rows[i]
-		m := r.m
+		m := r.M
 		u := m.Usage
 		turnID[i], role[i], toolCallID[i], toolName[i] = m.TurnID, string(m.Role), m.ToolCallID, m.ToolName
 		kind[i], finish[i], provider[i], model[i], search[i] = string(m.Kind), string(m.FinishReason), m.Provider, m.Model, r.search
-		content[i], text[i], toolCalls[i], reasoning[i], apiContent[i] = r.content, nonNil(r.text), r.toolCalls,
-			r.reasoning, nonNil(m.APIContent)
+		content[i], text[i], toolCalls[i], reasoning[i], apiContent[i] = r.Content, nonNil(r.Text), r.ToolCalls,
+			r.Reasoning, nonNil(m.APIContent)
 		isError[i], synthetic[i], archived[i], reported[i] = m.IsError, m.Synthetic, m.Archived, u.Reported
 		in[i], out[i], cr[i], cw[i], rt[i], created[i] = u.InputTokens, u.OutputTokens, u.CacheReadTokens,
-			u.CacheWriteTokens, u.ReasoningTokens, r.createdAt
+			u.CacheWriteTokens, u.ReasoningTokens, r.CreatedAt
 	}
-	res, err := s.pool.Query(ctx, appendSQL, f.SessionID, f.Token, int64(n), nanos(now()),
+	res, err := s.pool.Query(ctx, appendSQL, f.SessionID, f.Token, int64(n), sqlrows.Nanos(sqlrows.Now()),
 		turnID, role, content, text, toolCalls, toolCallID, toolName, isError, reasoning, apiContent, kind,
 		synthetic, archived, finish, in, out, cr, cw, rt, reported, provider, model, created, search)
 	if err != nil {
@@ -102,7 +103,7 @@ func (s *Store) appendOne(ctx context.Context, op string, f store.Fence, rows []
 			if k < 0 || k >= int64(n) {
 				return s.wrap(op, fmt.Errorf("append: unexpected seq %d", v.seq))
 			}
-			rows[k].id, rows[k].seq = v.id, v.seq
+			rows[k].ID, rows[k].Seq = v.id, v.seq
 		}
 		return nil
 	}

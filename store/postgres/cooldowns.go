@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // SetCooldown benches one credential, replacing any earlier cooldown of the
@@ -17,13 +18,13 @@ func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
 	}
 	setAt := c.SetAt
 	if setAt.IsZero() {
-		setAt = now()
+		setAt = sqlrows.Now()
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
 			set_at = excluded.set_at`,
-		c.Provider, c.BaseURL, c.KeyID, nanos(c.Until), c.Reason, nanos(setAt))
+		c.Provider, c.BaseURL, c.KeyID, sqlrows.Nanos(c.Until), c.Reason, sqlrows.Nanos(setAt))
 	return s.wrap(op, err)
 }
 
@@ -33,28 +34,9 @@ func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT provider, base_url, key_id, until, reason, set_at FROM cooldowns
-		WHERE provider = $1 AND until > $2 ORDER BY until, base_url, key_id`, provider, at.UnixNano())
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.Cooldown
-	for rows.Next() {
-		var (
-			c            store.Cooldown
-			until, setAt int64
-		)
-		if err := rows.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		c.Until, c.SetAt = fromNanos(until), fromNanos(setAt)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	out, err := collect(sqlrows.ScanCooldown)(s.pool.Query(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
+		WHERE provider = $1 AND until > $2 ORDER BY until, base_url, key_id`, provider, at.UnixNano()))
+	return out, s.wrap(op, err)
 }
 
 // ClearCooldown removes a credential's cooldowns, at every endpoint;

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"errors"
 	"net"
 	"strings"
@@ -11,21 +10,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // wrap turns err into a *store.Error for op with the real Kind. It returns
 // nil for nil and leaves an existing *store.Error or *store.LeaseHeldError
 // as it is.
 func (s *Store) wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var se *store.Error
-	if errors.As(err, &se) {
-		return err
-	}
-	var held *store.LeaseHeldError
-	if errors.As(err, &held) {
+	if err == nil || sqlrows.Classified(err) {
 		return err
 	}
 	kind := kindOf(err)
@@ -37,15 +29,8 @@ func (s *Store) wrap(op string, err error) error {
 
 // kindOf maps a pgx error to the cause a person can act on.
 func kindOf(err error) store.ErrorKind {
-	switch {
-	case errors.Is(err, errClosed):
-		return store.KindClosed
-	case errors.Is(err, pgx.ErrNoRows), errors.Is(err, store.ErrNotFound):
-		return store.KindNotFound
-	case errors.Is(err, store.ErrLeaseLost):
-		return store.KindLeaseLost
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return store.KindOther
+	if kind, ok := sqlrows.CommonKind(err, pgx.ErrNoRows); ok {
+		return kind
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -91,4 +76,13 @@ func kindOfCode(code string) store.ErrorKind {
 		return store.KindReadOnly
 	}
 	return store.KindOther
+}
+
+// lookup is the error of reading one row: no row is what, not found;
+// anything else is wrapped.
+func (s *Store) lookup(op, what string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.notFound(op, what)
+	}
+	return s.wrap(op, err)
 }

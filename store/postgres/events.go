@@ -3,11 +3,11 @@ package postgres
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // AppendTurnEvents stores a turn's events in one transaction (unfenced:
@@ -26,7 +26,7 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 		_, err := tx.Exec(ctx, `INSERT INTO turn_events
 			(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail)
+			e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, sqlrows.Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail)
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
 			return s.notFound(op, "session "+e.SessionID)
@@ -45,26 +45,7 @@ func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]sto
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail
-		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.TurnEvent
-	for rows.Next() {
-		var (
-			e          store.TurnEvent
-			start, dur int64
-		)
-		if err := rows.Scan(&e.SessionID, &e.TurnID, &e.Seq, &e.Kind, &e.Name, &start, &dur, &e.CostUSD, &e.Detail); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		e.Start, e.Duration = fromNanos(start), time.Duration(dur)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	out, err := collect(sqlrows.ScanTurnEvent)(s.pool.Query(ctx, `SELECT `+sqlrows.TurnEventCols+`
+		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID))
+	return out, s.wrap(op, err)
 }

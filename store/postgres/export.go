@@ -2,11 +2,11 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // AllCooldowns lists every stored cooldown, expired ones too (for
@@ -16,25 +16,9 @@ func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT provider, base_url, key_id, until, reason, set_at FROM cooldowns
-		ORDER BY provider, base_url, key_id`)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.Cooldown
-	for rows.Next() {
-		var (
-			c            store.Cooldown
-			until, setAt int64
-		)
-		if err := rows.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		c.Until, c.SetAt = fromNanos(until), fromNanos(setAt)
-		out = append(out, c)
-	}
-	return out, s.wrap(op, rows.Err())
+	out, err := collect(sqlrows.ScanCooldown)(s.pool.Query(ctx,
+		`SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
+	return out, s.wrap(op, err)
 }
 
 // LastSeq is the highest seq the session ever handed out.
@@ -45,10 +29,7 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 	}
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, id).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, s.notFound(op, "session "+id)
-	}
-	return n, s.wrap(op, err)
+	return n, s.lookup(op, "session "+id, err)
 }
 
 // ImportSession writes a session copied from another database exactly as
@@ -80,7 +61,7 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 			ON CONFLICT (id) DO NOTHING`,
 			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
-			[]byte(sess.SystemPrompt), sess.Cwd, nanos(sess.StartedAt), nanos(sess.UpdatedAt), ended,
+			[]byte(sess.SystemPrompt), sess.Cwd, sqlrows.Nanos(sess.StartedAt), sqlrows.Nanos(sess.UpdatedAt), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
 			sess.CostUSD, sess.APICalls, lastSeq, sess.Principal, sess.Kind)
 		if err != nil || tag.RowsAffected() == 0 {
@@ -89,14 +70,7 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 		created = true
 		b := &pgx.Batch{}
 		for i := range rows {
-			r := &rows[i]
-			m := r.m
-			u := m.Usage
-			b.Queue(insertSQL, sess.ID, m.Seq, m.TurnID, string(m.Role), r.content, nonNil(r.text),
-				r.toolCalls, m.ToolCallID, m.ToolName, m.IsError, r.reasoning, nonNil(m.APIContent), string(m.Kind),
-				m.Synthetic, m.Archived, string(m.FinishReason),
-				u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-				m.Provider, m.Model, r.createdAt, r.search)
+			b.Queue(insertSQL, insertArgs(sess.ID, rows[i].M.Seq, &rows[i])...)
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // acquireSQL takes the lease in one statement: a first lease inserts token
@@ -45,7 +46,7 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 		err := s.pool.QueryRow(ctx, acquireSQL, sessionID, holder, ttl.Nanoseconds()).
 			Scan(&l.Token, &acquired, &expires)
 		if err == nil {
-			l.AcquiredAt, l.ExpiresAt = fromNanos(acquired), fromNanos(expires)
+			l.AcquiredAt, l.ExpiresAt = sqlrows.FromNanos(acquired), sqlrows.FromNanos(expires)
 			return l, nil
 		}
 		var pe *pgconn.PgError
@@ -64,7 +65,7 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 			return store.Lease{}, s.wrap(op, err)
 		}
 		if err == nil && !released && held.Holder != holder {
-			held.ExpiresAt = fromNanos(expiresAt)
+			held.ExpiresAt = sqlrows.FromNanos(expiresAt)
 			return store.Lease{}, held
 		}
 	}
@@ -94,7 +95,7 @@ func (s *Store) RefreshLease(ctx context.Context, l store.Lease, ttl time.Durati
 		return store.Lease{}, s.wrap(op, err)
 	}
 	out := l
-	out.ExpiresAt = fromNanos(expires)
+	out.ExpiresAt = sqlrows.FromNanos(expires)
 	return out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // memoryWhere selects a MemoryQuery's entries: the workspace's shared
@@ -19,12 +20,12 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 	}
 	created := e.CreatedAt
 	if created.IsZero() {
-		created = now()
+		created = sqlrows.Now()
 	}
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO memory (workspace, user_name, text, source_session, created_at)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`, e.Workspace, e.User, []byte(e.Text), e.SourceSession,
-		nanos(created)).Scan(&id)
+		sqlrows.Nanos(created)).Scan(&id)
 	if err != nil {
 		return s.wrap(op, err)
 	}
@@ -41,26 +42,10 @@ func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.Memo
 	var out []store.MemoryEntry
 	err := s.retryRead(ctx, func() error {
 		out = nil
-		rows, err := s.pool.Query(ctx, `SELECT id, workspace, user_name, text, source_session, created_at
-			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				e    store.MemoryEntry
-				text []byte
-				at   int64
-			)
-			if err := rows.Scan(&e.ID, &e.Workspace, &e.User, &text, &e.SourceSession, &at); err != nil {
-				return err
-			}
-			e.Text = string(text)
-			e.CreatedAt = fromNanos(at)
-			out = append(out, e)
-		}
-		return rows.Err()
+		var err error
+		out, err = collect(sqlrows.ScanMemory)(s.pool.Query(ctx, `SELECT `+sqlrows.MemoryCols+`
+			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User))
+		return err
 	})
 	if err != nil {
 		return nil, s.wrap(op, err)

@@ -2,24 +2,17 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // maxPrealloc caps the rows Messages allocates up front.
 const maxPrealloc = 1 << 20
-
-// messageCols is the column list loadMessages reads, in order.
-const messageCols = `id, seq, turn_id, role, content, text, tool_calls, tool_call_id, tool_name,
-	is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	provider, model, created_at`
 
 // admitSQL reserves $1 seqs of live session $3 and stamps updated_at = $2,
 // provided $4 is 0 (unfenced) or the session's current, unreleased lease
@@ -89,9 +82,9 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 		return err
 	}
 	for i, m := range msgs {
-		m.ID, m.Seq, m.SessionID = rows[i].id, rows[i].seq, f.SessionID
+		m.ID, m.Seq, m.SessionID = rows[i].ID, rows[i].Seq, f.SessionID
 		if m.CreatedAt.IsZero() {
-			m.CreatedAt = fromNanos(rows[i].createdAt)
+			m.CreatedAt = sqlrows.FromNanos(rows[i].CreatedAt)
 		}
 	}
 	return nil
@@ -118,7 +111,7 @@ func (s *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 // first. Only a refusal runs the queries that explain it.
 func (s *Store) admit(ctx context.Context, tx pgx.Tx, op string, f store.Fence, n int64) (int64, error) {
 	var last int64
-	err := tx.QueryRow(ctx, admitSQL, n, nanos(now()), f.SessionID, f.Token).Scan(&last)
+	err := tx.QueryRow(ctx, admitSQL, n, sqlrows.Nanos(sqlrows.Now()), f.SessionID, f.Token).Scan(&last)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if err := s.whyNotLive(ctx, tx, op, f.SessionID); err != nil {
 			return 0, err
@@ -133,89 +126,53 @@ func (s *Store) admit(ctx context.Context, tx pgx.Tx, op string, f store.Fence, 
 
 // whyNotLive explains a refused reservation: unknown or ended session.
 func (s *Store) whyNotLive(ctx context.Context, tx pgx.Tx, op, id string) error {
-	var (
-		reason string
-		ended  *int64
-	)
-	err := tx.QueryRow(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = $1`, id).Scan(&reason, &ended)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s.notFound(op, "session "+id)
-	}
-	if err != nil || ended == nil {
-		return err
-	}
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return &store.Error{Op: op, Kind: store.KindEnded, Path: s.name,
-		Err: fmt.Errorf("session %s (ended: %s): %w", id, reason, store.ErrEnded)}
+	return sqlrows.NotLive(tx.QueryRow(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = $1`, id),
+		pgx.ErrNoRows, op, s.name, id)
 }
 
 // checkFence explains why f was refused (KindLeaseLost).
 func (s *Store) checkFence(ctx context.Context, tx pgx.Tx, op string, f store.Fence) error {
-	var (
-		token    int64
-		released bool
-	)
-	err := tx.QueryRow(ctx, `SELECT token, released FROM leases WHERE session_id = $1`, f.SessionID).
-		Scan(&token, &released)
-	var why string
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		why = "no lease was ever taken"
-	case err != nil:
-		return err
-	case token != f.Token:
-		why = fmt.Sprintf("the lease is now at token %d", token)
-	case released:
-		why = "the lease was released"
-	default:
-		// Read committed: the lease changed between the two statements
-		// (released and retaken by the same token cannot happen; a
-		// concurrent change can). Either way the write was refused.
-		why = "the lease changed while writing"
-	}
-	return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.name,
-		Err: fmt.Errorf("session %s, token %d: %s", f.SessionID, f.Token, why)}
+	return sqlrows.Fenced(tx.QueryRow(ctx, `SELECT token, released FROM leases WHERE session_id = $1`, f.SessionID),
+		pgx.ErrNoRows, op, s.name, f)
 }
 
-// row is a message encoded for the insert statement.
+// row is a message encoded for the insert statement, with its search
+// document.
 type row struct {
-	m                             *store.Message
-	content, toolCalls, reasoning []byte
-	text                          string
-	search                        string
-	createdAt                     int64
-	id, seq                       int64 // set by insert
+	sqlrows.EncodedMessage
+	search string
 }
 
 // encode prepares msgs (JSON, search document) before the transaction.
 func (s *Store) encode(op string, msgs []*store.Message) ([]row, error) {
-	rows := make([]row, len(msgs))
-	t := now()
-	for i, m := range msgs {
-		if m == nil {
-			return nil, s.wrap(op, fmt.Errorf("message %d is nil", i))
-		}
-		r := &rows[i]
-		r.m = m
-		var err error
-		if r.content, r.text, err = encodeContent(m.Content); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		if r.toolCalls, err = encodeToolCalls(m.ToolCalls); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		if r.reasoning, err = encodeReasoning(m.Reasoning); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		r.search = document(r.text)
-		r.createdAt = nanos(m.CreatedAt)
-		if r.createdAt == 0 {
-			r.createdAt = t.UnixNano()
-		}
+	enc, err := sqlrows.Encode(msgs)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	rows := make([]row, len(enc))
+	for i := range enc {
+		rows[i] = row{EncodedMessage: enc[i], search: document(enc[i].Text)}
 	}
 	return rows, nil
+}
+
+// insertArgs are insertSQL's arguments for r at seq.
+func insertArgs(sessionID string, seq int64, r *row) []any {
+	m, u := r.M, r.M.Usage
+	return []any{sessionID, seq, m.TurnID, string(m.Role), r.Content, nonNil(r.Text),
+		r.ToolCalls, m.ToolCallID, m.ToolName, m.IsError, r.Reasoning, nonNil(m.APIContent), string(m.Kind),
+		m.Synthetic, m.Archived, string(m.FinishReason),
+		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
+		m.Provider, m.Model, r.CreatedAt, r.search}
+}
+
+// nonNil makes an empty payload an empty bytea rather than NULL, for the
+// NOT NULL columns.
+func nonNil(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
 }
 
 // insert writes rows with consecutive seqs from first, in one batch.
@@ -225,19 +182,12 @@ func insert(ctx context.Context, tx pgx.Tx, sessionID string, first int64, rows 
 	}
 	b := &pgx.Batch{}
 	for i := range rows {
-		r := &rows[i]
-		m := r.m
-		u := m.Usage
-		r.seq = first + int64(i)
-		b.Queue(insertSQL, sessionID, r.seq, m.TurnID, string(m.Role), r.content, nonNil(r.text),
-			r.toolCalls, m.ToolCallID, m.ToolName, m.IsError, r.reasoning, nonNil(m.APIContent), string(m.Kind),
-			m.Synthetic, m.Archived, string(m.FinishReason),
-			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			m.Provider, m.Model, r.createdAt, r.search)
+		rows[i].Seq = first + int64(i)
+		b.Queue(insertSQL, insertArgs(sessionID, rows[i].Seq, &rows[i])...)
 	}
 	br := tx.SendBatch(ctx, b)
 	for i := range rows {
-		if err := br.QueryRow().Scan(&rows[i].id); err != nil {
+		if err := br.QueryRow().Scan(&rows[i].ID); err != nil {
 			_ = br.Close()
 			return fmt.Errorf("message %d: %w", i, err)
 		}
@@ -269,60 +219,27 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 		out, err = s.loadMessages(ctx, sessionID, q, limit, capacity)
 		return err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.notFound(op, "session "+sessionID)
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+sessionID, err)
 	}
 	return out, nil
 }
 
 func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.MessageQuery,
 	limit *int64, capacity int64) ([]store.Message, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+messageCols+` FROM messages
+	rows, err := s.pool.Query(ctx, `SELECT `+sqlrows.MessageCols+` FROM messages
 		WHERE session_id = $1 AND seq > $2 AND ($3 OR NOT archived) ORDER BY seq LIMIT $4`,
 		sessionID, q.AfterSeq, q.IncludeArchived, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var (
-		out                                 = make([]store.Message, 0, min(capacity, maxPrealloc))
-		content, text, toolCalls, reasoning []byte
-		apiContent                          []byte
-		role, kind, finish                  string
-		created                             int64
-	)
+	out := make([]store.Message, 0, min(capacity, maxPrealloc))
+	var raw sqlrows.MessageRow[[]byte, []byte]
 	for rows.Next() {
-		out = append(out, store.Message{})
-		m := &out[len(out)-1]
-		u := &m.Usage
-		m.SessionID = sessionID
-		if err := rows.Scan(&m.ID, &m.Seq, &m.TurnID, &role, &content, &text, &toolCalls,
-			&m.ToolCallID, &m.ToolName, &m.IsError, &reasoning, &apiContent, &kind, &m.Synthetic,
-			&m.Archived, &finish, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens,
-			&u.ReasoningTokens, &u.Reported, &m.Provider, &m.Model, &created); err != nil {
+		out = append(out, store.Message{SessionID: sessionID})
+		if err := raw.Scan(rows, &out[len(out)-1]); err != nil {
 			return nil, err
-		}
-		m.Role = llm.Role(role)
-		m.Kind = store.DisplayKind(kind)
-		m.FinishReason = llm.FinishReason(finish)
-		m.APIContent = string(apiContent)
-		m.CreatedAt = fromNanos(created)
-		if m.Content, err = decodeContent(content, string(text)); err != nil {
-			return nil, fmt.Errorf("message %d: %w", m.ID, err)
-		}
-		if toolCalls != nil {
-			if err := json.Unmarshal(toolCalls, &m.ToolCalls); err != nil {
-				return nil, fmt.Errorf("message %d: decode tool calls: %w", m.ID, err)
-			}
-		}
-		if reasoning != nil {
-			m.Reasoning = new(llm.Reasoning)
-			if err := json.Unmarshal(reasoning, m.Reasoning); err != nil {
-				return nil, fmt.Errorf("message %d: decode reasoning: %w", m.ID, err)
-			}
 		}
 	}
 	return out, rows.Err()

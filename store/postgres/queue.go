@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // Enqueue appends a message to its session's durable queue, shared by
@@ -19,11 +20,11 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	}
 	created := q.CreatedAt
 	if created.IsZero() {
-		created = now()
+		created = sqlrows.Now()
 	}
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_id, turn_id, text, created_at)
-		VALUES ($1, $2, $3, $4) RETURNING id`, q.SessionID, q.TurnID, []byte(q.Text), nanos(created)).Scan(&id)
+		VALUES ($1, $2, $3, $4) RETURNING id`, q.SessionID, q.TurnID, []byte(q.Text), sqlrows.Nanos(created)).Scan(&id)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
 		return s.notFound(op, "session "+q.SessionID)
@@ -44,30 +45,10 @@ func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMes
 	var out []store.QueuedMessage
 	err := s.retryRead(ctx, func() error {
 		out = nil
-		rows, err := s.pool.Query(ctx, `SELECT id, session_id, turn_id, text, created_at, started_at FROM queue
-			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				m       store.QueuedMessage
-				text    []byte
-				created int64
-				started *int64
-			)
-			if err := rows.Scan(&m.ID, &m.SessionID, &m.TurnID, &text, &created, &started); err != nil {
-				return err
-			}
-			m.Text = string(text)
-			m.CreatedAt = fromNanos(created)
-			if started != nil {
-				m.StartedAt = fromNanos(*started)
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		var err error
+		out, err = collect(sqlrows.ScanQueued)(s.pool.Query(ctx, `SELECT `+sqlrows.QueueCols+` FROM queue
+			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID))
+		return err
 	})
 	if err != nil {
 		return nil, s.wrap(op, err)
@@ -81,7 +62,7 @@ func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE queue SET started_at = $1 WHERE id = $2`, nanos(at), id)
+	tag, err := s.pool.Exec(ctx, `UPDATE queue SET started_at = $1 WHERE id = $2`, sqlrows.Nanos(at), id)
 	if err != nil {
 		return s.wrap(op, err)
 	}

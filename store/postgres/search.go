@@ -9,19 +9,17 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // SnippetOpen and SnippetClose wrap each matched word in SearchHit.Snippet
-// (the same marks as store/sqlite).
+// (the same marks in every backend).
 const (
-	SnippetOpen  = "«"
-	SnippetClose = "»"
+	SnippetOpen  = sqlrows.SnippetOpen
+	SnippetClose = sqlrows.SnippetClose
 )
 
 const (
-	defaultSearchLimit = 20
-	snippetCut         = "…" // marks text cut off around the match
-	snippetWords       = 16  // tokens of context in a snippet
 	// maxLexeme drops longer tokens (a base64 blob) from documents and
 	// queries alike; PostgreSQL refuses lexemes over 2 KiB.
 	maxLexeme = 256
@@ -162,7 +160,7 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 	}
 	limit := opt.Limit
 	if limit <= 0 {
-		limit = defaultSearchLimit
+		limit = sqlrows.DefaultSearchLimit
 	}
 	rows, err := s.pool.Query(ctx, `SELECT session_id, id, seq, role, text, created_at FROM messages
 		WHERE search @@ $1::tsquery AND ($2 = '' OR session_id = $2)
@@ -184,7 +182,7 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 			return nil, s.wrap(op, err)
 		}
 		h.Role = llm.Role(role)
-		h.CreatedAt = fromNanos(created)
+		h.CreatedAt = sqlrows.FromNanos(created)
 		h.Snippet = snippet(string(text), terms)
 		out = append(out, h)
 	}
@@ -194,7 +192,7 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 	return out, nil
 }
 
-// snippet cuts about snippetWords words of text around the first match and
+// snippet cuts about sqlrows.SnippetWords words of text around the first match and
 // marks every matched word.
 func snippet(text string, terms []term) string {
 	ts := tokens(text)
@@ -217,12 +215,12 @@ func snippet(text string, terms []term) string {
 	if first < 0 {
 		first = 0
 	}
-	from := max(0, first-snippetWords/4)
-	to := min(len(ts), from+snippetWords)
-	from = max(0, to-snippetWords)
+	from := max(0, first-sqlrows.SnippetWords/4)
+	to := min(len(ts), from+sqlrows.SnippetWords)
+	from = max(0, to-sqlrows.SnippetWords)
 	var b strings.Builder
 	if from > 0 {
-		b.WriteString(snippetCut)
+		b.WriteString(sqlrows.SnippetCut)
 	}
 	pos := ts[from].start
 	for i := from; i < to; i++ {
@@ -235,7 +233,7 @@ func snippet(text string, terms []term) string {
 		pos = ts[i].end
 	}
 	if to < len(ts) {
-		b.WriteString(snippetCut)
+		b.WriteString(sqlrows.SnippetCut)
 	} else {
 		b.WriteString(text[pos:])
 	}

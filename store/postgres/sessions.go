@@ -5,46 +5,18 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // defaultListLimit is the page size when ListOptions.Limit is 0.
 const defaultListLimit = 50
 
-// sessionCols is the column list scanSession reads, in order.
-const sessionCols = `id, title, provider, model, parent_session_id, kind, end_reason, system_prompt, cwd,
-	started_at, updated_at, ended_at,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	cost_usd, api_calls, principal,
-	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
-
-func scanSession(row pgx.Row) (store.Session, error) {
-	var (
-		ss               store.Session
-		prompt           []byte
-		started, updated int64
-		ended            *int64
-	)
-	err := row.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.Kind, &ss.EndReason, &prompt, &ss.Cwd,
-		&started, &updated, &ended,
-		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
-		&ss.Usage.ReasoningTokens, &ss.Usage.Reported,
-		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.MessageCount)
-	if err != nil {
-		return ss, err
-	}
-	ss.SystemPrompt = string(prompt)
-	ss.StartedAt = fromNanos(started)
-	ss.UpdatedAt = fromNanos(updated)
-	if ended != nil {
-		ss.EndedAt = fromNanos(*ended)
-	}
-	return ss, nil
-}
+// sessionCols is the column list sqlrows.ScanSession reads.
+const sessionCols = sqlrows.SessionColsHead + `updated_at` + sqlrows.SessionColsTail
 
 // CreateSession inserts sess. It fills ID (store.NewID) when empty and
 // StartedAt/UpdatedAt when zero, on the given value. A session created with
@@ -54,7 +26,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	t := now()
+	t := sqlrows.Now()
 	id, started, updated := sess.ID, sess.StartedAt, sess.UpdatedAt
 	generated := id == ""
 	if generated {
@@ -82,14 +54,14 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		cost_usd, api_calls, principal, kind)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 			id, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
-			[]byte(sess.SystemPrompt), sess.Cwd, nanos(started), nanos(updated), ended,
+			[]byte(sess.SystemPrompt), sess.Cwd, sqlrows.Nanos(started), sqlrows.Nanos(updated), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
 			sess.CostUSD, sess.APICalls, sess.Principal, sess.Kind)
 		var pe *pgconn.PgError
 		if !generated || attempt >= 4 || !errors.As(err, &pe) || pe.Code != "23505" {
 			break
 		}
-		id = store.NewID(now())
+		id = store.NewID(sqlrows.Now())
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
@@ -110,14 +82,11 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 	}
 	var ss store.Session
 	err := s.retryRead(ctx, func() (err error) {
-		ss, err = scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+		ss, err = sqlrows.ScanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
 		return err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.notFound(op, "session "+id)
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+id, err)
 	}
 	return &ss, nil
 }
@@ -149,20 +118,9 @@ func (s *Store) querySessions(ctx context.Context, op, query string, args ...any
 	}
 	var out []store.Session
 	err := s.retryRead(ctx, func() error {
-		out = nil
-		rows, err := s.pool.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			ss, err := scanSession(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, ss)
-		}
-		return rows.Err()
+		var err error
+		out, err = collect(sqlrows.ScanSession)(s.pool.Query(ctx, query, args...))
+		return err
 	})
 	if err != nil {
 		return nil, s.wrap(op, err)
@@ -173,7 +131,7 @@ func (s *Store) querySessions(ctx context.Context, op, query string, args ...any
 // SetTitle renames a session.
 func (s *Store) SetTitle(ctx context.Context, id, title string) error {
 	return s.updateSession(ctx, "set title", id,
-		`UPDATE sessions SET title = $1, updated_at = $2 WHERE id = $3`, title, nanos(now()), id)
+		`UPDATE sessions SET title = $1, updated_at = $2 WHERE id = $3`, title, sqlrows.Nanos(sqlrows.Now()), id)
 }
 
 // EndSession marks a session ended with reason. Ending an ended session is a
@@ -183,7 +141,7 @@ func (s *Store) EndSession(ctx context.Context, id, reason string) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	t := nanos(now())
+	t := sqlrows.Nanos(sqlrows.Now())
 	// One statement: the row is either ended now or was already; only a
 	// missing row leaves exists false.
 	var exists bool
@@ -211,7 +169,7 @@ func (s *Store) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD fl
 		cost_usd = cost_usd + $7, api_calls = api_calls + $8, updated_at = $9
 		WHERE id = $10`,
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-		costUSD, apiCalls, nanos(now()), id)
+		costUSD, apiCalls, sqlrows.Nanos(sqlrows.Now()), id)
 }
 
 // DeleteSession removes a session with its messages and lease (ON DELETE

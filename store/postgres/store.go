@@ -21,12 +21,12 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -105,7 +105,7 @@ func (s *Store) Close() error {
 }
 
 // errClosed is reported for any call after Close.
-var errClosed = errors.New("used after Close")
+var errClosed = sqlrows.ErrClosed
 
 func (s *Store) ready(op string) error {
 	if s.closed.Load() {
@@ -164,25 +164,18 @@ func Redact(dsn string) string {
 	return u.String()
 }
 
-// nanos and fromNanos store times as UTC unix nanoseconds; zero is unset.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// now is the store's clock for rows (not leases): UTC without a monotonic
-// reading, so a value set by the store compares equal to the one read back.
-func now() time.Time { return time.Now().UTC().Round(0) }
-
 // dbNow is the database clock in unix nanoseconds (microsecond resolution),
 // used for leases so every node measures expiry on the same clock.
 const dbNow = `(extract(epoch from clock_timestamp()) * 1000000)::bigint * 1000`
+
+// collect returns a reader of a query's whole result with scan, which
+// closes it: collect(scan)(db.Query(...)).
+func collect[T any](scan func(sqlrows.Scanner) (T, error)) func(pgx.Rows, error) ([]T, error) {
+	return func(rows pgx.Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		return sqlrows.Collect(rows, scan)
+	}
+}

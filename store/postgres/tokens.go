@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // CreateToken stores a gateway bearer token (its hash only), seen at once
@@ -20,35 +19,14 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 		return s.wrap(op, errors.New("token has no hash"))
 	}
 	if t.CreatedAt.IsZero() {
-		t.CreatedAt = now()
+		t.CreatedAt = sqlrows.Now()
 	}
 	if t.ID == "" {
 		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
-	var revoked *int64
-	if !t.RevokedAt.IsZero() {
-		n := nanos(t.RevokedAt)
-		revoked = &n
-	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO tokens (id, name, principal, hash, created_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.Name, t.Principal, t.Hash, nanos(t.CreatedAt), revoked)
+		VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.Name, t.Principal, t.Hash, sqlrows.Nanos(t.CreatedAt), sqlrows.NullNanos(t.RevokedAt))
 	return s.wrap(op, err)
-}
-
-const tokenCols = `id, name, principal, hash, created_at, revoked_at`
-
-func scanToken(row pgx.Row) (store.Token, error) {
-	var (
-		t       store.Token
-		created int64
-		revoked *int64
-	)
-	err := row.Scan(&t.ID, &t.Name, &t.Principal, &t.Hash, &created, &revoked)
-	t.CreatedAt = fromNanos(created)
-	if revoked != nil {
-		t.RevokedAt = fromNanos(*revoked)
-	}
-	return t, err
 }
 
 // TokenByHash returns the valid (not revoked) token with this hash.
@@ -59,15 +37,12 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 	}
 	var t store.Token
 	err := s.retryRead(ctx, func() (err error) {
-		t, err = scanToken(s.pool.QueryRow(ctx,
-			`SELECT `+tokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
+		t, err = sqlrows.ScanToken(s.pool.QueryRow(ctx,
+			`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
 		return err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.notFound(op, "token")
-	}
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "token", err)
 	}
 	return &t, nil
 }
@@ -78,20 +53,8 @@ func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+tokenCols+` FROM tokens ORDER BY created_at, id`)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.Token
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, s.wrap(op, err)
-		}
-		out = append(out, t)
-	}
-	return out, s.wrap(op, rows.Err())
+	out, err := collect(sqlrows.ScanToken)(s.pool.Query(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`))
+	return out, s.wrap(op, err)
 }
 
 // RevokeToken revokes a token; revoking twice keeps the first time.
@@ -100,7 +63,8 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`, nanos(now()), id)
+	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`,
+		sqlrows.Nanos(sqlrows.Now()), id)
 	if err != nil {
 		return s.wrap(op, err)
 	}

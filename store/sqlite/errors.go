@@ -1,13 +1,13 @@
 package sqlite
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"os"
 	"syscall"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // SQLite primary result codes (https://sqlite.org/rescode.html); the driver
@@ -44,7 +44,7 @@ type coder interface {
 }
 
 // errClosed is reported for any call after Close.
-var errClosed = errors.New("used after Close")
+var errClosed = sqlrows.ErrClosed
 
 // errReadOnly is reported for a write to a Store opened with ReadOnly.
 var errReadOnly = errors.New("opened read-only")
@@ -53,15 +53,7 @@ var errReadOnly = errors.New("opened read-only")
 // nil for nil and leaves an existing *store.Error or *store.LeaseHeldError
 // as it is.
 func (s *Store) wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var se *store.Error
-	if errors.As(err, &se) {
-		return err
-	}
-	var held *store.LeaseHeldError
-	if errors.As(err, &held) {
+	if err == nil || sqlrows.Classified(err) {
 		return err
 	}
 	return &store.Error{Op: op, Kind: kindOf(err, s.path), Path: s.path, Err: err}
@@ -69,15 +61,11 @@ func (s *Store) wrap(op string, err error) error {
 
 // kindOf maps a driver error to the cause a person can act on.
 func kindOf(err error, path string) store.ErrorKind {
-	switch {
-	case errors.Is(err, errClosed), errors.Is(err, sql.ErrConnDone):
+	if kind, ok := sqlrows.CommonKind(err, sql.ErrNoRows); ok {
+		return kind
+	}
+	if errors.Is(err, sql.ErrConnDone) {
 		return store.KindClosed
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, sql.ErrNoRows):
-		return store.KindNotFound
-	case errors.Is(err, store.ErrLeaseLost):
-		return store.KindLeaseLost
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return store.KindOther
 	}
 	var c coder
 	if errors.As(err, &c) {
@@ -116,4 +104,13 @@ func kindOfCode(code int, path string) store.ErrorKind {
 		}
 	}
 	return store.KindOther
+}
+
+// lookup is the error of reading one row: no row is what, not found;
+// anything else is wrapped.
+func (s *Store) lookup(op, what string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.notFound(op, what)
+	}
+	return s.wrap(op, err)
 }

@@ -2,9 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // AppendTurnEvents stores a turn's events in one transaction.
@@ -26,7 +26,7 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_events
 				(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail); err != nil {
+				e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, sqlrows.Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail); err != nil {
 				return err
 			}
 		}
@@ -41,26 +41,7 @@ func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]sto
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail
-		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.TurnEvent
-	for rows.Next() {
-		var (
-			e          store.TurnEvent
-			start, dur int64
-		)
-		if err := rows.Scan(&e.SessionID, &e.TurnID, &e.Seq, &e.Kind, &e.Name, &start, &dur, &e.CostUSD, &e.Detail); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		e.Start, e.Duration = fromNanos(start), time.Duration(dur)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	out, err := collect(sqlrows.ScanTurnEvent)(s.r.QueryContext(ctx, `SELECT `+sqlrows.TurnEventCols+`
+		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID))
+	return out, s.wrap(op, err)
 }

@@ -2,10 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // AllCooldowns lists every stored cooldown, expired ones too, for copying
@@ -15,25 +14,9 @@ func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT provider, base_url, key_id, until, reason, set_at FROM cooldowns
-		ORDER BY provider, base_url, key_id`)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.Cooldown
-	for rows.Next() {
-		var (
-			c            store.Cooldown
-			until, setAt int64
-		)
-		if err := rows.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		c.Until, c.SetAt = fromNanos(until), fromNanos(setAt)
-		out = append(out, c)
-	}
-	return out, s.wrap(op, rows.Err())
+	out, err := collect(sqlrows.ScanCooldown)(s.r.QueryContext(ctx,
+		`SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
+	return out, s.wrap(op, err)
 }
 
 // LastSeq is the highest seq the session ever handed out (deleted rows
@@ -44,9 +27,6 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	err := s.r.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, s.notFound(op, "session "+id)
-	}
-	return n, s.wrap(op, err)
+	err := s.r.QueryRowContext(ctx, lastSeqSQL, id).Scan(&n)
+	return n, s.lookup(op, "session "+id, err)
 }

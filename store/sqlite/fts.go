@@ -27,6 +27,12 @@ func (s *Store) indexBacklog(ctx context.Context, tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE fts_state SET indexed_upto = ?`, hi); err != nil {
 			return err
 		}
+		// The batch's mark: the newest created_at at or below hi.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO search_marks (upto, newest) SELECT ?2,
+			max(coalesce((SELECT newest FROM search_marks ORDER BY upto DESC LIMIT 1), 0),
+				coalesce((SELECT max(created_at) FROM messages WHERE id > ?1 AND id <= ?2), 0))`, upto, hi); err != nil {
+			return err
+		}
 		upto = hi
 	}
 	s.ftsUpto.Store(upto)

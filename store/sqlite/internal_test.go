@@ -13,6 +13,7 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // fakeCode stands in for the driver's *sqlite.Error, whose fields are not
@@ -247,7 +248,7 @@ func TestIndexFollowsRows(t *testing.T) {
 func TestTimesStoredAsUnixNanos(t *testing.T) {
 	s := openInternal(t, Options{})
 	ctx := t.Context()
-	created := fromNanos(1_616_000_000_123_456_789)
+	created := sqlrows.FromNanos(1_616_000_000_123_456_789)
 	if err := s.CreateSession(ctx, &store.Session{ID: "a", StartedAt: created}); err != nil {
 		t.Fatal(err)
 	}
@@ -262,42 +263,6 @@ func TestTimesStoredAsUnixNanos(t *testing.T) {
 	}
 	if started != 1_616_000_000_123_456_789 || msg != started {
 		t.Fatalf("stored times %d / %d", started, msg)
-	}
-}
-
-func TestCompactContentEncoding(t *testing.T) {
-	tests := []struct {
-		name     string
-		parts    []llm.Part
-		wantJSON bool
-	}{
-		{"none", nil, false},
-		{"one text", []llm.Part{llm.TextPart("hi")}, false},
-		{"one empty text", []llm.Part{llm.TextPart("")}, true},
-		{"two texts", []llm.Part{llm.TextPart("a"), llm.TextPart("b")}, true},
-		{"image", []llm.Part{{Type: llm.PartImage, URL: "u"}}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			content, text, err := encodeContent(tt.parts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (content != nil) != tt.wantJSON {
-				t.Fatalf("content column = %v, want JSON %v", content, tt.wantJSON)
-			}
-			var raw []byte
-			if content != nil {
-				raw = []byte(content.(string))
-			}
-			got, err := decodeContent(raw, content != nil, text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tt.parts) {
-				t.Fatalf("round trip = %#v, want %#v", got, tt.parts)
-			}
-		})
 	}
 }
 
@@ -387,5 +352,35 @@ func TestCreateSessionRetriesTakenID(t *testing.T) {
 	}
 	if err := s.CreateSession(ctx, &store.Session{ID: first.ID}); err == nil {
 		t.Error("creating a chosen, existing id succeeded")
+	}
+}
+
+// TestCheckpointOffTheCommitPath: the writer connection leaves WAL
+// checkpoints to the background checkpointer (its own threshold is only a
+// fallback), which runs one every checkpointEvery commits.
+func TestCheckpointOffTheCommitPath(t *testing.T) {
+	s := openInternal(t, Options{})
+	ctx := t.Context()
+	if err := s.CreateSession(ctx, &store.Session{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	onWriter(t, s, func(ctx context.Context, tx *wtx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&pages)
+	})
+	if pages != fallbackCheckpoint {
+		t.Fatalf("writer wal_autocheckpoint = %d, want %d", pages, fallbackCheckpoint)
+	}
+	for i := range 2 * checkpointEvery {
+		if err := s.Append(ctx, store.Fence{SessionID: "a"}, &store.Message{Message: llm.NewText(llm.RoleUser, fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.cp.runs.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no background checkpoint after %d commits", 2*checkpointEvery)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // AcquireLease takes the session's turn lease for holder with a new, larger
@@ -24,7 +25,7 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 		if err := s.mustExist(ctx, tx, op, sessionID); err != nil {
 			return err
 		}
-		t := now()
+		t := sqlrows.Now()
 		var (
 			curHolder string
 			token     int64
@@ -39,14 +40,14 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 		case err != nil:
 			return err
 		case !released && curHolder != holder && expires > t.UnixNano():
-			return &store.LeaseHeldError{SessionID: sessionID, Holder: curHolder, Token: token, ExpiresAt: fromNanos(expires)}
+			return &store.LeaseHeldError{SessionID: sessionID, Holder: curHolder, Token: token, ExpiresAt: sqlrows.FromNanos(expires)}
 		}
 		l = store.Lease{SessionID: sessionID, Holder: holder, Token: token + 1, AcquiredAt: t, ExpiresAt: t.Add(ttl)}
 		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, holder, token, acquired_at, expires_at, released)
 			VALUES (?, ?, ?, ?, ?, 0)
 			ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, token = excluded.token,
 				acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, released = 0`,
-			sessionID, holder, l.Token, nanos(l.AcquiredAt), nanos(l.ExpiresAt))
+			sessionID, holder, l.Token, sqlrows.Nanos(l.AcquiredAt), sqlrows.Nanos(l.ExpiresAt))
 		return err
 	})
 	if err != nil {
@@ -65,22 +66,11 @@ func (s *Store) RefreshLease(ctx context.Context, l store.Lease, ttl time.Durati
 	}
 	out := l
 	err := s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		out.ExpiresAt = now().Add(ttl)
-		res, err := tx.ExecContext(ctx, `UPDATE leases SET expires_at = ?
-			WHERE session_id = ? AND token = ? AND holder = ? AND released = 0`,
-			nanos(out.ExpiresAt), l.SessionID, l.Token, l.Holder)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.path,
-				Err: fmt.Errorf("session %s, token %d: taken over or released", l.SessionID, l.Token)}
-		}
-		return nil
+		out.ExpiresAt = sqlrows.Now().Add(ttl)
+		return execOne(ctx, tx, &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.path,
+			Err: fmt.Errorf("session %s, token %d: taken over or released", l.SessionID, l.Token)},
+			`UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ? AND holder = ? AND released = 0`,
+			sqlrows.Nanos(out.ExpiresAt), l.SessionID, l.Token, l.Holder)
 	})
 	if err != nil {
 		return store.Lease{}, err
@@ -94,7 +84,7 @@ func (s *Store) RefreshLease(ctx context.Context, l store.Lease, ttl time.Durati
 func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
 	return s.write(ctx, "release lease", func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE leases SET released = 1, expires_at = ?
-			WHERE session_id = ? AND token = ? AND released = 0`, nanos(now()), l.SessionID, l.Token)
+			WHERE session_id = ? AND token = ? AND released = 0`, sqlrows.Nanos(sqlrows.Now()), l.SessionID, l.Token)
 		return err
 	})
 }

@@ -3,12 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // maxPrealloc caps the rows Messages allocates up front.
@@ -17,11 +16,9 @@ const maxPrealloc = 1 << 20
 // deleteChunk bounds the parameters of one DELETE … IN (…).
 const deleteChunk = 500
 
-// messageCols is the column list loadMessages reads, in order.
-const messageCols = `id, seq, turn_id, role, content, text, tool_calls, tool_call_id, tool_name,
-	is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	provider, model, created_at`
+// lastSeqSQL reads the highest seq session ?1 ever handed out (see admitSQL).
+const lastSeqSQL = `SELECT max(last_seq, coalesce((SELECT max(seq) FROM messages WHERE session_id = ?1), 0))
+	FROM sessions WHERE id = ?1`
 
 // Append stores msgs in order in one transaction, fenced by f, and assigns
 // ID, Seq, SessionID and CreatedAt (when zero) on the given values once the
@@ -47,12 +44,12 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 // the inserts, in one transaction.
 func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs []*store.Message,
 	before func(ctx context.Context, tx *wtx) error) error {
-	rows, err := s.encode(op, msgs)
+	rows, err := sqlrows.Encode(msgs)
 	if err != nil {
-		return err
+		return s.wrap(op, err)
 	}
 	err = s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		first, err := s.admit(ctx, tx, op, f, int64(len(rows)))
+		first, err := s.admit(ctx, tx, op, f)
 		if err != nil {
 			return err
 		}
@@ -67,12 +64,12 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 		if err := s.insert(ctx, tx, f.SessionID, first, rows); err != nil {
 			return err
 		}
-		return s.maybeIndex(ctx, tx, rows[len(rows)-1].id)
+		return s.maybeIndex(ctx, tx, rows[len(rows)-1].ID)
 	})
 	if err != nil {
 		return err
 	}
-	commit(f.SessionID, msgs, rows)
+	sqlrows.Publish(f.SessionID, msgs, rows)
 	return nil
 }
 
@@ -85,7 +82,13 @@ func (s *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 		return s.ready(op)
 	}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		if _, err := s.admit(ctx, tx, op, f, 0); err != nil {
+		if _, err := s.admit(ctx, tx, op, f); err != nil {
+			return err
+		}
+		// last_seq keeps the highest seq handed out, so deleting the last
+		// rows does not let their seqs come back.
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = max(last_seq,
+			coalesce((SELECT max(seq) FROM messages WHERE session_id = ?1), 0)) WHERE id = ?1`, f.SessionID); err != nil {
 			return err
 		}
 		for start := 0; start < len(ids); start += deleteChunk {
@@ -105,12 +108,13 @@ func (s *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 }
 
 // admit checks, inside tx, that the session exists and is live and that f is
-// its current lease (unless f.Token is 0), and reserves n seqs. It returns
-// the first reserved seq. The happy path is one statement; only a refusal
-// runs the queries that explain it.
-func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence, n int64) (int64, error) {
+// its current lease (unless f.Token is 0), and returns the first seq free
+// for its rows (inserted within tx, which holds the write lock, so no other
+// writer can take the same seqs). The happy path is one read; only a
+// refusal runs the queries that explain it.
+func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence) (int64, error) {
 	var last int64
-	err := tx.admit.QueryRowContext(ctx, n, nanos(now()), f.SessionID, f.Token).Scan(&last)
+	err := tx.admit.QueryRowContext(ctx, f.SessionID, f.Token).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		if err := s.whyNotLive(ctx, tx, op, f.SessionID); err != nil {
 			return 0, err
@@ -120,129 +124,50 @@ func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence, n 
 	if err != nil {
 		return 0, err
 	}
-	return last - n + 1, nil
+	return last + 1, nil
 }
 
-// whyNotLive explains a failed seq reservation: unknown or ended session.
+// whyNotLive explains a failed admission: unknown or ended session.
 func (s *Store) whyNotLive(ctx context.Context, tx *wtx, op, id string) error {
-	var (
-		reason string
-		ended  sql.NullInt64
-	)
-	err := tx.QueryRowContext(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = ?`, id).Scan(&reason, &ended)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s.notFound(op, "session "+id)
-	}
-	if err != nil || !ended.Valid {
-		return err
-	}
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return &store.Error{Op: op, Kind: store.KindEnded, Path: s.path,
-		Err: fmt.Errorf("session %s (ended: %s): %w", id, reason, store.ErrEnded)}
+	return sqlrows.NotLive(tx.QueryRowContext(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = ?`, id),
+		sql.ErrNoRows, op, s.path, id)
 }
 
-// checkFence explains why f was refused: KindLeaseLost unless f.Token is the
-// session's current, unreleased lease token. Expiry alone does not void a token: until
-// someone else takes the lease over, the holder may still write.
+// checkFence explains why f was refused (KindLeaseLost).
 func (s *Store) checkFence(ctx context.Context, tx *wtx, op string, f store.Fence) error {
-	var (
-		token    int64
-		released bool
-	)
-	err := tx.QueryRowContext(ctx, `SELECT token, released FROM leases WHERE session_id = ?`, f.SessionID).
-		Scan(&token, &released)
-	var why string
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		why = "no lease was ever taken"
-	case err != nil:
-		return err
-	case token != f.Token:
-		why = fmt.Sprintf("the lease is now at token %d", token)
-	case released:
-		why = "the lease was released"
-	default:
-		// admit refused, so something changed under us; cannot happen
-		// inside one write transaction.
-		return fmt.Errorf("session %s: write refused for no known reason", f.SessionID)
-	}
-	return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.path,
-		Err: fmt.Errorf("session %s, token %d: %s", f.SessionID, f.Token, why)}
-}
-
-// row is a message encoded for the insert statement.
-type row struct {
-	m                             *store.Message
-	content, toolCalls, reasoning any
-	text                          string
-	createdAt                     int64
-	id, seq                       int64 // set by insert
-}
-
-// encode prepares msgs before the transaction so JSON work does not hold the
-// write lock.
-func (s *Store) encode(op string, msgs []*store.Message) ([]row, error) {
-	rows := make([]row, len(msgs))
-	t := now()
-	for i, m := range msgs {
-		if m == nil {
-			return nil, s.wrap(op, fmt.Errorf("message %d is nil", i))
-		}
-		r := &rows[i]
-		r.m = m
-		var err error
-		if r.content, r.text, err = encodeContent(m.Content); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		if r.toolCalls, err = encodeToolCalls(m.ToolCalls); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		if r.reasoning, err = encodeReasoning(m.Reasoning); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		r.createdAt = nanos(m.CreatedAt)
-		if r.createdAt == 0 {
-			r.createdAt = t.UnixNano()
-		}
-	}
-	return rows, nil
+	return sqlrows.Fenced(tx.QueryRowContext(ctx, `SELECT token, released FROM leases WHERE session_id = ?`, f.SessionID),
+		sql.ErrNoRows, op, s.path, f)
 }
 
 // insert writes rows with consecutive seqs from first.
-func (s *Store) insert(ctx context.Context, tx *wtx, sessionID string, first int64, rows []row) error {
+func (s *Store) insert(ctx context.Context, tx *wtx, sessionID string, first int64, rows []sqlrows.EncodedMessage) error {
 	for i := range rows {
 		r := &rows[i]
-		m := r.m
+		m := r.M
 		u := m.Usage
-		r.seq = first + int64(i)
-		res, err := tx.insert.ExecContext(ctx, sessionID, r.seq, m.TurnID, string(m.Role), r.content, r.text,
-			r.toolCalls, m.ToolCallID, m.ToolName, m.IsError, r.reasoning, m.APIContent, string(m.Kind),
+		r.Seq = first + int64(i)
+		res, err := tx.insert.ExecContext(ctx, sessionID, r.Seq, m.TurnID, string(m.Role), jsonText(r.Content), r.Text,
+			jsonText(r.ToolCalls), m.ToolCallID, m.ToolName, m.IsError, jsonText(r.Reasoning), m.APIContent, string(m.Kind),
 			m.Synthetic, m.Archived, string(m.FinishReason),
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			m.Provider, m.Model, r.createdAt)
+			m.Provider, m.Model, r.CreatedAt)
 		if err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
-		if r.id, err = res.LastInsertId(); err != nil {
+		if r.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// commit publishes the assigned fields on the caller's values, only after
-// the transaction committed.
-func commit(sessionID string, msgs []*store.Message, rows []row) {
-	for i, m := range msgs {
-		m.ID = rows[i].id
-		m.Seq = rows[i].seq
-		m.SessionID = sessionID
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = fromNanos(rows[i].createdAt)
-		}
+// jsonText binds an encoded JSON column as TEXT (a []byte would be a BLOB),
+// nil as NULL.
+func jsonText(b []byte) any {
+	if b == nil {
+		return nil
 	}
+	return string(b)
 }
 
 // Messages returns a session's rows ordered by Seq; archived rows only with
@@ -255,12 +180,9 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 	// The session's last seq both proves it exists and bounds the row
 	// count, so the result is allocated once instead of grown.
 	var last int64
-	err := s.r.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, sessionID).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, s.notFound(op, "session "+sessionID)
-	}
+	err := s.r.QueryRowContext(ctx, lastSeqSQL, sessionID).Scan(&last)
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+sessionID, err)
 	}
 	limit := int64(-1) // SQLite: no limit
 	capacity := max(last-q.AfterSeq, 0)
@@ -283,41 +205,12 @@ func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.Mess
 		return nil, err
 	}
 	defer rows.Close()
-	var (
-		out                           = make([]store.Message, 0, min(capacity, maxPrealloc))
-		content, toolCalls, reasoning sql.RawBytes
-		role, kind, finish            string
-		created                       int64
-	)
+	out := make([]store.Message, 0, min(capacity, maxPrealloc))
+	var raw sqlrows.MessageRow[sql.RawBytes, string] // scanned in place, decoded at once
 	for rows.Next() {
-		out = append(out, store.Message{})
-		m := &out[len(out)-1]
-		u := &m.Usage
-		var text string
-		m.SessionID = sessionID
-		if err := rows.Scan(&m.ID, &m.Seq, &m.TurnID, &role, &content, &text, &toolCalls,
-			&m.ToolCallID, &m.ToolName, &m.IsError, &reasoning, &m.APIContent, &kind, &m.Synthetic,
-			&m.Archived, &finish, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens,
-			&u.ReasoningTokens, &u.Reported, &m.Provider, &m.Model, &created); err != nil {
+		out = append(out, store.Message{SessionID: sessionID})
+		if err := raw.Scan(rows, &out[len(out)-1]); err != nil {
 			return nil, err
-		}
-		m.Role = llm.Role(role)
-		m.Kind = store.DisplayKind(kind)
-		m.FinishReason = llm.FinishReason(finish)
-		m.CreatedAt = fromNanos(created)
-		if m.Content, err = decodeContent(content, content != nil, text); err != nil {
-			return nil, fmt.Errorf("message %d: %w", m.ID, err)
-		}
-		if toolCalls != nil {
-			if err := json.Unmarshal(toolCalls, &m.ToolCalls); err != nil {
-				return nil, fmt.Errorf("message %d: decode tool calls: %w", m.ID, err)
-			}
-		}
-		if reasoning != nil {
-			m.Reasoning = new(llm.Reasoning)
-			if err := json.Unmarshal(reasoning, m.Reasoning); err != nil {
-				return nil, fmt.Errorf("message %d: decode reasoning: %w", m.ID, err)
-			}
 		}
 	}
 	return out, rows.Err()

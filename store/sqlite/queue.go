@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // Enqueue appends a message to its session's durable queue.
 func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	const op = "enqueue"
 	if q.CreatedAt.IsZero() {
-		q.CreatedAt = now()
+		q.CreatedAt = sqlrows.Now()
 	}
 	q.StartedAt = time.Time{}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
@@ -26,7 +27,7 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO queue (session_id, turn_id, text, created_at) VALUES (?, ?, ?, ?)`,
-			q.SessionID, q.TurnID, q.Text, nanos(q.CreatedAt))
+			q.SessionID, q.TurnID, q.Text, sqlrows.Nanos(q.CreatedAt))
 		if err != nil {
 			return err
 		}
@@ -41,48 +42,22 @@ func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMes
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	q := `SELECT id, session_id, turn_id, text, created_at, started_at FROM queue`
+	q := `SELECT ` + sqlrows.QueueCols + ` FROM queue`
 	var args []any
 	if sessionID != "" {
 		q += ` WHERE session_id = ?`
 		args = append(args, sessionID)
 	}
-	rows, err := s.r.QueryContext(ctx, q+` ORDER BY id`, args...)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.QueuedMessage
-	for rows.Next() {
-		var (
-			m       store.QueuedMessage
-			created int64
-			started sql.NullInt64
-		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.TurnID, &m.Text, &created, &started); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		m.CreatedAt = fromNanos(created)
-		m.StartedAt = fromNanos(started.Int64)
-		out = append(out, m)
-	}
-	return out, s.wrap(op, rows.Err())
+	out, err := collect(sqlrows.ScanQueued)(s.r.QueryContext(ctx, q+` ORDER BY id`, args...))
+	return out, s.wrap(op, err)
 }
 
 // MarkStarted records that a queued message's turn began.
 func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
 	const op = "mark queued started"
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE queue SET started_at = ? WHERE id = ?`, nanos(at), id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return s.notFound(op, "queued message")
-		}
-		return nil
+		return execOne(ctx, tx, s.notFound(op, "queued message"), `UPDATE queue SET started_at = ? WHERE id = ?`,
+			sqlrows.Nanos(at), id)
 	})
 }
 

@@ -6,6 +6,49 @@ import (
 	"fmt"
 )
 
+// messagesColumns is the messages table after its id column, the same in
+// migration 1 and in migration 6, which rebuilds the table.
+const messagesColumns = `	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	seq                INTEGER NOT NULL,
+	turn_id            TEXT NOT NULL DEFAULT '',
+	role               TEXT NOT NULL,
+	content            TEXT,            -- JSON []llm.Part; NULL when there are no parts
+	text               TEXT NOT NULL DEFAULT '', -- plain text for search and display
+	tool_calls         TEXT,            -- JSON []llm.ToolCall; NULL when none
+	tool_call_id       TEXT NOT NULL DEFAULT '',
+	tool_name          TEXT NOT NULL DEFAULT '',
+	is_error           INTEGER NOT NULL DEFAULT 0,
+	reasoning          TEXT,            -- JSON llm.Reasoning; NULL when absent
+	api_content        TEXT NOT NULL DEFAULT '',
+	display_kind       TEXT NOT NULL DEFAULT '',
+	synthetic          INTEGER NOT NULL DEFAULT 0,
+	archived           INTEGER NOT NULL DEFAULT 0,
+	finish_reason      TEXT NOT NULL DEFAULT '',
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+	usage_reported     INTEGER NOT NULL DEFAULT 0,
+	provider           TEXT NOT NULL DEFAULT '',
+	model              TEXT NOT NULL DEFAULT '',
+	created_at         INTEGER NOT NULL,
+	UNIQUE(session_id, seq)
+`
+
+// ftsTriggers keep the full-text index in step with deleted and edited
+// rows (migrations 1 and 6).
+const ftsTriggers = `CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN old.text <> '' AND old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
+	INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages
+WHEN old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
+	INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text <> '';
+	INSERT INTO messages_fts(rowid, text) SELECT new.id, new.text WHERE new.text <> '';
+END;
+`
+
 // migrations are applied in order, forward only; PRAGMA user_version records
 // how many ran. Never edit a released entry: append a new one.
 var migrations = [...]string{
@@ -40,33 +83,7 @@ CREATE INDEX sessions_parent ON sessions(parent_session_id, started_at) WHERE pa
 
 CREATE TABLE messages (
 	id                 INTEGER PRIMARY KEY AUTOINCREMENT,
-	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-	seq                INTEGER NOT NULL,
-	turn_id            TEXT NOT NULL DEFAULT '',
-	role               TEXT NOT NULL,
-	content            TEXT,            -- JSON []llm.Part; NULL when there are no parts
-	text               TEXT NOT NULL DEFAULT '', -- plain text for search and display
-	tool_calls         TEXT,            -- JSON []llm.ToolCall; NULL when none
-	tool_call_id       TEXT NOT NULL DEFAULT '',
-	tool_name          TEXT NOT NULL DEFAULT '',
-	is_error           INTEGER NOT NULL DEFAULT 0,
-	reasoning          TEXT,            -- JSON llm.Reasoning; NULL when absent
-	api_content        TEXT NOT NULL DEFAULT '',
-	display_kind       TEXT NOT NULL DEFAULT '',
-	synthetic          INTEGER NOT NULL DEFAULT 0,
-	archived           INTEGER NOT NULL DEFAULT 0,
-	finish_reason      TEXT NOT NULL DEFAULT '',
-	input_tokens       INTEGER NOT NULL DEFAULT 0,
-	output_tokens      INTEGER NOT NULL DEFAULT 0,
-	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
-	usage_reported     INTEGER NOT NULL DEFAULT 0,
-	provider           TEXT NOT NULL DEFAULT '',
-	model              TEXT NOT NULL DEFAULT '',
-	created_at         INTEGER NOT NULL,
-	UNIQUE(session_id, seq)
-);
+` + messagesColumns + `);
 
 -- External-content FTS5 index over messages.text. Rows are indexed in
 -- batches (see fts.go), not by an insert trigger: indexing one row per
@@ -79,16 +96,7 @@ CREATE TABLE fts_state (
 	indexed_upto INTEGER NOT NULL
 );
 INSERT INTO fts_state (id, indexed_upto) VALUES (1, 0);
-CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-WHEN old.text <> '' AND old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
-	INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages
-WHEN old.id <= (SELECT indexed_upto FROM fts_state) BEGIN
-	INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text <> '';
-	INSERT INTO messages_fts(rowid, text) SELECT new.id, new.text WHERE new.text <> '';
-END;
-
+` + ftsTriggers + `
 -- A lease row is kept after release so the next token is always larger.
 CREATE TABLE leases (
 	session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
@@ -180,6 +188,57 @@ CREATE TABLE turn_events (
 	detail      TEXT NOT NULL DEFAULT '',
 	UNIQUE(session_id, turn_id, seq)
 );
+`,
+	// 6: a cheaper commit path and search (issue 18).
+	//
+	// messages loses AUTOINCREMENT, whose sqlite_sequence row was one more
+	// page written by every append. Ids must still never be reused (the
+	// full-text index and callers key on them), so fts_state.id_floor keeps
+	// the highest id ever deleted, set by the delete trigger, and an insert
+	// takes max(max(id), id_floor) + 1 (see insertSQL).
+	//
+	// An append no longer writes the session row: its seq is
+	// max(sessions.last_seq, max(seq)) + 1, and last_seq becomes a floor that
+	// only Delete raises; the session's UpdatedAt is read as the newer of
+	// updated_at and its last row's created_at.
+	//
+	// search_marks(upto, newest): newest is the greatest created_at of any
+	// row with id <= upto, one mark per indexing batch. Search walks matches
+	// from the highest id down and stops once the mark below its position
+	// proves no older id can be newer than what it holds (see search.go).
+	`
+CREATE TABLE messages_v6 (
+	id                 INTEGER PRIMARY KEY,
+` + messagesColumns + `);
+-- Same columns in the same order: migration 1 made the table from
+-- messagesColumns and no migration since has altered it.
+INSERT INTO messages_v6 SELECT * FROM messages;
+
+ALTER TABLE fts_state ADD COLUMN id_floor INTEGER NOT NULL DEFAULT 0;
+UPDATE fts_state SET id_floor = coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0);
+
+-- Dropping a table fires no trigger, so the index keeps its entries; the
+-- new table has the same ids.
+DROP TABLE messages;
+ALTER TABLE messages_v6 RENAME TO messages;
+
+` + ftsTriggers + `CREATE TRIGGER messages_id_floor AFTER DELETE ON messages
+WHEN old.id > (SELECT id_floor FROM fts_state) BEGIN
+	UPDATE fts_state SET id_floor = old.id;
+END;
+
+CREATE TABLE search_marks (
+	upto   INTEGER PRIMARY KEY,
+	newest INTEGER NOT NULL
+);
+INSERT INTO search_marks (upto, newest)
+SELECT upto, max(newest) OVER (ORDER BY upto ROWS UNBOUNDED PRECEDING) FROM (
+	SELECT max(id) AS upto, max(created_at) AS newest FROM messages
+	WHERE id <= (SELECT indexed_upto FROM fts_state) GROUP BY id / 64);
+-- The last mark sits at indexed_upto itself, even when its rows are gone.
+INSERT OR IGNORE INTO search_marks (upto, newest)
+SELECT f.indexed_upto, m.newest FROM fts_state f, (SELECT max(newest) AS newest FROM search_marks) m
+WHERE m.newest IS NOT NULL;
 `,
 }
 

@@ -10,41 +10,18 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // defaultListLimit is the page size when ListOptions.Limit is 0.
 const defaultListLimit = 50
 
-// sessionCols is the column list scanSession reads, in order.
-const sessionCols = `id, title, provider, model, parent_session_id, kind, end_reason, system_prompt, cwd,
-	started_at, updated_at, ended_at,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	cost_usd, api_calls, principal,
-	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanSession(sc scanner) (store.Session, error) {
-	var (
-		ss               store.Session
-		started, updated int64
-		ended            sql.NullInt64
-		reported         bool
-	)
-	err := sc.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.Kind, &ss.EndReason, &ss.SystemPrompt, &ss.Cwd,
-		&started, &updated, &ended,
-		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
-		&ss.Usage.ReasoningTokens, &reported,
-		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.MessageCount)
-	if err != nil {
-		return ss, err
-	}
-	ss.StartedAt = fromNanos(started)
-	ss.UpdatedAt = fromNanos(updated)
-	ss.EndedAt = fromNanos(ended.Int64)
-	ss.Usage.Reported = reported
-	return ss, nil
-}
+// sessionCols is the column list sqlrows.ScanSession reads. An append
+// does not write the session row (schema migration 6), so UpdatedAt is the
+// newer of updated_at (creation, title, usage, end) and the creation time
+// of the session's last row; listings sort by it as last_active.
+const sessionCols = sqlrows.SessionColsHead + `max(updated_at, coalesce((SELECT created_at FROM messages m
+		WHERE m.session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0)) AS last_active` + sqlrows.SessionColsTail
 
 // errIDTaken is a generated session id that is already in use.
 var errIDTaken = errors.New("session id taken")
@@ -62,7 +39,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	}
 	var err error
 	for range idAttempts {
-		sess.ID = s.idFunc()(now())
+		sess.ID = s.idFunc()(sqlrows.Now())
 		if err = s.createSession(ctx, sess, true); !errors.Is(err, errIDTaken) {
 			return err
 		}
@@ -80,7 +57,7 @@ func (s *Store) idFunc() func(time.Time) string {
 
 func (s *Store) createSession(ctx context.Context, sess *store.Session, generated bool) error {
 	const op = "create session"
-	t := now()
+	t := sqlrows.Now()
 	if sess.StartedAt.IsZero() {
 		sess.StartedAt = t
 	}
@@ -110,7 +87,7 @@ func (s *Store) createSession(ctx context.Context, sess *store.Session, generate
 			cost_usd, api_calls, principal)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.Kind, sess.EndReason,
-			sess.SystemPrompt, sess.Cwd, nanos(sess.StartedAt), nanos(sess.UpdatedAt), ended,
+			sess.SystemPrompt, sess.Cwd, sqlrows.Nanos(sess.StartedAt), sqlrows.Nanos(sess.UpdatedAt), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
 			sess.CostUSD, sess.APICalls, sess.Principal)
 		return err
@@ -123,12 +100,9 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	ss, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, s.notFound(op, "session "+id)
-	}
+	ss, err := sqlrows.ScanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, "session "+id, err)
 	}
 	return &ss, nil
 }
@@ -141,11 +115,11 @@ func (s *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]stor
 	}
 	if opt.Principal != "" {
 		return s.querySessions(ctx, "list sessions",
-			`SELECT `+sessionCols+` FROM sessions WHERE principal = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+			`SELECT `+sessionCols+` FROM sessions WHERE principal = ? ORDER BY last_active DESC, id DESC LIMIT ? OFFSET ?`,
 			opt.Principal, limit, max(opt.Offset, 0))
 	}
 	return s.querySessions(ctx, "list sessions",
-		`SELECT `+sessionCols+` FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+		`SELECT `+sessionCols+` FROM sessions ORDER BY last_active DESC, id DESC LIMIT ? OFFSET ?`,
 		limit, max(opt.Offset, 0))
 }
 
@@ -162,43 +136,25 @@ func (s *Store) querySessions(ctx context.Context, op, query string, args ...any
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	defer rows.Close()
-	var out []store.Session
-	for rows.Next() {
-		ss, err := scanSession(rows)
-		if err != nil {
-			return nil, s.wrap(op, err)
-		}
-		out = append(out, ss)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	out, err := collect(sqlrows.ScanSession)(s.r.QueryContext(ctx, query, args...))
+	return out, s.wrap(op, err)
 }
 
 // SetTitle renames a session.
 func (s *Store) SetTitle(ctx context.Context, id, title string) error {
 	return s.updateSession(ctx, "set title", id,
-		`UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?`, title, nanos(now()), id)
+		`UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?`, title, sqlrows.Nanos(sqlrows.Now()), id)
 }
 
 // EndSession marks a session ended with reason. Ending an ended session is a
 // no-op that keeps the first reason and time.
 func (s *Store) EndSession(ctx context.Context, id, reason string) error {
 	const op = "end session"
-	t := nanos(now())
+	t := sqlrows.Nanos(sqlrows.Now())
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ?
-			WHERE id = ? AND ended_at IS NULL`, t, reason, t, id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
+		n, err := affected(tx.ExecContext(ctx, `UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ?
+			WHERE id = ? AND ended_at IS NULL`, t, reason, t, id))
+		if err != nil || n > 0 {
 			return err
 		}
 		return s.mustExist(ctx, tx, op, id)
@@ -216,7 +172,7 @@ func (s *Store) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD fl
 		cost_usd = cost_usd + ?, api_calls = api_calls + ?, updated_at = ?
 		WHERE id = ?`,
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-		costUSD, apiCalls, nanos(now()), id)
+		costUSD, apiCalls, sqlrows.Nanos(sqlrows.Now()), id)
 }
 
 // DeleteSession removes a session with its messages (and their search
@@ -236,36 +192,14 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return s.notFound(op, "session "+id)
-		}
-		return nil
+		return execOne(ctx, tx, s.notFound(op, "session "+id), `DELETE FROM sessions WHERE id = ?`, id)
 	})
 }
 
 // updateSession runs one UPDATE that must touch the session id.
 func (s *Store) updateSession(ctx context.Context, op, id, query string, args ...any) error {
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return s.notFound(op, "session "+id)
-		}
-		return nil
+		return execOne(ctx, tx, s.notFound(op, "session "+id), query, args...)
 	})
 }
 

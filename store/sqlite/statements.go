@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // statements are the hot-path read statements, prepared once per Store
@@ -13,7 +15,7 @@ type statements struct {
 
 func (st *statements) prepare(ctx context.Context, r *sql.DB) error {
 	var err error
-	st.load, err = r.PrepareContext(ctx, `SELECT `+messageCols+` FROM messages
+	st.load, err = r.PrepareContext(ctx, `SELECT `+sqlrows.MessageCols+` FROM messages
 		WHERE session_id = ? AND seq > ? AND (? OR archived = 0) ORDER BY seq LIMIT ?`)
 	return err
 }
@@ -21,5 +23,17 @@ func (st *statements) prepare(ctx context.Context, r *sql.DB) error {
 func (st *statements) close() {
 	if st.load != nil {
 		_ = st.load.Close() // fails only on a dead connection, which is closing anyway
+	}
+}
+
+// collect returns a reader of a query's whole result with scan, which
+// closes it: collect(scan)(db.Query(...)).
+func collect[T any](scan func(sqlrows.Scanner) (T, error)) func(*sql.Rows, error) ([]T, error) {
+	return func(rows *sql.Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		return sqlrows.Collect(rows, scan)
 	}
 }

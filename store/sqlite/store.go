@@ -81,6 +81,8 @@ type Store struct {
 	// readOnly: opened with Options.ReadOnly; w is nil.
 	readOnly bool
 	busy     time.Duration // how long a write waits for another process's lock
+	// cp runs WAL checkpoints off the commit path (nil when read-only).
+	cp *checkpointer
 	// ftsUpto caches fts_state.indexed_upto to decide cheaply when an
 	// append should index the backlog; the table is the truth.
 	ftsUpto atomic.Int64
@@ -153,6 +155,10 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		_ = s.w.Close()
 		return nil, s.wrap("open", err)
 	}
+	s.cp = newCheckpointer(dsn(abs,
+		"_pragma", "busy_timeout("+busyMS+")",
+		"_pragma", "synchronous("+syncMode+")",
+	))
 	return s, nil
 }
 
@@ -287,6 +293,7 @@ func (s *Store) Close() error {
 	if s.w == nil {
 		return s.wrap("close", s.r.Close())
 	}
+	s.cp.stop()
 	return s.wrap("close", errors.Join(s.r.Close(), s.w.Close()))
 }
 
@@ -304,22 +311,3 @@ func (s *Store) notFound(op, what string) error {
 	// the sentinel too would only repeat "not found" in the message.
 	return &store.Error{Op: op, Kind: store.KindNotFound, Path: s.path, Err: errors.New(what)}
 }
-
-// nanos and fromNanos store times as UTC unix nanoseconds; zero is NULL/0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// now is the store's clock: UTC, without a monotonic reading, so a value set
-// by the store compares equal to the one read back.
-func now() time.Time { return time.Now().UTC().Round(0) }

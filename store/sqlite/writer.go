@@ -15,9 +15,32 @@ import (
 // connection (BEGIN IMMEDIATE already run) with its hot-path statements.
 type wtx struct {
 	*sql.Conn
-	admit  *sql.Stmt // live session + fence check + seq reservation
-	insert *sql.Stmt // one message row
+	// begin, commit and rollback are prepared once: an unprepared
+	// statement is parsed and compiled again on every transaction.
+	begin, commit, rollback *sql.Stmt
+	admit                   *sql.Stmt // live session + fence check + seq reservation
+	insert                  *sql.Stmt // one message row
 }
+
+// admitSQL is the whole admission of a write, and only reads: session ?1
+// exists and is live, and ?2 is 0 (unfenced) or exactly its current,
+// unreleased lease token. It returns the session's last seq: the highest
+// of its rows' and of last_seq, the floor Delete leaves so that a deleted
+// row's seq is never handed out again (schema migration 6). No row is
+// written, so an append's commit holds only the pages of its own rows.
+const admitSQL = `SELECT max(s.last_seq, coalesce((SELECT max(seq) FROM messages WHERE session_id = ?1), 0))
+	FROM sessions s WHERE s.id = ?1 AND s.ended_at IS NULL
+	AND (?2 = 0 OR EXISTS (SELECT 1 FROM leases WHERE session_id = ?1 AND token = ?2 AND released = 0))`
+
+// insertSQL inserts one message. Its id is one above both the highest id
+// and fts_state.id_floor (the highest id ever deleted), so an id is never
+// reused without AUTOINCREMENT's per-insert write (migration 6).
+const insertSQL = `INSERT INTO messages (id, session_id, seq, turn_id, role,
+	content, text, tool_calls, tool_call_id, tool_name, is_error, reasoning, api_content, display_kind,
+	synthetic, archived, finish_reason, input_tokens, output_tokens, cache_read_tokens,
+	cache_write_tokens, reasoning_tokens, usage_reported, provider, model, created_at)
+	VALUES ((SELECT max(coalesce((SELECT max(id) FROM messages), 0), id_floor) + 1 FROM fts_state),
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // write runs fn in one BEGIN IMMEDIATE transaction on the writer connection.
 //
@@ -60,14 +83,15 @@ func (s *Store) write(ctx context.Context, op string, fn func(ctx context.Contex
 		err = ctx.Err()
 	}
 	if err == nil {
-		if _, err = tx.ExecContext(bg, `COMMIT`); err == nil {
+		if _, err = tx.commit.ExecContext(bg); err == nil {
+			s.cp.committed()
 			return nil
 		}
 	}
 	// SQLite rolls back by itself after some errors (disk full, I/O); a
 	// failing ROLLBACK then is expected, but the connection state is no
 	// longer certain, so start over with a fresh one.
-	if _, rerr := tx.ExecContext(bg, `ROLLBACK`); rerr != nil {
+	if _, rerr := tx.rollback.ExecContext(bg); rerr != nil {
 		s.dropWriter()
 	}
 	return s.wrap(op, err)
@@ -81,7 +105,7 @@ func (s *Store) begin(ctx, bg context.Context, tx *wtx) error {
 	deadline := time.Now().Add(s.busy)
 	delay := time.Millisecond
 	for {
-		_, err := tx.ExecContext(bg, `BEGIN IMMEDIATE`)
+		_, err := tx.begin.ExecContext(bg)
 		if err == nil || !isBusy(err) || !time.Now().Before(deadline) {
 			return err
 		}
@@ -119,18 +143,21 @@ func (s *Store) writer(ctx context.Context) (*wtx, error) {
 	// begin waits for the write lock itself; see there.
 	_, err = conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`)
 	if err == nil {
-		// ?4 = 0 writes unfenced; otherwise the lease must hold exactly ?4.
-		tx.admit, err = conn.PrepareContext(ctx, `UPDATE sessions SET last_seq = last_seq + ?1, updated_at = ?2
-			WHERE id = ?3 AND ended_at IS NULL
-			AND (?4 = 0 OR EXISTS (SELECT 1 FROM leases WHERE session_id = ?3 AND token = ?4 AND released = 0))
-			RETURNING last_seq`)
+		_, err = conn.ExecContext(ctx, fallbackPragma) // see checkpoint.go
+	}
+	for _, p := range []struct {
+		st  **sql.Stmt
+		sql string
+	}{{&tx.begin, `BEGIN IMMEDIATE`}, {&tx.commit, `COMMIT`}, {&tx.rollback, `ROLLBACK`}} {
+		if err == nil {
+			*p.st, err = conn.PrepareContext(ctx, p.sql)
+		}
 	}
 	if err == nil {
-		tx.insert, err = conn.PrepareContext(ctx, `INSERT INTO messages (session_id, seq, turn_id, role,
-			content, text, tool_calls, tool_call_id, tool_name, is_error, reasoning, api_content, display_kind,
-			synthetic, archived, finish_reason, input_tokens, output_tokens, cache_read_tokens,
-			cache_write_tokens, reasoning_tokens, usage_reported, provider, model, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		tx.admit, err = conn.PrepareContext(ctx, admitSQL)
+	}
+	if err == nil {
+		tx.insert, err = conn.PrepareContext(ctx, insertSQL)
 	}
 	if err != nil {
 		closeWriter(tx, true)
@@ -152,7 +179,7 @@ func (s *Store) dropWriter() {
 // closeWriter closes tx's statements and gives its connection back to the
 // pool, or, when discard is set, makes the pool close it.
 func closeWriter(tx *wtx, discard bool) {
-	for _, st := range []*sql.Stmt{tx.admit, tx.insert} {
+	for _, st := range []*sql.Stmt{tx.begin, tx.commit, tx.rollback, tx.admit, tx.insert} {
 		if st != nil {
 			_ = st.Close() // fails only on a dead connection, which is going anyway
 		}
@@ -166,4 +193,22 @@ func closeWriter(tx *wtx, discard bool) {
 // isBadConn reports whether err means the connection itself is unusable.
 func isBadConn(err error) bool {
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)
+}
+
+// execOne runs one statement in tx that must touch a row; when it touches
+// none, the write fails with missing.
+func execOne(ctx context.Context, tx *wtx, missing error, query string, args ...any) error {
+	n, err := affected(tx.ExecContext(ctx, query, args...))
+	if err == nil && n == 0 {
+		return missing
+	}
+	return err
+}
+
+// affected is the row count of an Exec's result.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

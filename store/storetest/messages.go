@@ -21,6 +21,8 @@ var messageCases = []testCase{
 	{"Replace", testReplace},
 	{"Delete", testDelete},
 	{"SeqNeverReused", testSeqNeverReused},
+	{"IDNeverReused", testIDNeverReused},
+	{"AppendMovesSessionUp", testAppendMovesSessionUp},
 	{"EmptySession", testEmptySession},
 	{"SessionsIsolated", testSessionsIsolated},
 }
@@ -349,4 +351,61 @@ func testSessionsIsolated(t *testing.T, s store.Store) {
 	if fmt.Sprint(texts(ga), seqs(ga)) != "[a1 a2] [1 2]" || fmt.Sprint(texts(gb), seqs(gb)) != "[b1 b2] [1 2]" {
 		t.Fatalf("a = %v %v, b = %v %v", texts(ga), seqs(ga), texts(gb), seqs(gb))
 	}
+}
+
+// testIDNeverReused deletes the newest row of the whole store (by Delete,
+// then with its session) and checks the next row gets a larger id.
+func testIDNeverReused(t *testing.T, s store.Store) {
+	a, b := newSession(t, s), newSession(t, s)
+	fa, fb := store.Fence{SessionID: a.ID}, store.Fence{SessionID: b.ID}
+	m1, m2 := text(llm.RoleUser, "1"), text(llm.RoleAssistant, "2")
+	appendMsgs(t, s, fa, m1, m2)
+	if err := s.Delete(ctx(t), fa, m2.ID); err != nil {
+		t.Fatal(err)
+	}
+	m3 := text(llm.RoleUser, "3")
+	appendMsgs(t, s, fb, m3)
+	if m3.ID <= m2.ID {
+		t.Fatalf("after deleting id %d, a new row got id %d", m2.ID, m3.ID)
+	}
+	if err := s.DeleteSession(ctx(t), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	m4 := text(llm.RoleUser, "4")
+	appendMsgs(t, s, fa, m4)
+	if m4.ID <= m3.ID {
+		t.Fatalf("after deleting the session holding id %d, a new row got id %d", m3.ID, m4.ID)
+	}
+}
+
+// testAppendMovesSessionUp: a session written to comes first in the
+// listing, and its UpdatedAt is not older than the row.
+func testAppendMovesSessionUp(t *testing.T, s store.Store) {
+	a := newSession(t, s)
+	b := newSession(t, s, func(x *store.Session) { x.UpdatedAt = a.UpdatedAt.Add(time.Millisecond) })
+	if got := listIDs(t, s); len(got) < 2 || got[0] != b.ID {
+		t.Fatalf("before the append, list = %v, want %s first", got, b.ID)
+	}
+	m := text(llm.RoleUser, "hello")
+	m.CreatedAt = b.UpdatedAt.Add(time.Second)
+	appendMsgs(t, s, store.Fence{SessionID: a.ID}, m)
+	if got := listIDs(t, s); len(got) < 2 || got[0] != a.ID {
+		t.Fatalf("after the append, list = %v, want %s first", got, a.ID)
+	}
+	if got := getSession(t, s, a.ID); got.UpdatedAt.Before(b.UpdatedAt) {
+		t.Fatalf("UpdatedAt %v after the append is older than the other session's %v", got.UpdatedAt, b.UpdatedAt)
+	}
+}
+
+func listIDs(t *testing.T, s store.Store) []string {
+	t.Helper()
+	ss, err := s.ListSessions(ctx(t), store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(ss))
+	for i, x := range ss {
+		ids[i] = x.ID
+	}
+	return ids
 }

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 
 var searchCases = []testCase{
 	{"FindsNewestFirst", testSearchOrder},
+	{"NewestFirstOutOfIDOrder", testSearchOutOfOrder},
 	{"SessionFilterAndLimit", testSearchFilter},
 	{"ArchivedIncluded", testSearchArchived},
 	{"DeletedExcluded", testSearchDeleted},
@@ -171,5 +174,67 @@ func testSearchUnicode(t *testing.T, s store.Store) {
 		if hits := search(t, s, q, store.SearchOptions{}); len(hits) != 1 || hits[0].MessageID != m.ID {
 			t.Errorf("Search(%q) = %+v", q, hits)
 		}
+	}
+}
+
+// testSearchOutOfOrder stores many matching rows whose times are not in
+// the order of their ids (imported rows, concurrent turns), with ties, in
+// several appends and sessions, and checks every limit returns exactly the
+// newest by time, then by id.
+func testSearchOutOfOrder(t *testing.T, s store.Store) {
+	a, b := newSession(t, s), newSession(t, s)
+	const n = 300
+	var all []*store.Message
+	for i := range n {
+		m := text(llm.RoleUser, fmt.Sprintf("guava note %d", i))
+		if i%7 == 0 {
+			m = text(llm.RoleUser, fmt.Sprintf("other note %d", i)) // not a match
+		}
+		// A scrambled time, three rows per second: ties are broken by id.
+		m.CreatedAt = at((i * 7919 % n) / 3)
+		all = append(all, m)
+	}
+	for start := 0; start < n; start += 50 {
+		f := store.Fence{SessionID: a.ID}
+		if start/50%2 == 1 {
+			f = store.Fence{SessionID: b.ID}
+		}
+		appendMsgs(t, s, f, all[start:start+50]...)
+	}
+	var want []*store.Message
+	for _, m := range all {
+		if strings.HasPrefix(m.Text(), "guava") {
+			want = append(want, m)
+		}
+	}
+	slices.SortFunc(want, func(x, y *store.Message) int {
+		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.ID, x.ID)
+	})
+	for _, tt := range []struct {
+		limit   int
+		session string
+	}{{1, ""}, {20, ""}, {150, ""}, {n, ""}, {20, b.ID}, {n, a.ID}} {
+		t.Run(fmt.Sprintf("limit=%d,session=%q", tt.limit, tt.session), func(t *testing.T) {
+			hits := search(t, s, "guava", store.SearchOptions{Limit: tt.limit, SessionID: tt.session})
+			var exp []int64
+			for _, m := range want {
+				if (tt.session == "" || m.SessionID == tt.session) && len(exp) < tt.limit {
+					exp = append(exp, m.ID)
+				}
+			}
+			got := make([]int64, len(hits))
+			for i, h := range hits {
+				got[i] = h.MessageID
+				if !strings.Contains(h.Snippet, "guava") {
+					t.Errorf("hit %d snippet %q", h.MessageID, h.Snippet)
+				}
+			}
+			if !slices.Equal(got, exp) {
+				t.Fatalf("hits = %v\nwant   %v", got, exp)
+			}
+		})
 	}
 }

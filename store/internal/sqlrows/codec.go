@@ -1,4 +1,4 @@
-package postgres
+package sqlrows
 
 import (
 	"encoding/json"
@@ -7,11 +7,14 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 )
 
-// Content is stored as in store/sqlite: the common case, exactly one plain
-// non-empty text part, lives only in the text column (content NULL); no
-// parts is NULL with empty text; everything else is the JSON of the parts.
+// Content is stored compactly: the common case, exactly one plain non-empty
+// text part, lives only in the text column (content NULL), which spares a
+// JSON round trip on almost every row of a long transcript. No parts is
+// NULL with empty text; everything else (images, several parts, an empty
+// text part) is the JSON of the parts.
 
-func encodeContent(parts []llm.Part) (content []byte, text string, err error) {
+// EncodeContent returns the content column (nil for NULL) and the plain text.
+func EncodeContent(parts []llm.Part) (content []byte, text string, err error) {
 	text = llm.Message{Content: parts}.Text()
 	if len(parts) == 0 || (len(parts) == 1 && plainText(parts[0])) {
 		return nil, text, nil
@@ -27,7 +30,8 @@ func plainText(p llm.Part) bool {
 	return p.Type == llm.PartText && p.Text != "" && p.MediaType == "" && p.Data == nil && p.URL == ""
 }
 
-func decodeContent(content []byte, text string) ([]llm.Part, error) {
+// DecodeContent reverses EncodeContent; content nil is NULL.
+func DecodeContent(content []byte, text string) ([]llm.Part, error) {
 	if content == nil {
 		if text == "" {
 			return nil, nil
@@ -41,8 +45,8 @@ func decodeContent(content []byte, text string) ([]llm.Part, error) {
 	return parts, nil
 }
 
-// encodeJSON returns nil (NULL) for a nil value, the JSON otherwise.
-func encodeToolCalls(calls []llm.ToolCall) ([]byte, error) {
+// EncodeToolCalls is the tool_calls column: nil (NULL) when there are none.
+func EncodeToolCalls(calls []llm.ToolCall) ([]byte, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
@@ -53,7 +57,8 @@ func encodeToolCalls(calls []llm.ToolCall) ([]byte, error) {
 	return b, nil
 }
 
-func encodeReasoning(r *llm.Reasoning) ([]byte, error) {
+// EncodeReasoning is the reasoning column: nil (NULL) when absent.
+func EncodeReasoning(r *llm.Reasoning) ([]byte, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -62,13 +67,4 @@ func encodeReasoning(r *llm.Reasoning) ([]byte, error) {
 		return nil, fmt.Errorf("encode reasoning: %w", err)
 	}
 	return b, nil
-}
-
-// nonNil makes an empty payload an empty bytea rather than NULL, for the
-// NOT NULL columns.
-func nonNil(s string) []byte {
-	if s == "" {
-		return []byte{}
-	}
-	return []byte(s)
 }

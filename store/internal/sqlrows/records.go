@@ -1,0 +1,120 @@
+package sqlrows
+
+import (
+	"time"
+
+	"github.com/talaria-agent/talaria/store"
+)
+
+// Text columns that may hold any bytes are bytea in PostgreSQL, so the
+// scanners below read them as []byte, which both drivers fill from TEXT
+// and bytea alike.
+
+// The column list ScanSession reads is SessionColsHead, the expression for
+// UpdatedAt (the backends keep it differently), then SessionColsTail.
+const (
+	SessionColsHead = `id, title, provider, model, parent_session_id, kind, end_reason, system_prompt, cwd,
+	started_at, `
+	SessionColsTail = `, ended_at,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
+	cost_usd, api_calls, principal,
+	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
+)
+
+// ScanSession reads one row of SessionColsHead, updated_at, SessionColsTail.
+func ScanSession(sc Scanner) (store.Session, error) {
+	var (
+		ss               store.Session
+		prompt           []byte
+		started, updated int64
+		ended            *int64
+	)
+	err := sc.Scan(&ss.ID, &ss.Title, &ss.Provider, &ss.Model, &ss.ParentID, &ss.Kind, &ss.EndReason, &prompt, &ss.Cwd,
+		&started, &updated, &ended,
+		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
+		&ss.Usage.ReasoningTokens, &ss.Usage.Reported,
+		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.MessageCount)
+	if err != nil {
+		return ss, err
+	}
+	ss.SystemPrompt = string(prompt)
+	ss.StartedAt = FromNanos(started)
+	ss.UpdatedAt = FromNanos(updated)
+	ss.EndedAt = fromNullNanos(ended)
+	return ss, nil
+}
+
+// TokenCols is the column list ScanToken reads.
+const TokenCols = `id, name, principal, hash, created_at, revoked_at`
+
+// ScanToken reads one row of TokenCols.
+func ScanToken(sc Scanner) (store.Token, error) {
+	var (
+		t       store.Token
+		created int64
+		revoked *int64
+	)
+	err := sc.Scan(&t.ID, &t.Name, &t.Principal, &t.Hash, &created, &revoked)
+	t.CreatedAt = FromNanos(created)
+	t.RevokedAt = fromNullNanos(revoked)
+	return t, err
+}
+
+// CooldownCols is the column list ScanCooldown reads.
+const CooldownCols = `provider, base_url, key_id, until, reason, set_at`
+
+// ScanCooldown reads one row of CooldownCols.
+func ScanCooldown(sc Scanner) (store.Cooldown, error) {
+	var (
+		c            store.Cooldown
+		until, setAt int64
+	)
+	err := sc.Scan(&c.Provider, &c.BaseURL, &c.KeyID, &until, &c.Reason, &setAt)
+	c.Until, c.SetAt = FromNanos(until), FromNanos(setAt)
+	return c, err
+}
+
+// TurnEventCols is the column list ScanTurnEvent reads.
+const TurnEventCols = `session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail`
+
+// ScanTurnEvent reads one row of TurnEventCols.
+func ScanTurnEvent(sc Scanner) (store.TurnEvent, error) {
+	var (
+		e          store.TurnEvent
+		start, dur int64
+	)
+	err := sc.Scan(&e.SessionID, &e.TurnID, &e.Seq, &e.Kind, &e.Name, &start, &dur, &e.CostUSD, &e.Detail)
+	e.Start, e.Duration = FromNanos(start), time.Duration(dur)
+	return e, err
+}
+
+// MemoryCols is the column list ScanMemory reads.
+const MemoryCols = `id, workspace, user_name, text, source_session, created_at`
+
+// ScanMemory reads one row of MemoryCols.
+func ScanMemory(sc Scanner) (store.MemoryEntry, error) {
+	var (
+		e    store.MemoryEntry
+		text []byte
+		at   int64
+	)
+	err := sc.Scan(&e.ID, &e.Workspace, &e.User, &text, &e.SourceSession, &at)
+	e.Text, e.CreatedAt = string(text), FromNanos(at)
+	return e, err
+}
+
+// QueueCols is the column list ScanQueued reads.
+const QueueCols = `id, session_id, turn_id, text, created_at, started_at`
+
+// ScanQueued reads one row of QueueCols.
+func ScanQueued(sc Scanner) (store.QueuedMessage, error) {
+	var (
+		m       store.QueuedMessage
+		text    []byte
+		created int64
+		started *int64
+	)
+	err := sc.Scan(&m.ID, &m.SessionID, &m.TurnID, &text, &created, &started)
+	m.Text, m.CreatedAt, m.StartedAt = string(text), FromNanos(created), fromNullNanos(started)
+	return m, err
+}

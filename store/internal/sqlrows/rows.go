@@ -1,0 +1,75 @@
+// Package sqlrows is what store/sqlite and store/postgres share below the
+// SQL text: how rows are encoded and decoded (the column lists and their
+// order, the compact content encoding, times as unix nanoseconds), reading
+// a result set, and the error causes common to both drivers. Statements
+// stay in each backend (placeholders, locking and transactions differ);
+// anything both write or read the same way lives here once.
+//
+// The helpers take the drivers' rows through small interfaces that both
+// database/sql and pgx satisfy, so nothing here imports a driver.
+package sqlrows
+
+import (
+	"time"
+)
+
+// Scanner is one result row: *sql.Row, *sql.Rows, pgx.Row or pgx.Rows.
+type Scanner interface{ Scan(dest ...any) error }
+
+// Rows is a result set being read. Closing it stays with the caller: the
+// drivers' Close methods differ.
+type Rows interface {
+	Scanner
+	Next() bool
+	Err() error
+}
+
+// Collect reads every row of rows with scan.
+func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Nanos stores a time as UTC unix nanoseconds; the zero time is 0.
+func Nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FromNanos reverses Nanos.
+func FromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// NullNanos is a nullable time column's value: nil (NULL) for the zero time.
+func NullNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := t.UnixNano()
+	return &n
+}
+
+// fromNullNanos reverses NullNanos.
+func fromNullNanos(n *int64) time.Time {
+	if n == nil {
+		return time.Time{}
+	}
+	return FromNanos(*n)
+}
+
+// Now is the stores' clock for rows: UTC without a monotonic reading, so a
+// value set by a store compares equal to the one read back.
+func Now() time.Time { return time.Now().UTC().Round(0) }
