@@ -1,0 +1,68 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// encodeIncremental is encodeRequest for a request that carries a wire
+// cache: the items of the leading messages the cache holds are reused
+// (in place when the transport is done with the last body), only the rest
+// are encoded, and the result is byte for byte what encodeRequest returns
+// (the tests compare the two call by call). Chat Completions encodes every
+// message on its own, so every message boundary is a cut point. It
+// returns the cache key to Release the body under once it is sent.
+func encodeIncremental(req *llm.Request, maxCompletionTokens bool) ([]byte, string, error) {
+	envReq := *req
+	envReq.System, envReq.Messages = "", nil
+	envelope, err := encodeRequest(&envReq, maxCompletionTokens)
+	if err != nil {
+		return nil, "", err
+	}
+	head, tail, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
+	if !ok {
+		body, err := encodeRequest(req, maxCompletionTokens)
+		return body, "", err
+	}
+	key := "chat\x00" + req.System
+	stable := min(req.Stable, len(req.Messages))
+	body, cut := req.Wire.Begin(key, head, stable, 0)
+	items := cut.Items
+	var scratch bytes.Buffer
+	enc := json.NewEncoder(&scratch)
+	enc.SetEscapeHTML(false)
+	add := func(w wireMessage) error {
+		scratch.Reset()
+		if err := enc.Encode(w); err != nil {
+			return fmt.Errorf("encoding request: %w", err)
+		}
+		item := bytes.TrimSuffix(scratch.Bytes(), []byte("\n"))
+		body = llm.Grow(body, len(item)+1+len(tail))
+		if items > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, item...)
+		items++
+		return nil
+	}
+	if cut.Msgs == 0 && req.System != "" {
+		if err := add(wireMessage{Role: "system", Content: req.System}); err != nil {
+			return nil, "", err
+		}
+	}
+	prefixEnd, prefixItems := len(body), items
+	for i := cut.Msgs; i < len(req.Messages); i++ {
+		if err := add(encodeMessage(req.Messages[i])); err != nil {
+			return nil, "", err
+		}
+		if i+1 == stable {
+			prefixEnd, prefixItems = len(body), items
+		}
+	}
+	body = append(llm.Grow(body, len(tail)), tail...)
+	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
+	return body, key, nil
+}
