@@ -46,8 +46,8 @@ type WireCut struct {
 // the cached body's own buffer, which the entry then no longer offers to
 // anyone else until Commit. head is the envelope up to and including the
 // message array's opening bracket.
-func (c *WireCache) Begin(key string, head []byte, stable int, sizeHint int) ([]byte, WireCut) {
-	fresh := func() []byte { return append(make([]byte, 0, len(head)+sizeHint), head...) }
+func (c *WireCache) Begin(key string, head []byte, stable int, sizeHint func(from int) int) ([]byte, WireCut) {
+	fresh := func() []byte { return append(Grow(nil, len(head)+sizeHint(0)), head...) }
 	if c == nil {
 		return fresh(), WireCut{}
 	}
@@ -64,7 +64,7 @@ func (c *WireCache) Begin(key string, head []byte, stable int, sizeHint int) ([]
 	}
 	// The transport may still be reading the last body: copy, with room
 	// to grow so the copies stay rare.
-	dst := make([]byte, 0, 2*(len(head)+len(prefix)+sizeHint))
+	dst := Grow(nil, len(head)+len(prefix)+sizeHint(e.cut.Msgs))
 	return append(append(dst, head...), prefix...), e.cut
 }
 
@@ -113,14 +113,17 @@ func SplitEnvelope(envelope []byte, key string) (head, tail []byte, ok bool) {
 	return envelope[:at+len(key)-1], envelope[at+len(key)-1:], true
 }
 
-// Grow returns b with room for n more bytes, doubling when it must
-// reallocate so that a body appended to call after call is copied only
-// O(log size) times (append alone grows large slices by a quarter).
+// Grow returns b with room for n more bytes. When it must reallocate it
+// leaves an eighth of the new size free besides, so that a body appended
+// to call after call in place is copied only once per eighth it grows,
+// while a body built once stays close to its size (the peak memory of a
+// long session's first call is about one body, not two).
 func Grow(b []byte, n int) []byte {
 	if cap(b)-len(b) >= n {
 		return b
 	}
-	nb := make([]byte, len(b), 2*(len(b)+n))
+	size := len(b) + n
+	nb := make([]byte, len(b), size+size/8+512)
 	copy(nb, b)
 	return nb
 }

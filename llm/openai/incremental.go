@@ -29,7 +29,8 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool) ([]byte, stri
 	}
 	key := "chat\x00" + req.System
 	stable := min(req.Stable, len(req.Messages))
-	body, cut := req.Wire.Begin(key, head, stable, 0)
+	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
+	body, cut := req.Wire.Begin(key, head, stable, hint)
 	items := cut.Items
 	var scratch bytes.Buffer
 	enc := json.NewEncoder(&scratch)
@@ -65,4 +66,22 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool) ([]byte, stri
 	body = append(llm.Grow(body, len(tail)), tail...)
 	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
 	return body, key, nil
+}
+
+// sizeHint is about the encoded size of the system prompt and the
+// messages from index from on: their text, arguments and images plus a
+// fixed allowance for the JSON around them. It only sizes buffers.
+func sizeHint(req *llm.Request, from int) int {
+	n := len(req.System) + 64
+	for i := from; i < len(req.Messages); i++ {
+		m := &req.Messages[i]
+		n += 96 + len(m.ToolCallID)
+		for _, p := range m.Content {
+			n += len(p.Text) + len(p.URL) + len(p.Data)*4/3 + 48
+		}
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 64
+		}
+	}
+	return n + n/16 // escapes
 }
