@@ -15,18 +15,28 @@ import (
 // (the tests compare the two call by call). Chat Completions encodes every
 // message on its own, so every message boundary is a cut point. It
 // returns the cache key to Release the body under once it is sent.
-func encodeIncremental(req *llm.Request, maxCompletionTokens bool) ([]byte, string, error) {
+//
+// The tool list comes from tc (validated and encoded once while it does
+// not change); the envelope is encoded without it and the list spliced in
+// after the messages, where the struct order puts it.
+func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolCache) ([]byte, string, error) {
+	tools, err := tc.encoded(req.Tools)
+	if err != nil {
+		return nil, "", err
+	}
 	envReq := *req
-	envReq.System, envReq.Messages = "", nil
+	envReq.System, envReq.Messages, envReq.Tools = "", nil, nil
 	envelope, err := encodeRequest(&envReq, maxCompletionTokens)
 	if err != nil {
 		return nil, "", err
 	}
-	head, tail, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
+	head, rest, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
 	if !ok {
 		body, err := encodeRequest(req, maxCompletionTokens)
 		return body, "", err
 	}
+	tail := make([]byte, 0, len(rest)+len(tools))
+	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 	key := "chat\x00" + req.System
 	stable := min(req.Stable, len(req.Messages))
 	hint := func(from int) int { return sizeHint(req, from) + len(tail) }

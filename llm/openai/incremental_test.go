@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -44,6 +45,7 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 	for _, system := range []string{"", "You are <careful>."} {
 		t.Run(fmt.Sprintf("system=%t", system != ""), func(t *testing.T) {
 			var cache llm.WireCache
+			var tc toolCache
 			var msgs []llm.Message
 			var held [][2][]byte
 			var prev []byte
@@ -59,6 +61,16 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 				tail := llm.NewText(llm.RoleUser, fmt.Sprint("pending ", call))
 				req := &llm.Request{Model: "m", System: system, Messages: append(msgs[:len(msgs):len(msgs)], tail), Tools: tools,
 					MaxTokens: 100, Stable: stable, Wire: &cache}
+				switch call % 11 {
+				case 4:
+					req.Tools = nil // the grace call offers none
+				case 7:
+					// The registry changed: the cached list must not be sent.
+					req.Tools = slices.Clone(tools)
+					req.Tools[0].Description = fmt.Sprint("changed ", call)
+				case 9:
+					req.Tools = append(slices.Clone(tools), llm.ToolSpec{Name: "new", Parameters: []byte(`{ "type" : "object" }`)})
+				}
 				if call%7 == 3 {
 					req.Stable = stable / 2 // a shorter stable prefix than the cache holds
 				}
@@ -66,7 +78,7 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, key, err := encodeIncremental(req, call%2 == 0)
+				got, key, err := encodeIncremental(req, call%2 == 0, &tc)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -91,6 +91,8 @@ type Provider struct {
 	responses     responsesOptions
 	compaction    compactionOptions
 	compactionOff atomic.Bool
+	// tools is the tool list validated and encoded once (Chat Completions).
+	tools toolCache
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -151,7 +153,7 @@ func (p *Provider) encode(ctx context.Context, req *llm.Request) (_ context.Cont
 		body, err = encodeRequest(req, p.maxCompletionTokens)
 		return ctx, body, func() {}, err
 	}
-	body, key, err := encodeIncremental(req, p.maxCompletionTokens)
+	body, key, err := encodeIncremental(req, p.maxCompletionTokens, &p.tools)
 	if err != nil || key == "" {
 		return ctx, body, func() {}, err
 	}

@@ -46,6 +46,7 @@ func BenchmarkCallBySessionSize(b *testing.B) {
 				}
 				var proj transcript.Projector
 				var wire llm.WireCache
+				var tc toolCache
 				call := func() int {
 					req := &llm.Request{Model: "gpt-4.1", System: "You are careful.", Tools: tools}
 					if mode == "full" {
@@ -60,7 +61,7 @@ func BenchmarkCallBySessionSize(b *testing.B) {
 					req.Messages, req.Stable, _ = proj.Project(rows)
 					req.Wire = &wire
 					transcript.CleanRequestFrom(req, req.Stable)
-					body, key, err := encodeIncremental(req, false)
+					body, key, err := encodeIncremental(req, false, &tc)
 					if err != nil {
 						b.Fatal(err)
 					}
