@@ -11,10 +11,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/bench/benchscript"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
 )
@@ -63,20 +62,5 @@ func generate(ctx context.Context, path string, n int) error {
 
 // row is message i of the session.
 func row(i int) *store.Message {
-	turn := fmt.Sprint("t", i/4)
-	id := fmt.Sprint("call_", i/4)
-	var m llm.Message
-	switch i % 4 {
-	case 0:
-		m = llm.NewText(llm.RoleUser, fmt.Sprintf("Please look at internal/pkg%d/file.go and fix the off-by-one in the loop.", i))
-	case 1:
-		m = llm.NewText(llm.RoleAssistant, "Let me read the file first.")
-		m.ToolCalls = []llm.ToolCall{{ID: id, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"internal/pkg%d/file.go"}`, i)}}
-	case 2:
-		body := strings.Repeat("func F(xs []int) int {\n\tn := 0\n\tfor i := 0; i <= len(xs); i++ {\n\t\tn += xs[i]\n\t}\n\treturn n\n}\n", 16)
-		m = llm.NewToolResult(llm.ToolCall{ID: id, Name: "read_file"}, body, false)
-	default:
-		m = llm.NewText(llm.RoleAssistant, "Fixed: the loop ran one step past the end of the slice; it now stops at len(xs)-1.")
-	}
-	return &store.Message{TurnID: turn, Message: m, Provider: "custom", Model: "bench-model"}
+	return &store.Message{TurnID: fmt.Sprint("t", i/4), Message: benchscript.SessionMessage(i), Provider: "custom", Model: "bench-model"}
 }

@@ -2,31 +2,17 @@ package openai
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
+	"github.com/talaria-agent/talaria/bench/benchscript"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/transcript"
 )
 
-// benchRow is row i of a tool-using session in the rhythm of real work:
-// a request, a tool call, its ~1.2 KB result, an answer.
+// benchRow is row i of a long tool-using session.
 func benchRow(i int) store.Message {
-	id := fmt.Sprint("call_", i-i%4+1)
-	var m llm.Message
-	switch i % 4 {
-	case 0:
-		m = llm.NewText(llm.RoleUser, fmt.Sprintf("Please look at internal/pkg%d/file.go and fix the off-by-one.", i))
-	case 1:
-		m = llm.NewText(llm.RoleAssistant, "Let me read the file first.")
-		m.ToolCalls = []llm.ToolCall{{ID: id, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"internal/pkg%d/file.go"}`, i)}}
-	case 2:
-		m = llm.NewToolResult(llm.ToolCall{ID: id, Name: "read_file"}, strings.Repeat("func F(xs []int) int { n := 0; for i := 0; i <= len(xs); i++ { n += xs[i] }; return n }\n", 14), false)
-	default:
-		m = llm.NewText(llm.RoleAssistant, "Fixed: the loop ran one step past the end of the slice.")
-	}
-	return store.Message{ID: int64(i + 1), Seq: int64(i + 1), Message: m}
+	return store.Message{ID: int64(i + 1), Seq: int64(i + 1), Message: benchscript.SessionMessage(i)}
 }
 
 // BenchmarkCallBySessionSize is the per-call request work of a session of
