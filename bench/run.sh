@@ -6,7 +6,12 @@
 #   2. a whole `talaria run` of a ten-round tool task: CPU (user+sys, tool
 #      processes included) and peak RSS;
 #   3. cold start: from starting `talaria run` to the server receiving its
-#      first request.
+#      first request;
+#   4. long sessions (issue 18): a call's request work by session size (1k,
+#      10k, 50k messages), and `talaria run -c` on generated databases of
+#      those sizes (CPU, peak RSS, time to the first request);
+#   5. 100 concurrent turns at 20 ms per call: new connections per 1,000
+#      calls and CPU per turn, the old client pool against the tuned one.
 # Knobs (environment): COUNT (benchmark repetitions, default 10), BENCHTIME
 # (turns per benchmark run, default 100x), BENCHTIME_LONG and COUNT_LONG (the
 # same for the 1,000-message session, default 20x and 3), RUNS (talaria runs
@@ -89,6 +94,38 @@ if [ -x /usr/bin/time ]; then
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 fi
 rm -rf "$home"
+
+echo
+echo "== 4. long sessions: one call's request work (project, repair, clean, encode) by session size"
+echo "   go test -run '^\$' -bench CallBySessionSize -benchtime 30x ./llm/openai/"
+go test -run '^$' -bench CallBySessionSize -benchtime 30x ./llm/openai/ | tee "$out/callbysize.txt" | grep '^Benchmark'
+go build -o "$out/gensession" ./bench/gensession
+: > "$out/server-url.txt"
+"$out/fakellm-server" -script noop > "$out/server-url.txt" &
+server_pid=$!
+for _ in $(seq 50); do [ -s "$out/server-url.txt" ] && break; sleep 0.1; done
+url=$(head -1 "$out/server-url.txt")
+for n in 1000 10000 50000; do
+  h=$(mktemp -d)
+  printf 'compression:\n  disabled: true\n' > "$h/config.yaml" # measure the session as it is
+  "$out/gensession" -db "$h/state.db" -messages "$n"
+  echo "-- talaria run -c on a $n-message session (11 calls), /usr/bin/time:"
+  for _ in 1 2; do
+    TALARIA_HOME="$h" /usr/bin/time -f '   %U s user  %S s sys  %M KB peak RSS  %e s wall' "$out/talaria" run -c --api openai \
+      --base-url "$url/v1" --model bench-model --yes --quiet "go on" 2>&1 >/dev/null | tail -1
+  done
+  echo "-- time to the first request (fakellm-server -runs 3)"
+  TALARIA_HOME="$h" "$out/fakellm-server" -script noop -warmup 0 -runs 3 -- "$out/talaria" run -c --api openai \
+    --base-url '{openai_url}' --model bench-model --yes --quiet "go on" | grep -E '^ *median'
+  rm -rf "$h"
+done
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+
+echo
+echo "== 5. 100 concurrent turns, 20 ms per call: connections per 1,000 calls and CPU per turn"
+echo "   go test -run '^\$' -bench ConcurrentTurns -benchtime 2x ./turn/"
+(cd turn && ../"$out"/turn.test -test.run '^$' -test.bench 'ConcurrentTurns' -test.benchtime 2x) | tee "$out/concurrent.txt" | grep '^Benchmark'
+
 echo
 echo "== 4. store: Append, writer ceiling, search at 50,000 messages (bench/store.sh; BEFORE=REV compares)"
 bench/store.sh

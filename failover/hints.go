@@ -1,8 +1,8 @@
 package failover
 
 import (
+	"github.com/talaria-agent/talaria/internal/lazy"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -28,12 +28,12 @@ const durExpr = `(?:\d+(?:\.\d+)?(?:ms|h|m|s))+\b|(?:\d+(?:\.\d+)?\s*(?:millisec
 
 var (
 	// "try again in 20s", "Please retry in 1.5s", "retry after 30 seconds".
-	retryInRe = regexp.MustCompile(`(?i)\b(?:try again|retry)\s+(?:in|after)\s+(` + durExpr + `)`)
+	retryInRe = lazy.Regexp(`(?i)\b(?:try again|retry)\s+(?:in|after)\s+(` + durExpr + `)`)
 	// "Your quota will reset after 12h34m16s", "resets in 2 hours".
-	resetInRe = regexp.MustCompile(`(?i)\bresets?\s+(?:in|after)\s+(` + durExpr + `)`)
+	resetInRe = lazy.Regexp(`(?i)\bresets?\s+(?:in|after)\s+(` + durExpr + `)`)
 	// Words that say the condition clears by itself, even without a number.
-	selfClearingRe = regexp.MustCompile(`(?i)\b(?:try again|retry (?:in|after|shortly|later)|please retry|resets\b|will reset|reset (?:at|in|after))`)
-	durPartRe      = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b`)
+	selfClearingRe = lazy.Regexp(`(?i)\b(?:try again|retry (?:in|after|shortly|later)|please retry|resets\b|will reset|reset (?:at|in|after))`)
+	durPartRe      = lazy.Regexp(`(?i)(\d+(?:\.\d+)?)\s*(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b`)
 )
 
 // readHints gathers retry and reset hints from headers, body layers and
@@ -59,17 +59,17 @@ func readHints(h http.Header, layers []errLayer, text string, now time.Time) hin
 			out.resetAt, out.specific = now.Add(l.ResetIn), true
 		}
 	}
-	if m := retryInRe.FindStringSubmatch(text); m != nil {
+	if m := retryInRe().FindStringSubmatch(text); m != nil {
 		if d := parseLooseDuration(m[1]); d > 0 && out.retryAfter == 0 {
 			out.retryAfter = d
 		}
 	}
-	if m := resetInRe.FindStringSubmatch(text); m != nil {
+	if m := resetInRe().FindStringSubmatch(text); m != nil {
 		if d := parseLooseDuration(m[1]); d > 0 {
 			out.resetAt = now.Add(d)
 		}
 	}
-	if selfClearingRe.MatchString(text) {
+	if selfClearingRe().MatchString(text) {
 		out.specific = true
 	}
 	return out
@@ -139,7 +139,7 @@ func parseLooseDuration(s string) time.Duration {
 		return d
 	}
 	var total time.Duration
-	for _, m := range durPartRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range durPartRe().FindAllStringSubmatch(s, -1) {
 		f, err := strconv.ParseFloat(m[1], 64)
 		if err != nil {
 			continue

@@ -1,7 +1,7 @@
 package failover
 
 import (
-	"regexp"
+	"github.com/talaria-agent/talaria/internal/lazy"
 	"strconv"
 	"strings"
 )
@@ -29,19 +29,19 @@ func unsupportedParam(s string) bool {
 }
 
 var (
-	outputCapNameRe = regexp.MustCompile(`max_(?:completion_|output_|new_)?tokens|maxoutputtokens|output tokens`)
-	outputCapWordRe = regexp.MustCompile(`too large|maximum allowed|at most|above maximum|exceed context limit|less than or equal|<=|>\s*\d`)
+	outputCapNameRe = lazy.Regexp(`max_(?:completion_|output_|new_)?tokens|maxoutputtokens|output tokens`)
+	outputCapWordRe = lazy.Regexp(`too large|maximum allowed|at most|above maximum|exceed context limit|less than or equal|<=|>\s*\d`)
 	// OpenAI: "This model supports at most 16384 completion tokens".
-	capAtMostRe = regexp.MustCompile(`supports at most (\d+) (?:completion|output) tokens`)
+	capAtMostRe = lazy.Regexp(`supports at most (\d+) (?:completion|output) tokens`)
 	// Anthropic: "max_tokens: 64001 > 64000, which is the maximum allowed …".
-	capAnthropicRe = regexp.MustCompile(`max_tokens:\s*(\d+)\s*>\s*(\d+)`)
+	capAnthropicRe = lazy.Regexp(`max_tokens:\s*(\d+)\s*>\s*(\d+)`)
 	// vLLM: "(8000 > 4096 - 2778)": requested > window - input.
-	capVLLMRe = regexp.MustCompile(`\((\d+)\s*>\s*(\d+)\s*-\s*(\d+)\)`)
+	capVLLMRe = lazy.Regexp(`\((\d+)\s*>\s*(\d+)\s*-\s*(\d+)\)`)
 	// Anthropic: "input length and `max_tokens` exceed context limit:
 	// 188240 + 21333 > 200000".
-	capSumRe = regexp.MustCompile(`exceed context limit:\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)`)
+	capSumRe = lazy.Regexp(`exceed context limit:\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)`)
 	// Validation errors: "expected a value <= 12288", "less than or equal to 4096".
-	capLERe = regexp.MustCompile(`(?:<=|less than or equal to)\s*(\d+)`)
+	capLERe = lazy.Regexp(`(?:<=|less than or equal to)\s*(\d+)`)
 )
 
 // outputCap recognises "max_tokens is above what this model can produce"
@@ -49,7 +49,7 @@ var (
 // limit of -1 means the stated input alone fills the window, which no clamp
 // can fix.
 func outputCap(s string) (limit int, ok bool) {
-	if !outputCapNameRe.MatchString(s) || !outputCapWordRe.MatchString(s) {
+	if !outputCapNameRe().MatchString(s) || !outputCapWordRe().MatchString(s) {
 		return 0, false
 	}
 	// "`max_tokens` must be greater than `thinking.budget_tokens`" is a
@@ -59,18 +59,18 @@ func outputCap(s string) (limit int, ok bool) {
 	}
 	atoi := func(v string) int { n, _ := strconv.Atoi(v); return n }
 	switch {
-	case capAtMostRe.MatchString(s):
-		return atoi(capAtMostRe.FindStringSubmatch(s)[1]), true
-	case capAnthropicRe.MatchString(s):
-		return atoi(capAnthropicRe.FindStringSubmatch(s)[2]), true
-	case capVLLMRe.MatchString(s):
-		m := capVLLMRe.FindStringSubmatch(s)
+	case capAtMostRe().MatchString(s):
+		return atoi(capAtMostRe().FindStringSubmatch(s)[1]), true
+	case capAnthropicRe().MatchString(s):
+		return atoi(capAnthropicRe().FindStringSubmatch(s)[2]), true
+	case capVLLMRe().MatchString(s):
+		m := capVLLMRe().FindStringSubmatch(s)
 		return remainder(atoi(m[2]), atoi(m[3])), true
-	case capSumRe.MatchString(s):
-		m := capSumRe.FindStringSubmatch(s)
+	case capSumRe().MatchString(s):
+		m := capSumRe().FindStringSubmatch(s)
 		return remainder(atoi(m[3]), atoi(m[1])), true
-	case capLERe.MatchString(s):
-		return atoi(capLERe.FindStringSubmatch(s)[1]), true
+	case capLERe().MatchString(s):
+		return atoi(capLERe().FindStringSubmatch(s)[1]), true
 	}
 	return 0, true
 }
@@ -215,14 +215,14 @@ func authPermanentWords(s string) bool {
 		"access terminated", "organization is disabled")
 }
 
-var modelNotFoundRe = regexp.MustCompile(`model\b[^.]{0,80}\bnot found|no endpoints found for`)
+var modelNotFoundRe = lazy.Regexp(`model\b[^.]{0,80}\bnot found|no endpoints found for`)
 
 func modelNotFound(s string) bool {
 	return containsAny(s, "model_not_found", "model not found", "no such model", "unknown model",
 		"try pulling it first", "is not a valid model", "invalid model", "deploymentnotfound",
 		"deployment for this resource does not exist", "you don't have access to the model") ||
 		(strings.Contains(s, "model") && strings.Contains(s, "does not exist")) ||
-		modelNotFoundRe.MatchString(s)
+		modelNotFoundRe().MatchString(s)
 }
 
 func toolSchemaRejected(s string) bool {
@@ -252,13 +252,13 @@ func timeoutWords(s string) bool {
 	return containsAny(s, "timed out", "timeout", "deadline exceeded", "time out")
 }
 
-var eofRe = regexp.MustCompile(`\beof\b`)
+var eofRe = lazy.Regexp(`\beof\b`)
 
 func disconnectWords(s string) bool {
 	return containsAny(s, "connection reset", "broken pipe", "connection closed", "server closed",
 		"stream ended", "premature close", "socket hang up", "connection aborted", "econnreset",
 		"server disconnected without sending a response", "disconnect/reset before headers",
-		"remoteprotocolerror", "incomplete chunked read", "peer closed connection") || eofRe.MatchString(s)
+		"remoteprotocolerror", "incomplete chunked read", "peer closed connection") || eofRe().MatchString(s)
 }
 
 // connectWords: the request never reached a server (Go, Node and Python

@@ -3,6 +3,7 @@ package llm
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -41,16 +42,51 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
+// DefaultIdleConnsPerHost is how many idle connections a provider's client
+// keeps per host. net/http's default of 2 makes a process running many
+// turns at once against one endpoint open (and, against a real provider,
+// TLS-handshake) a new connection for most calls; the pool is sized for a
+// gateway's concurrency instead.
+const DefaultIdleConnsPerHost = 256
+
 // NewHTTPClient returns the client the adapters use when none is given: a
-// connection pool of its own, no overall timeout (streams are long), and
+// connection pool of its own sized for concurrency (one client per provider
+// is meant to be shared by every route and turn that calls it), HTTP/2
+// where the endpoint offers it, no overall timeout (streams are long), and
 // the header and idle limits of t.
 func NewHTTPClient(t Timeouts) *http.Client {
-	var base http.RoundTripper = http.DefaultTransport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		tr := dt.Clone()
-		tr.ResponseHeaderTimeout = t.header()
-		base = tr
+	return newHTTPClient(t, NewTransport(t))
+}
+
+// NewTransport is the tuned transport under NewHTTPClient. Only the dial,
+// the TLS handshake and the wait for response headers are bounded; nothing
+// bounds a response body in flight, so a long stream is never cut (the idle
+// limit between its bytes is NewHTTPClient's job).
+func NewTransport(t Timeouts) *http.Transport {
+	tr := &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4 * DefaultIdleConnsPerHost,
+		MaxIdleConnsPerHost:   DefaultIdleConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ResponseHeaderTimeout: t.header(),
 	}
+	return tr
+}
+
+// NewHTTPClientWith wraps a caller's transport with the idle limit of t;
+// benchmarks use it to compare pool settings.
+func NewHTTPClientWith(t Timeouts, base http.RoundTripper) *http.Client {
+	return newHTTPClient(t, base)
+}
+
+func newHTTPClient(t Timeouts, base http.RoundTripper) *http.Client {
 	if t.idle() <= 0 {
 		return &http.Client{Transport: base}
 	}

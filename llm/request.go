@@ -18,4 +18,12 @@ type Request struct {
 	// APIKey overrides the adapter's configured key for this call; the
 	// credential pool uses it to rotate keys without rebuilding clients.
 	APIKey string `json:"-"`
+	// Stable says the first Stable messages are the same values as in every
+	// earlier request that carried the same Wire cache, and Wire holds the
+	// bytes adapters encoded them to on those calls, so a call encodes only
+	// what is new. Both are optional (zero: encode everything) and never
+	// change the bytes sent. Failover, estimates and observers read Messages
+	// as always.
+	Stable int        `json:"-"`
+	Wire   *WireCache `json:"-"`
 }

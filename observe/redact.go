@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -50,25 +51,28 @@ type secretRule struct {
 
 // rules are applied in order: whole blocks (private keys) first, then
 // structures whose context is kept (URLs, assignments, headers), then bare
-// tokens recognisable by their shape.
-var rules = []secretRule{
-	{"private_key", regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), "[REDACTED PRIVATE KEY]"},
-	{"url_password", regexp.MustCompile(`\b([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*):[^/\s@]+@`), "${1}:" + Redacted + "@"},
-	{"env_assignment", regexp.MustCompile(`(?m)^(\s*(?:export\s+)?[A-Za-z0-9_.]*(?i:key|secret|token|passw(?:or)?d|pwd|credentials?|auth)[A-Za-z0-9_.]*\s*[=:]\s*)(?:"[^"\n]*"|'[^'\n]*'|[^\s#]+)`), "${1}" + Redacted},
-	{"json_secret", regexp.MustCompile(`(?i)("[a-z0-9_.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|credentials?)"\s*:\s*)"[^"]+"`), `${1}"` + Redacted + `"`},
-	{"auth_header", regexp.MustCompile(`(?i)\b(authorization\s*[:=]\s*(?:bearer|basic|token)\s+|bearer\s+|x-api-key\s*[:=]\s*|api[_-]?key\s*[:=]\s*)[A-Za-z0-9._~+/=-]{8,}`), "${1}" + Redacted},
-	{"anthropic_key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), Redacted},
-	{"openai_key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,}`), Redacted},
-	{"google_key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), Redacted},
-	{"github_token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`), Redacted},
-	{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), Redacted},
-	{"slack_token", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), Redacted},
-	{"stripe_key", regexp.MustCompile(`\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}`), Redacted},
-	{"huggingface_token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), Redacted},
-	{"groq_key", regexp.MustCompile(`\bgsk_[A-Za-z0-9]{40,}`), Redacted},
-	{"xai_key", regexp.MustCompile(`\bxai-[A-Za-z0-9]{40,}`), Redacted},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), Redacted},
-}
+// tokens recognisable by their shape. They are compiled on first use, once:
+// most processes never redact anything.
+var rules = sync.OnceValue(func() []secretRule {
+	return []secretRule{
+		{"private_key", regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), "[REDACTED PRIVATE KEY]"},
+		{"url_password", regexp.MustCompile(`\b([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*):[^/\s@]+@`), "${1}:" + Redacted + "@"},
+		{"env_assignment", regexp.MustCompile(`(?m)^(\s*(?:export\s+)?[A-Za-z0-9_.]*(?i:key|secret|token|passw(?:or)?d|pwd|credentials?|auth)[A-Za-z0-9_.]*\s*[=:]\s*)(?:"[^"\n]*"|'[^'\n]*'|[^\s#]+)`), "${1}" + Redacted},
+		{"json_secret", regexp.MustCompile(`(?i)("[a-z0-9_.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|credentials?)"\s*:\s*)"[^"]+"`), `${1}"` + Redacted + `"`},
+		{"auth_header", regexp.MustCompile(`(?i)\b(authorization\s*[:=]\s*(?:bearer|basic|token)\s+|bearer\s+|x-api-key\s*[:=]\s*|api[_-]?key\s*[:=]\s*)[A-Za-z0-9._~+/=-]{8,}`), "${1}" + Redacted},
+		{"anthropic_key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), Redacted},
+		{"openai_key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,}`), Redacted},
+		{"google_key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), Redacted},
+		{"github_token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`), Redacted},
+		{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), Redacted},
+		{"slack_token", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), Redacted},
+		{"stripe_key", regexp.MustCompile(`\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}`), Redacted},
+		{"huggingface_token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), Redacted},
+		{"groq_key", regexp.MustCompile(`\bgsk_[A-Za-z0-9]{40,}`), Redacted},
+		{"xai_key", regexp.MustCompile(`\bxai-[A-Za-z0-9]{40,}`), Redacted},
+		{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), Redacted},
+	}
+})
 
 // Scrubber prepares content for telemetry according to a capture mode.
 // It is immutable and safe for concurrent use.
@@ -128,7 +132,7 @@ func (s *Scrubber) Own(text string) string {
 
 // RedactSecrets replaces every recognised secret in text.
 func RedactSecrets(text string) string {
-	for _, r := range rules {
+	for _, r := range rules() {
 		text = r.re.ReplaceAllString(text, r.repl)
 	}
 	return text

@@ -20,14 +20,19 @@ import (
 // because those slices are usually shared with stored rows or with a tool
 // registry other turns read concurrently. Opaque reasoning signatures are
 // never touched: they must be replayed byte for byte.
-func CleanRequest(r *llm.Request) int {
+func CleanRequest(r *llm.Request) int { return CleanRequestFrom(r, 0) }
+
+// CleanRequestFrom is CleanRequest for a request whose first from messages
+// are already clean (a Projector's stable prefix): they are not looked at,
+// so a call costs what was added, not the whole history.
+func CleanRequestFrom(r *llm.Request, from int) int {
 	n := 0
 	if s := CleanText(r.System); s != r.System {
 		r.System = s
 		n++
 	}
 	msgsCopied := false
-	for i := range r.Messages {
+	for i := from; i < len(r.Messages); i++ {
 		m, k := cleanMessage(r.Messages[i])
 		if k == 0 {
 			continue

@@ -17,6 +17,10 @@ type idAllocator struct {
 	all    map[string]struct{}
 	suffix map[string]int // next suffix to try per base id
 	next   int            // counter for ids given to id-less calls
+	// priorSeen and priorAll are seen and all of the messages before msgs
+	// when a Projector repairs only the part of a transcript after a
+	// prefix it repaired earlier (read-only here; nil for Repair).
+	priorSeen, priorAll map[string]struct{}
 }
 
 // unique returns calls with every id made unique, the same slice when no id
@@ -33,6 +37,9 @@ func (a *idAllocator) unique(msgs []llm.Message, calls []llm.ToolCall) (out []ll
 	for j, c := range calls {
 		id := c.ID
 		_, used := a.seen[id]
+		if !used {
+			_, used = a.priorSeen[id]
+		}
 		if id == "" || used {
 			a.loadAll(msgs)
 			if id == "" {
@@ -65,11 +72,12 @@ func (a *idAllocator) loadAll(msgs []llm.Message) {
 }
 
 func (a *idAllocator) taken(id string) bool {
-	if _, ok := a.seen[id]; ok {
-		return true
+	for _, m := range []map[string]struct{}{a.seen, a.all, a.priorSeen, a.priorAll} {
+		if _, ok := m[id]; ok {
+			return true
+		}
 	}
-	_, ok := a.all[id]
-	return ok
+	return false
 }
 
 // fresh returns an unused id derived from base: base_2, base_3 …, or call_N

@@ -19,19 +19,9 @@ import (
 func Project(rows []store.Message) ([]llm.Message, Report) {
 	msgs := make([]llm.Message, 0, len(rows))
 	for i := range rows {
-		row := &rows[i]
-		if row.Archived || row.Kind.DisplayOnly() {
-			continue
+		if m, ok := projectRow(&rows[i]); ok {
+			msgs = append(msgs, m)
 		}
-		m := row.Message
-		switch {
-		case row.APIContent != "":
-			m.Content = withText(row.APIContent, m.Content)
-		case row.Kind == store.KindInterrupted && m.Role == llm.RoleAssistant &&
-			len(m.ToolCalls) == 0 && blank(m.Content):
-			m.Content = []llm.Part{llm.TextPart(InterruptedPlaceholder)}
-		}
-		msgs = append(msgs, m)
 	}
 	return Repair(msgs)
 }

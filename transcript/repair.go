@@ -38,6 +38,11 @@ import (
 // Repair is idempotent: repairing its output changes nothing.
 func Repair(msgs []llm.Message) ([]llm.Message, Report) {
 	var r repairer
+	return r.repair(msgs)
+}
+
+// repair runs the rules on msgs from r's initial state (afterPrefix, ids).
+func (r *repairer) repair(msgs []llm.Message) ([]llm.Message, Report) {
 	r.collect(msgs)
 	out := r.emit(msgs)
 	r.fixEmpty(out)
@@ -68,10 +73,13 @@ func (it *item) calls(msgs []llm.Message) []llm.ToolCall {
 }
 
 type repairer struct {
-	rep   Report
-	items []item
-	slots []int // per tool call, in call order: input index of its result, -1 if none
-	ids   idAllocator
+	// afterPrefix says msgs continue a prefix repaired earlier that holds
+	// a user message (see Projector).
+	afterPrefix bool
+	rep         Report
+	items       []item
+	slots       []int // per tool call, in call order: input index of its result, -1 if none
+	ids         idAllocator
 }
 
 // collect decides which message goes where without copying any of them.
@@ -79,7 +87,7 @@ func (r *repairer) collect(msgs []llm.Message) {
 	r.items = make([]item, 0, len(msgs))
 	cur := -1          // item index of the nearest preceding assistant
 	afterUser := false // a user message came after that assistant
-	seenUser := false
+	seenUser := r.afterPrefix
 	openCalls := false // the last message kept is an assistant with calls, none answered yet
 	for i := range msgs {
 		m := &msgs[i]

@@ -12,8 +12,22 @@ import (
 // rows, so consecutive requests share a byte prefix and the provider's
 // prompt cache stays warm. The request is cleaned here, the chokepoint
 // every text leaf passes on its way to a provider.
+//
+// Only what was added since the last call is projected and cleaned (the
+// turn's Projector keeps the rest), and the adapter encodes only that (the
+// request carries the turn's wire cache); the bytes are the same as a full
+// projection's. A shape repair (stripping images or reasoning) takes the
+// full path.
 func (e *Engine) assemble(st *state) {
-	msgs, rep := transcript.Project(st.rows)
+	var msgs []llm.Message
+	var rep transcript.Report
+	stable := 0
+	if st.stripped["images"] || st.stripped["reasoning"] {
+		st.proj.Reset()
+		msgs, rep = transcript.Project(st.rows)
+	} else {
+		msgs, stable, rep = st.proj.Project(st.rows)
+	}
 	if rep.Changed() {
 		e.log.Debug("transcript repaired for the wire", "session", st.in.Session.ID, "repairs", rep.String())
 	}
@@ -29,11 +43,13 @@ func (e *Engine) assemble(st *state) {
 		Messages:    msgs,
 		Tools:       e.toolSpecs(st),
 		PromptCache: e.cfg.PromptCache,
+		Stable:      stable,
+		Wire:        &st.wire,
 	}
 	if st.stripped["patterns"] {
 		req.Tools = stripPatterns(req.Tools)
 	}
-	transcript.CleanRequest(req)
+	transcript.CleanRequestFrom(req, stable)
 	st.req = req
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/talaria-agent/talaria/guard"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/transcript"
 )
 
 // state is all mutable state of one turn. It is created by newState at turn
@@ -36,6 +37,10 @@ type state struct {
 	req        *llm.Request
 	offerTools bool
 	estimate   int
+	// proj and wire keep what earlier calls of the turn projected and
+	// encoded, so a call pays for what was added (assemble).
+	proj transcript.Projector
+	wire llm.WireCache
 
 	iterations int  // model answers consumed
 	graceCall  bool // the grace call (no tools) is under way or done

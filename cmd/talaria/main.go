@@ -75,6 +75,8 @@ type cli struct {
 	errTTY    bool
 	// lastError is the last one-line error fail printed, for --json.
 	lastError string
+	// clients are the providers' shared HTTP clients.
+	clients httpClients
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
@@ -405,24 +407,28 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 		key = keys[0]
 	}
 	to := llm.Timeouts{Header: time.Duration(cfg.Timeouts.ResponseHeader), Idle: time.Duration(cfg.Timeouts.StreamIdle)}
+	// One client (one connection pool) per provider endpoint, shared by the
+	// primary route, fallbacks on the same provider and every per-session
+	// route `serve` builds.
+	hc := c.clients.get(name+" "+p.BaseURL, to)
 	var prov llm.Provider
 	switch p.API {
 	case config.APIAnthropic:
-		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, Timeouts: to,
+		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc,
 			ThinkingBudget: cfg.ThinkingBudget(p, model)})
 	case config.APIGemini:
-		g, err := gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: llm.NewHTTPClient(to),
+		g, err := gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc,
 			ThinkingBudget: cfg.ThinkingBudget(p, model)})
 		if err != nil {
 			return turn.Route{}, &setupError{err.Error()}
 		}
 		prov = g
 	case config.APIOpenAIResponses:
-		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, Timeouts: to, Responses: true,
+		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc, Responses: true,
 			ReasoningEffort: p.Reasoning.Effort, ReasoningSummary: p.Reasoning.Summary, NoReasoningReplay: !p.Reasoning.ReplayOn(),
 			NativeCompaction: cfg.Compression.Native && !cfg.Compression.Disabled, CompactThreshold: nativeCompactThreshold(cfg, model)})
 	default:
-		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, MaxTokensField: p.MaxTokensField, Timeouts: to})
+		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, MaxTokensField: p.MaxTokensField, HTTPClient: hc})
 	}
 	strategy := failover.Strategy(p.KeyStrategy)
 	if strategy == "" {
@@ -473,4 +479,32 @@ func emptyRetries(n *int) int {
 		return 0
 	}
 	return *n
+}
+
+// httpClients hands out one HTTP client per provider endpoint and timeouts,
+// so every route to a provider shares one tuned connection pool. It is
+// safe for concurrent use (serve builds routes per session).
+type httpClients struct {
+	mu sync.Mutex
+	m  map[httpClientKey]*http.Client
+}
+
+type httpClientKey struct {
+	endpoint string
+	to       llm.Timeouts
+}
+
+func (h *httpClients) get(endpoint string, to llm.Timeouts) *http.Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := httpClientKey{endpoint, to}
+	if c, ok := h.m[k]; ok {
+		return c
+	}
+	if h.m == nil {
+		h.m = map[httpClientKey]*http.Client{}
+	}
+	c := llm.NewHTTPClient(to)
+	h.m[k] = c
+	return c
 }

@@ -7,11 +7,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/talaria-agent/talaria/internal/lazy"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -236,7 +236,7 @@ func Load(home string, getenv func(string) string) (*Config, error) {
 
 // unknownField rewrites yaml.v3's "field x not found in type config.Config",
 // which names Go types, as what a person typed wrong.
-var unknownField = regexp.MustCompile(`field (\S+) not found in type .*$`)
+var unknownField = lazy.Regexp(`field (\S+) not found in type .*$`)
 
 // yamlProblem puts a decode error on one line: yaml.v3 lists each field
 // problem on a line of its own, and a CLI error must be one line.
@@ -247,7 +247,7 @@ func yamlProblem(err error) string {
 	}
 	probs := make([]string, len(te.Errors))
 	for i, p := range te.Errors {
-		probs[i] = unknownField.ReplaceAllString(p, "unknown key $1")
+		probs[i] = unknownField().ReplaceAllString(p, "unknown key $1")
 	}
 	return strings.Join(probs, "; ")
 }

@@ -79,10 +79,7 @@ func New(cfg Config) (*Provider, error) {
 	base = strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1beta") + "/"
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
-		if t, ok := http.DefaultTransport.(*http.Transport); ok {
-			hc.Transport = t.Clone()
-		}
+		hc = llm.NewHTTPClient(llm.Timeouts{})
 	}
 	inner := hc.Transport
 	if inner == nil {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -90,6 +91,8 @@ type Provider struct {
 	responses     responsesOptions
 	compaction    compactionOptions
 	compactionOff atomic.Bool
+	// tools is the tool list validated and encoded once (Chat Completions).
+	tools toolCache
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -141,6 +144,30 @@ func New(cfg Config) *Provider {
 	}
 }
 
+// encode is encodeRequest, incremental when the request carries a wire
+// cache; then release, called once the call is over, hands the body back
+// to the cache if the transport wrote all of it (it may read a body after
+// the answer has come, when the server answered before reading it all).
+func (p *Provider) encode(ctx context.Context, req *llm.Request) (_ context.Context, body []byte, release func(), err error) {
+	if req.Wire == nil {
+		body, err = encodeRequest(req, p.maxCompletionTokens)
+		return ctx, body, func() {}, err
+	}
+	body, key, err := encodeIncremental(req, p.maxCompletionTokens, &p.tools)
+	if err != nil || key == "" {
+		return ctx, body, func() {}, err
+	}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		wrote.Store(i.Err == nil)
+	}})
+	return ctx, body, func() {
+		if wrote.Load() {
+			req.Wire.Release(key, body)
+		}
+	}, nil
+}
+
 // Name returns the configured provider name.
 func (p *Provider) Name() string { return p.name }
 
@@ -159,11 +186,12 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			p.streamResponses(ctx, req, yield)
 			return
 		}
-		body, err := encodeRequest(req, p.maxCompletionTokens)
+		ctx, body, release, err := p.encode(ctx, req)
 		if err != nil {
 			yield(llm.Event{}, p.localError(req.Model, err.Error()))
 			return
 		}
+		defer release()
 		capt := &capture{}
 		opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
 		if req.APIKey != "" {
