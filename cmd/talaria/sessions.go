@@ -126,7 +126,8 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	// Only delete writes; the others open the database read-only.
+	// list and show open the database read-only; delete writes; search
+	// writes only to bring its index up to date (read-only fallback below).
 	st, err := c.openStoreFor(ctx, cfg, rf.database, sub != "delete" && sub != "search")
 	if err != nil && sub == "search" {
 		// Search first indexes the newest rows, which needs the write
