@@ -15,8 +15,8 @@ type Serve struct {
 	// shared PostgreSQL database, how soon another node takes over the
 	// sessions and queued messages of a node that died (default 5m).
 	LeaseTTL Duration `yaml:"lease_ttl"`
-	TLSCert            string   `yaml:"tls_cert"`
-	TLSKey             string   `yaml:"tls_key"`
+	TLSCert  string   `yaml:"tls_cert"`
+	TLSKey   string   `yaml:"tls_key"`
 	// Tokens are API tokens given by configuration: each secret is read
 	// from an environment variable (never from the file) and its hash is
 	// added to the database at start, next to those made with
