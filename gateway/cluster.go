@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 // Several gateway nodes on one database (Config.Cluster):
@@ -262,6 +263,15 @@ func (g *Gateway) claim(st *sessionState) (store.Claim, bool) {
 		}
 		if err == nil {
 			err = g.markCutOff(g.turnCtx, c.Message)
+		}
+		if err == nil {
+			// Its node died before saying how the turn ended: say it, so
+			// every stream that saw it start sees it end.
+			if h, herr := g.hubs.get(g.turnCtx, st.id); herr == nil {
+				res := turn.Result{SessionID: st.id, TurnID: c.Message.TurnID, Exit: turn.ExitInterrupted,
+					Explanation: "The node running this turn stopped; everything it stored is kept. It was not re-run: send the message again to continue."}
+				h.publish(EventTurnFinished, c.Message.TurnID, map[string]any{"result": res})
+			}
 		}
 		g.release(c.Lease)
 		if err != nil {

@@ -66,7 +66,7 @@ type Config struct {
 	// worker and events in memory.
 	Cluster store.Cluster
 	// Sweep is how often a cluster node looks for queued messages nobody
-	// runs (default LeaseTTL/10, between 100ms and 5s).
+	// runs (default LeaseTTL/10, between 100ms and 1s).
 	Sweep time.Duration
 	// EventRetention is how long a cluster keeps stored events for
 	// resuming streams (default 1h); older resumes get the stored rows.
@@ -188,7 +188,7 @@ func New(cfg Config) (*Gateway, error) {
 			cfg.Agent.LeaseTTL = 300 * time.Second
 		}
 		if cfg.Sweep <= 0 {
-			cfg.Sweep = min(max(cfg.Agent.LeaseTTL/10, 100*time.Millisecond), 5*time.Second)
+			cfg.Sweep = min(max(cfg.Agent.LeaseTTL/10, 100*time.Millisecond), time.Second)
 		}
 		if cfg.EventRetention <= 0 {
 			cfg.EventRetention = time.Hour

@@ -54,7 +54,11 @@ func talariaBin(t testing.TB) string {
 			return
 		}
 		binary.path = filepath.Join(binary.dir, "talaria")
-		out, err := exec.Command("go", "build", "-o", binary.path, "github.com/talaria-agent/talaria/cmd/talaria").CombinedOutput()
+		args := []string{"build", "-o", binary.path}
+		if raceBuild {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, "github.com/talaria-agent/talaria/cmd/talaria")...).CombinedOutput()
 		if err != nil {
 			binary.err = fmt.Errorf("go build talaria: %v\n%s", err, out)
 		}
@@ -167,6 +171,15 @@ func (nd *node) kill(t testing.TB) {
 	<-nd.done
 }
 
+// checkLogs fails the test when a node reported a data race.
+func (c *cluster) checkLogs() {
+	for _, nd := range c.nodes {
+		if s := nd.stderr.String(); strings.Contains(s, "WARNING: DATA RACE") {
+			c.t.Errorf("node %d reported a data race:\n%s", nd.i, s)
+		}
+	}
+}
+
 // stopAll stops every node still running with SIGTERM (SIGKILL after a
 // while), so no process outlives the test.
 func (c *cluster) stopAll() {
@@ -184,6 +197,7 @@ func (c *cluster) stopAll() {
 			c.t.Errorf("node %d did not stop on SIGTERM:\n%s", nd.i, nd.stderr)
 		}
 	}
+	c.checkLogs()
 }
 
 // call makes an API request and decodes the JSON answer into out.

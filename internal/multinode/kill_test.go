@@ -1,0 +1,213 @@
+//go:build unix
+
+package multinode
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/turn"
+)
+
+// A node is killed with kill -9 while its turns run a tool, with a message
+// queued behind each. After the lease TTL (not before) the other nodes take
+// those sessions over: the cut-off turn is marked interrupted (not re-run;
+// its stream gets a turn_finished), the transcript is repaired on load, and
+// the queued message runs. The sessions the dead node was not running just
+// carry on. Every committed row is still there, none is written twice, and
+// subscribers on the surviving nodes see both turns of every session end.
+func TestKillNodeMidTurn(t *testing.T) {
+	const ttl = 2 * time.Second
+	model := func(req fakellm.Request) fakellm.Step {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == "user" && strings.HasPrefix(last.Text, "slow") {
+			return fakellm.Calls(fakellm.ToolCall("shell", `{"command":"sleep 2"}`))
+		}
+		return toolThenAnswer(0)(req)
+	}
+	c := newCluster(t, 3, ttl, model)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	const n = 6
+	sids := make([]string, n)
+	slow := make([]string, n)
+	for i := range sids {
+		id, err := c.newSession(ctx, c.nodes[i%3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids[i] = id
+		if slow[i], err = c.send(ctx, c.nodes[(i+1)%3], id, fmt.Sprintf("slow-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every slow turn has its tool call stored (the tool runs); then queue
+	// a message behind each, on another node.
+	if !testenv.Eventually(60*time.Second, func() bool {
+		for _, id := range sids {
+			if !hasToolCall(c.rows(id)) {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("the slow turns did not reach their tool calls")
+	}
+	after := make([]string, n)
+	for i, id := range sids {
+		var err error
+		if after[i], err = c.send(ctx, c.nodes[(i+2)%3], id, fmt.Sprintf("after-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim, running := c.busiestNode(t)
+	before := map[string][]store.Message{}
+	for _, id := range sids {
+		before[id] = c.rows(id)
+	}
+	killed := time.Now()
+	victim.kill(t)
+	t.Logf("killed node %d, which ran %d of %d turns", victim.i, len(running), n)
+
+	// Subscribers from the start on the surviving nodes.
+	var survivors []*node
+	for _, nd := range c.nodes {
+		if nd != victim {
+			survivors = append(survivors, nd)
+		}
+	}
+	fs := make([]*follower, n)
+	for i, id := range sids {
+		fs[i] = c.follow(ctx, survivors[i%len(survivors)], id, 2)
+	}
+	for i, f := range fs {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			t.Fatalf("session %s: the subscriber saw %d of 2 turns end; rows %v", sids[i], len(f.finished), describe(c.rows(sids[i])))
+		}
+	}
+
+	for i, id := range sids {
+		rows := c.rows(id)
+		cut := running[id]
+		// Nothing committed is lost: every row from before the kill is
+		// still there, unchanged.
+		have := map[int64]store.Message{}
+		for _, r := range rows {
+			have[r.ID] = r
+		}
+		for _, r := range before[id] {
+			got, ok := have[r.ID]
+			if !ok || got.Seq != r.Seq || got.Text() != r.Text() || got.TurnID != r.TurnID {
+				t.Errorf("session %s: row %d (seq %d) committed before the kill is gone or changed", id, r.ID, r.Seq)
+			}
+		}
+		// Nothing written twice: one user row per turn.
+		users := map[string]int{}
+		for _, r := range rows {
+			if r.Role == llm.RoleUser && r.Kind == store.KindNormal {
+				users[r.TurnID]++
+			}
+		}
+		if users[slow[i]] != 1 || users[after[i]] != 1 || len(users) != 2 {
+			t.Errorf("session %s: user rows per turn %v, want one for each of the two turns", id, users)
+		}
+		slowRes, _ := fs[i].result(slow[i])
+		afterRes, _ := fs[i].result(after[i])
+		if afterRes.Exit != turn.ExitCompleted || afterRes.FinalText != "answer: after-"+strconv.Itoa(i) {
+			t.Errorf("session %s: queued turn %s %q, want completed with its answer", id, afterRes.Exit, afterRes.FinalText)
+		}
+		failures, answered := 0, false
+		for _, r := range rows {
+			if r.TurnID == slow[i] && r.Kind == store.KindFailure {
+				failures++
+			}
+			if r.TurnID == slow[i] && r.Role == llm.RoleAssistant && r.Kind == store.KindNormal && r.Text() == "answer: slow-"+strconv.Itoa(i) {
+				answered = true
+			}
+		}
+		if cut {
+			if slowRes.Exit != turn.ExitInterrupted || failures != 1 || answered {
+				t.Errorf("session %s (cut off): slow turn %s, %d failure rows, answered %v; want interrupted, one failure row, not re-run", id, slowRes.Exit, failures, answered)
+			}
+			// Taken over only once the dead node's lease had expired: the
+			// queued turn's rows come at least most of a TTL after the kill
+			// (a lease is renewed every TTL/3).
+			for _, r := range rows {
+				if r.TurnID == after[i] && r.CreatedAt.Before(killed.Add(ttl/2)) {
+					t.Errorf("session %s: the queued turn wrote at %v, before the dead node's lease could expire (killed %v)", id, r.CreatedAt, killed)
+				}
+			}
+		} else if slowRes.Exit != turn.ExitCompleted || failures != 0 || !answered {
+			t.Errorf("session %s (on a live node): slow turn %s, %d failure rows, answered %v", id, slowRes.Exit, failures, answered)
+		}
+	}
+	if q, err := c.reader.Queued(ctx, ""); err != nil || len(q) != 0 {
+		t.Errorf("queue at the end: %d messages (%v), want none", len(q), err)
+	}
+	c.checkWire(t)
+}
+
+func hasToolCall(rows []store.Message) bool {
+	for _, r := range rows {
+		if len(r.ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// busiestNode is the node holding the most live turn leases, with the
+// sessions it holds.
+func (c *cluster) busiestNode(t *testing.T) (*node, map[string]bool) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), `SELECT session_id, holder FROM leases WHERE NOT released`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[int]map[string]bool{}
+	for rows.Next() {
+		var sid, holder string
+		if err := rows.Scan(&sid, &holder); err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.Split(holder, ":")
+		if len(parts) < 2 {
+			t.Fatalf("lease holder %q is not host:pid:random", holder)
+		}
+		pid, _ := strconv.Atoi(parts[len(parts)-2])
+		if held[pid] == nil {
+			held[pid] = map[string]bool{}
+		}
+		held[pid][sid] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var best *node
+	for _, nd := range c.nodes {
+		if best == nil || len(held[nd.cmd.Process.Pid]) > len(held[best.cmd.Process.Pid]) {
+			best = nd
+		}
+	}
+	if len(held[best.cmd.Process.Pid]) == 0 {
+		t.Fatalf("no node holds a lease: %v", held)
+	}
+	return best, held[best.cmd.Process.Pid]
+}
