@@ -97,7 +97,12 @@ var servingOn = regexp.MustCompile(`serving on (\S+)`)
 // model answering with model.
 func newCluster(t testing.TB, n int, ttl time.Duration, model func(fakellm.Request) fakellm.Step) *cluster {
 	t.Helper()
-	dsn := pgtest.New(t) // skips (or fails under CI) without PostgreSQL
+	return newClusterOn(t, pgtest.New(t), n, ttl, model) // pgtest skips (or fails under CI) without PostgreSQL
+}
+
+// newClusterOn is newCluster on the database dsn.
+func newClusterOn(t testing.TB, dsn string, n int, ttl time.Duration, model func(fakellm.Request) fakellm.Step) *cluster {
+	t.Helper()
 	bin := talariaBin(t)
 	c := &cluster{t: t, dsn: dsn, home: t.TempDir(), ws: t.TempDir(), ttl: ttl}
 	c.srv = fakellm.New()
