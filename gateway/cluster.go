@@ -50,7 +50,9 @@ func (s *sharedStream) publish(h *hub, typ EventType, turnID string, data []byte
 	err := s.cl.AppendStreamEvent(ctx, &ev, floor)
 	cancel()
 	if err == nil {
-		s.kick(h.sessionID)
+		if !h.receiveNext(ev.Prev, Event{ID: ev.ID, Type: typ, TurnID: turnID, Data: data}) {
+			s.kick(h.sessionID) // another node's events came in between: read them
+		}
 		return ev.ID
 	}
 	s.log.Warn("could not store an event for the other nodes; delivering it here only", "session", h.sessionID, "type", typ, "error", err)
@@ -124,8 +126,8 @@ func (r *relay) run(ctx context.Context) {
 // fetch delivers a session's stored events this node has not delivered.
 func (r *relay) fetch(ctx context.Context, sessionID string) {
 	h := r.g.hubs.lookup(sessionID)
-	if h == nil {
-		return
+	if h == nil || h.subscribers() == 0 {
+		return // nobody here listens; a new subscriber kicks a fetch
 	}
 	h.fetchMu.Lock()
 	defer h.fetchMu.Unlock()
@@ -140,9 +142,6 @@ func (r *relay) fetch(ctx context.Context, sessionID string) {
 		evs := make([]Event, len(stored))
 		for i, s := range stored {
 			evs[i] = Event{ID: s.ID, Type: EventType(s.Type), TurnID: s.TurnID, Data: s.Data}
-			if evs[i].Type == EventTurnFinished {
-				r.g.forgetRemote(s.TurnID)
-			}
 		}
 		h.receive(evs)
 		if len(stored) < fetchBatch {
@@ -151,13 +150,37 @@ func (r *relay) fetch(ctx context.Context, sessionID string) {
 	}
 }
 
-// forgetRemote drops the reference to a turn queued here that another node
-// ran: it has finished.
-func (g *Gateway) forgetRemote(turnID string) {
+// forgetRemote drops the references to turns queued here whose messages
+// have left the queue without running here: another node ran them. Only
+// references older than a sweep are considered, so one queued after the
+// queue was read is not dropped.
+func (g *Gateway) forgetRemote(ctx context.Context) {
+	g.mu.Lock()
+	waiting := 0
+	for _, ref := range g.turns {
+		if ref.run == nil {
+			waiting++
+		}
+	}
+	g.mu.Unlock()
+	if waiting == 0 {
+		return
+	}
+	cutoff := g.cfg.Now()
+	list, err := g.store.Queued(ctx, "")
+	if err != nil {
+		return
+	}
+	present := make(map[int64]bool, len(list))
+	for _, q := range list {
+		present[q.ID] = true
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if ref, ok := g.turns[turnID]; ok && ref.run == nil {
-		delete(g.turns, turnID)
+	for id, ref := range g.turns {
+		if ref.run == nil && !present[ref.queueID] && ref.queued.Before(cutoff.Add(-g.cfg.Sweep)) {
+			delete(g.turns, id)
+		}
 	}
 }
 
@@ -238,6 +261,7 @@ func (g *Gateway) sweep(ctx context.Context) {
 		st.mu.Unlock()
 	}
 	g.relay.kickAll()
+	g.forgetRemote(ctx)
 }
 
 // claim takes the session's next queued message with its lease. A message

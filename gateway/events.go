@@ -216,6 +216,24 @@ func (h *hub) receive(evs []Event) {
 	}
 }
 
+// receiveNext delivers ev when prev, the event stored before it, is the
+// last one delivered (or ev already was): nothing lies between, so no read
+// is needed. false: events are missing; the relay must read them.
+func (h *hub) receiveNext(prev int64, ev Event) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur := h.seq<<seqShift | h.k
+	switch {
+	case ev.ID <= cur:
+		return true
+	case prev != cur:
+		return false
+	}
+	h.seq, h.k = ev.ID>>seqShift, ev.ID&kMax
+	h.deliver(ev)
+	return true
+}
+
 // lastID is the newest event id given out.
 func (h *hub) lastID() int64 {
 	h.mu.Lock()

@@ -126,7 +126,8 @@ type turnRef struct {
 	principal string
 	queueID   int64
 	text      string
-	run       *turnRun // nil while queued
+	run       *turnRun  // nil while queued
+	queued    time.Time // when it was queued here (a cluster forgets it once another node ran it)
 }
 
 // New builds a Gateway.

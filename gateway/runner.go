@@ -93,7 +93,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 		g.m.queuedMessages(1)
 	}
 	g.mu.Lock()
-	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text}
+	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text, queued: g.cfg.Now()}
 	g.mu.Unlock()
 	if h, err := g.hubs.get(ctx, sess.ID); err == nil {
 		h.publish(EventTurnQueued, turnID, map[string]any{"position": pos, "text": text})

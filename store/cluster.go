@@ -13,7 +13,11 @@ type StreamEvent struct {
 	SessionID string
 	// ID orders a session's events; assigned by AppendStreamEvent, only
 	// grows, and events become visible in ID order.
-	ID     int64
+	ID int64
+	// Prev is the id of the session's event before this one (0: none),
+	// set by AppendStreamEvent: a node that has delivered Prev can deliver
+	// this one without reading the events in between (there are none).
+	Prev   int64
 	Type   string
 	TurnID string
 	Data   []byte // the encoded event, stored verbatim
@@ -49,7 +53,8 @@ type Cluster interface {
 	// no live lease: work a node may pick up (a dead node's included).
 	ClaimableSessions(ctx context.Context) ([]string, error)
 	// AppendStreamEvent stores ev with the next ID of its session, at
-	// least floor, assigns ev.ID, and wakes WatchStreamEvents everywhere.
+	// least floor, assigns ev.ID and ev.Prev, and wakes WatchStreamEvents
+	// everywhere.
 	AppendStreamEvent(ctx context.Context, ev *StreamEvent, floor int64) error
 	// StreamEvents lists a session's events with ID > after in ID order,
 	// at most limit (0: all).

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -40,6 +42,7 @@ func BenchmarkNodes(b *testing.B) {
 				}
 				sids[i] = id
 			}
+			xacts0 := c.committed(b)
 			var left atomic.Int64
 			left.Store(int64(b.N))
 			var failed atomic.Int64
@@ -64,7 +67,36 @@ func BenchmarkNodes(b *testing.B) {
 				b.Fatalf("%d of %d turns failed", f, b.N)
 			}
 			b.ReportMetric(float64(b.N)/el.Seconds(), "turns/s")
+			time.Sleep(1500 * time.Millisecond) // PostgreSQL flushes its statistics every second
+			b.ReportMetric(float64(c.committed(b)-xacts0)/float64(b.N), "xacts/turn")
+			b.ReportMetric(float64(c.count(b, "stream_events"))/float64(b.N), "events/turn")
 		})
+	}
+}
+
+// committed is the database's committed transactions so far (every node's,
+// the notifications' included).
+func (c *cluster) committed(b *testing.B) int64 {
+	var n int64
+	c.query(b, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`, &n)
+	return n
+}
+
+func (c *cluster) count(b *testing.B, table string) int64 {
+	var n int64
+	c.query(b, `SELECT count(*) FROM `+table, &n)
+	return n
+}
+
+func (c *cluster) query(b *testing.B, sql string, dst any) {
+	b.Helper()
+	conn, err := pgx.Connect(context.Background(), c.dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(context.Background(), sql).Scan(dst); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -134,13 +134,13 @@ func (s *Store) ClaimableSessions(ctx context.Context) ([]string, error) {
 // row lock, held to the commit, makes ids visible in order), stores the
 // event, and notifies every listening node on commit.
 const appendStreamSQL = `WITH h AS (
-		INSERT INTO stream_heads AS sh (session_id, last_id) VALUES ($1, GREATEST($2::bigint, 1))
-		ON CONFLICT (session_id) DO UPDATE SET last_id = GREATEST(sh.last_id + 1, $2::bigint)
-		RETURNING last_id),
+		INSERT INTO stream_heads AS sh (session_id, last_id, prev_id) VALUES ($1, GREATEST($2::bigint, 1), 0)
+		ON CONFLICT (session_id) DO UPDATE SET last_id = GREATEST(sh.last_id + 1, $2::bigint), prev_id = sh.last_id
+		RETURNING last_id, prev_id),
 	ins AS (
 		INSERT INTO stream_events (session_id, id, type, turn_id, data, created_at)
 		SELECT $1, last_id, $3, $4, $5, $6 FROM h RETURNING id)
-	SELECT ins.id FROM ins, (SELECT pg_notify('` + streamChannel + `', $1)) n`
+	SELECT ins.id, h.prev_id FROM ins, h, (SELECT pg_notify('` + streamChannel + `', $1)) n`
 
 // AppendStreamEvent stores an event with the session's next id.
 func (s *Store) AppendStreamEvent(ctx context.Context, ev *store.StreamEvent, floor int64) error {
@@ -152,8 +152,8 @@ func (s *Store) AppendStreamEvent(ctx context.Context, ev *store.StreamEvent, fl
 	if data == nil {
 		data = []byte{}
 	}
-	var id int64
-	err := s.pool.QueryRow(ctx, appendStreamSQL, ev.SessionID, floor, ev.Type, ev.TurnID, data, nanos(now())).Scan(&id)
+	var id, prev int64
+	err := s.pool.QueryRow(ctx, appendStreamSQL, ev.SessionID, floor, ev.Type, ev.TurnID, data, nanos(now())).Scan(&id, &prev)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23503" {
 		return s.notFound(op, "session "+ev.SessionID)
@@ -161,7 +161,7 @@ func (s *Store) AppendStreamEvent(ctx context.Context, ev *store.StreamEvent, fl
 	if err != nil {
 		return s.wrap(op, err)
 	}
-	ev.ID = id
+	ev.ID, ev.Prev = id, prev
 	return nil
 }
 

@@ -249,6 +249,8 @@ func testStreamOrder(t *testing.T, a, b ClusterStore) {
 			}
 		}
 	})
+	var prevMu sync.Mutex
+	prev := map[int64]int64{} // id -> the Prev its append reported
 	for i, s := range []ClusterStore{a, b} {
 		wg.Go(func() {
 			for j := range per {
@@ -257,6 +259,9 @@ func testStreamOrder(t *testing.T, a, b ClusterStore) {
 					t.Errorf("append: %v", err)
 					return
 				}
+				prevMu.Lock()
+				prev[ev.ID] = ev.Prev
+				prevMu.Unlock()
 			}
 		})
 	}
@@ -273,6 +278,9 @@ func testStreamOrder(t *testing.T, a, b ClusterStore) {
 	for i := 1; i < len(all); i++ {
 		if all[i].ID <= all[i-1].ID {
 			t.Fatalf("ids not increasing at %d: %d then %d", i, all[i-1].ID, all[i].ID)
+		}
+		if prev[all[i].ID] != all[i-1].ID {
+			t.Fatalf("event %d reported Prev %d, but the event before it is %d", all[i].ID, prev[all[i].ID], all[i-1].ID)
 		}
 	}
 	if last, err := b.LastStreamEventID(ctx(t), sess.ID); err != nil || last != all[len(all)-1].ID {
@@ -298,8 +306,12 @@ func testStreamFloor(t *testing.T, a, b ClusterStore) {
 	if id := add(b, 0, "live"); id != 5<<24+1 {
 		t.Fatalf("next live id %d, want %d", id, 5<<24+1)
 	}
-	if id := add(a, 3<<24, "stale floor"); id != 5<<24+2 {
-		t.Fatalf("a floor below the head gave %d, want %d", id, 5<<24+2)
+	ev := &store.StreamEvent{SessionID: sess.ID, Type: "status"}
+	if err := a.AppendStreamEvent(ctx(t), ev, 7<<24); err != nil || ev.ID != 7<<24 || ev.Prev != 5<<24+1 {
+		t.Fatalf("event at floor 7<<24: id %d, prev %d (%v); want prev %d, the id before it", ev.ID, ev.Prev, err, 5<<24+1)
+	}
+	if id := add(a, 3<<24, "stale floor"); id != 7<<24+1 {
+		t.Fatalf("a floor below the head gave %d, want %d", id, 7<<24+1)
 	}
 	page, err := b.StreamEvents(ctx(t), sess.ID, 5<<24, 1)
 	if err != nil || len(page) != 1 || string(page[0].Data) != "live" || page[0].SessionID != sess.ID {

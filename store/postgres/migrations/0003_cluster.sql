@@ -4,7 +4,8 @@
 -- the ids (its row lock orders the commits, so ids become visible in order).
 CREATE TABLE stream_heads (
 	session_id text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
-	last_id    bigint NOT NULL
+	last_id    bigint NOT NULL,
+	prev_id    bigint NOT NULL DEFAULT 0 -- the id before last_id (0: none)
 );
 
 CREATE TABLE stream_events (
