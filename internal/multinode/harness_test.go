@@ -298,6 +298,20 @@ func (c *cluster) rows(sid string) []store.Message {
 	return rows
 }
 
+// queueDrains fails the test unless the queue is soon empty: a turn's
+// message leaves it right after its turn_finished is published.
+func (c *cluster) queueDrains(t testing.TB) {
+	t.Helper()
+	var q []store.QueuedMessage
+	var err error
+	if !testenv.Eventually(30*time.Second, func() bool {
+		q, err = c.reader.Queued(context.Background(), "")
+		return err == nil && len(q) == 0
+	}) {
+		t.Errorf("queue after every turn finished: %d messages (%v), want none: %+v", len(q), err, q)
+	}
+}
+
 // checkWire fails the test on a strict-validation violation of the model
 // server or a request testenv.WireProblems finds fault with.
 func (c *cluster) checkWire(t testing.TB) {
