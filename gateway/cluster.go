@@ -193,7 +193,16 @@ func (g *Gateway) startCluster() {
 		g.bg.Go(func() { g.relay.run(ctx) })
 	}
 	g.bg.Go(func() { g.listen(ctx) })
-	g.bg.Go(func() { g.sweepLoop(ctx) })
+	sctx, scancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	g.stopSweep = func() {
+		scancel()
+		<-done
+	}
+	go func() {
+		defer close(done)
+		g.sweepLoop(sctx)
+	}()
 }
 
 // listen keeps a LISTEN connection, reconnecting after failures; after

@@ -106,6 +106,7 @@ type Gateway struct {
 	relay       *relay
 	bg          sync.WaitGroup // the cluster's listener, relay and sweep
 	stopCluster context.CancelFunc
+	stopSweep   func() // stops the sweep and waits for it: no worker starts after
 }
 
 type agentKey struct{ workspace, provider, model string }

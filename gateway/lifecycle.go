@@ -110,6 +110,9 @@ func (g *Gateway) Shutdown(ctx context.Context, drain time.Duration) error {
 		return nil
 	}
 	close(g.stopping)
+	if g.stopSweep != nil {
+		g.stopSweep() // before waiting for the workers: it starts them
+	}
 	done := make(chan struct{})
 	go func() {
 		g.workers.Wait()
