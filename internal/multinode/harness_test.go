@@ -312,18 +312,10 @@ func (c *cluster) queueDrains(t testing.TB) {
 	}
 }
 
-// checkWire fails the test on a strict-validation violation of the model
-// server or a request testenv.WireProblems finds fault with.
+// checkWire fails the test on a malformed request (see testenv.CheckWire).
 func (c *cluster) checkWire(t testing.TB) {
 	t.Helper()
-	for _, v := range c.srv.Violations() {
-		t.Errorf("fakellm strict validation: %s", v)
-	}
-	for i, r := range c.srv.Requests() {
-		for _, p := range testenv.WireProblems(r.Messages) {
-			t.Errorf("request %d: %s", i, p)
-		}
-	}
+	testenv.CheckWire(t, c.srv)
 }
 
 // toolThenAnswer is a stateless model: a new prompt gets a read_file
