@@ -18,9 +18,12 @@ import (
 //     wherever their messages arrived. The node that finishes a turn takes
 //     the next message itself; a sweep picks up queues nobody runs (a
 //     message that arrived while another node's turn ran, a dead node's).
-//   - Events are stored in the database, which gives them their ids, and
-//     every node — the publishing one too — delivers them from there, in id
-//     order; LISTEN/NOTIFY only wakes the nodes up. So a subscriber on any
+//   - Events are stored in the database, which gives them their ids in
+//     commit order, and every node delivers them in id order: the
+//     publishing node at once when nothing came in between (the insert
+//     returns the id before it), the others by reading what they have not
+//     delivered when LISTEN/NOTIFY wakes them (or the sweep: a lost
+//     notification costs latency, never an event). So a subscriber on any
 //     node sees every turn's events, in order, and resumes from any id.
 
 // settle is how long a message whose turn ended (its lease released) may

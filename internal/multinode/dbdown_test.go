@@ -54,7 +54,7 @@ func TestDatabaseDownUnderNodes(t *testing.T) {
 	select {
 	case o = <-got:
 	case <-ctx.Done():
-		t.Fatal("the turn did not end with the database down")
+		t.Fatalf("the turn did not end with the database down; node 0:\n%s", c.nodes[0].stderr)
 	}
 	if o.err != nil || o.res.Exit != turn.ExitPersistenceFailed || o.res.Failure == nil ||
 		!strings.Contains(o.res.Failure.Message, "cannot be reached") {

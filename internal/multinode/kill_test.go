@@ -78,6 +78,9 @@ func TestKillNodeMidTurn(t *testing.T) {
 	killed := time.Now()
 	victim.kill(t)
 	t.Logf("killed node %d, which ran %d of %d turns", victim.i, len(running), n)
+	// A node starting now (the dead one's replacement) must not take the
+	// turns the live nodes are running for cut off.
+	c.nodes = append(c.nodes, c.start(talariaBin(t), len(c.nodes)))
 
 	// Subscribers from the start on the surviving nodes.
 	var survivors []*node
