@@ -16,9 +16,10 @@ import (
 
 // The database goes away under two serve nodes while a turn runs a tool:
 // the turn ends persistence_failed with a message that says the server
-// cannot be reached (its stream, on the node that ran it, still gets the
-// turn_finished), and once the database is back both nodes take turns on
-// that session again without being restarted.
+// cannot be reached (subscribers on the node that ran it still get the
+// turn_finished; the other node cannot learn it without the database), and
+// once the database is back both nodes take turns on that session again
+// without being restarted.
 func TestDatabaseDownUnderNodes(t *testing.T) {
 	pg := pgtest.StartOwn(t)
 	model := func(req fakellm.Request) fakellm.Step {
@@ -35,32 +36,42 @@ func TestDatabaseDownUnderNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type outcome struct {
-		res turn.Result
-		err error
+	// Subscribers on both nodes: with the database down, only the node
+	// running the turn (whichever claimed it) can tell its own.
+	var fs []*follower
+	for _, nd := range c.nodes {
+		f := c.follow(ctx, nd, sid, 1)
+		f.opened(t)
+		fs = append(fs, f)
 	}
-	got := make(chan outcome, 1)
-	go func() {
-		res, err := c.streamTurn(ctx, c.nodes[0], sid, "slow-1")
-		got <- outcome{res, err}
-	}()
+	slowID, err := c.send(ctx, c.nodes[0], sid, "slow-1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !testenv.Eventually(60*time.Second, func() bool { return hasToolCall(c.rows(sid)) }) {
 		t.Fatal("the turn did not reach its tool call")
 	}
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	var o outcome
+	var res turn.Result
+	var f *follower
 	select {
-	case o = <-got:
+	case <-fs[0].done:
+		f = fs[0]
+	case <-fs[1].done:
+		f = fs[1]
 	case <-ctx.Done():
-		t.Fatalf("the turn did not end with the database down; node 0:\n%s", c.nodes[0].stderr)
+		t.Fatalf("the turn did not end with the database down; nodes:\n%s\n%s", c.nodes[0].stderr, c.nodes[1].stderr)
 	}
-	if o.err != nil || o.res.Exit != turn.ExitPersistenceFailed || o.res.Failure == nil ||
-		!strings.Contains(o.res.Failure.Message, "cannot be reached") {
-		t.Fatalf("turn with the database down: %v %s %+v; want persistence_failed saying the server cannot be reached", o.err, o.res.Exit, o.res.Failure)
+	res, ok := f.result(slowID)
+	if !ok {
+		t.Fatalf("the stream on node %d ended without the turn's end: %v", f.node, f.err)
 	}
-	t.Logf("failure: %s", o.res.Failure.Message)
+	if res.Exit != turn.ExitPersistenceFailed || res.Failure == nil || !strings.Contains(res.Failure.Message, "cannot be reached") {
+		t.Fatalf("turn with the database down: %s %+v; want persistence_failed saying the server cannot be reached", res.Exit, res.Failure)
+	}
+	t.Logf("failure: %s", res.Failure.Message)
 	if err := pg.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -261,6 +261,11 @@ type sseEvent struct {
 // subscribe follows a session's events on a node from after (a
 // Last-Event-ID), calling fn for each until it returns false or ctx ends.
 func (c *cluster) subscribe(ctx context.Context, nd *node, sid string, after int64, fn func(sseEvent) bool) error {
+	return c.subscribeOpen(ctx, nd, sid, after, nil, fn)
+}
+
+// subscribeOpen is subscribe calling open once the stream is open.
+func (c *cluster) subscribeOpen(ctx context.Context, nd *node, sid string, after int64, open func(), fn func(sseEvent) bool) error {
 	req, err := http.NewRequestWithContext(ctx, "GET", nd.url+"v1/sessions/"+sid+"/events", nil)
 	if err != nil {
 		return err
@@ -278,6 +283,9 @@ func (c *cluster) subscribe(ctx context.Context, nd *node, sid string, after int
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("events on node %d: %d %s", nd.i, resp.StatusCode, b)
+	}
+	if open != nil {
+		open()
 	}
 	return gateway.ParseSSE(bufio.NewReader(resp.Body), func(id int64, typ string, data []byte) bool {
 		var head struct {

@@ -36,7 +36,18 @@ type follower struct {
 	events   []sseEvent
 	finished map[string]turn.Result
 	done     chan struct{} // closed after want turns finished
+	open     chan struct{} // closed once the stream is open
 	err      error
+}
+
+// opened waits until the stream is open (or has failed).
+func (f *follower) opened(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.open:
+	case <-f.done:
+		t.Fatalf("the subscriber on node %d failed: %v", f.node, f.err)
+	}
 }
 
 func (f *follower) result(turnID string) (turn.Result, bool) {
@@ -49,10 +60,10 @@ func (f *follower) result(turnID string) (turn.Result, bool) {
 // follow subscribes to sid on node nd from the start and records events
 // until want turns have finished.
 func (c *cluster) follow(ctx context.Context, nd *node, sid string, want int) *follower {
-	f := &follower{node: nd.i, finished: map[string]turn.Result{}, done: make(chan struct{})}
+	f := &follower{node: nd.i, finished: map[string]turn.Result{}, done: make(chan struct{}), open: make(chan struct{})}
 	go func() {
 		defer close(f.done)
-		f.err = c.subscribe(ctx, nd, sid, 0, func(ev sseEvent) bool {
+		f.err = c.subscribeOpen(ctx, nd, sid, 0, func() { close(f.open) }, func(ev sseEvent) bool {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.events = append(f.events, ev)
