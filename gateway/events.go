@@ -344,13 +344,17 @@ func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
 	h = newHub(last, hs.ringSize)
 	if hs.shared != nil {
 		// Ids come from the database: start at its newest, and receive
-		// (not a restart guess) moves on from there.
+		// (not a restart guess) moves on from there. Not at the newest
+		// row: it may be committed but not yet published, and a live
+		// event must not take an id in its slot (it would push the row's
+		// event off seq<<24). Only a session without stored events (its
+		// rows written by the CLI) starts after its rows.
 		h.shared, h.sessionID = hs.shared, sessionID
-		h.seq, h.k = last, 0
-		if cur := last << seqShift; streamed > cur {
-			h.seq, h.k = streamed>>seqShift, streamed&kMax
+		h.seq, h.k = streamed>>seqShift, streamed&kMax
+		if streamed == 0 {
+			h.seq, h.k = last, 0
 		}
-		h.floor = h.seq<<seqShift | h.k
+		h.floor = max(h.seq<<seqShift|h.k, last<<seqShift)
 	}
 	hs.m[sessionID] = h
 	return h, nil
