@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 var _ store.Cluster = (*Store)(nil)
@@ -62,7 +63,7 @@ func (s *Store) ClaimQueued(ctx context.Context, sessionID, holder string, ttl, 
 		if err != nil {
 			return err
 		}
-		l.AcquiredAt, l.ExpiresAt = fromNanos(acquired), fromNanos(expires)
+		l.AcquiredAt, l.ExpiresAt = sqlrows.FromNanos(acquired), sqlrows.FromNanos(expires)
 		var (
 			m       store.QueuedMessage
 			text    []byte
@@ -77,16 +78,16 @@ func (s *Store) ClaimQueued(ctx context.Context, sessionID, holder string, ttl, 
 		if err != nil {
 			return err
 		}
-		m.Text, m.CreatedAt = string(text), fromNanos(created)
+		m.Text, m.CreatedAt = string(text), sqlrows.FromNanos(created)
 		if started != nil {
 			if exists && released && prevExpires > dbnow-settle.Nanoseconds() {
 				return errNothing // its turn just ended; the node is dequeuing it
 			}
-			m.StartedAt = fromNanos(*started)
+			m.StartedAt = sqlrows.FromNanos(*started)
 			c.Orphan = true
 		} else {
-			m.StartedAt = now()
-			if _, err := tx.Exec(ctx, `UPDATE queue SET started_at = $1 WHERE id = $2`, nanos(m.StartedAt), m.ID); err != nil {
+			m.StartedAt = sqlrows.Now()
+			if _, err := tx.Exec(ctx, `UPDATE queue SET started_at = $1 WHERE id = $2`, sqlrows.Nanos(m.StartedAt), m.ID); err != nil {
 				return err
 			}
 		}
@@ -153,7 +154,7 @@ func (s *Store) AppendStreamEvent(ctx context.Context, ev *store.StreamEvent, fl
 		data = []byte{}
 	}
 	var id, prev int64
-	err := s.pool.QueryRow(ctx, appendStreamSQL, ev.SessionID, floor, ev.Type, ev.TurnID, data, nanos(now())).Scan(&id, &prev)
+	err := s.pool.QueryRow(ctx, appendStreamSQL, ev.SessionID, floor, ev.Type, ev.TurnID, data, sqlrows.Nanos(sqlrows.Now())).Scan(&id, &prev)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23503" {
 		return s.notFound(op, "session "+ev.SessionID)
@@ -258,7 +259,7 @@ func (s *Store) PruneStreamEvents(ctx context.Context, before time.Time) (int64,
 	if err := s.ready(op); err != nil {
 		return 0, err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM stream_events WHERE created_at < $1`, nanos(before))
+	tag, err := s.pool.Exec(ctx, `DELETE FROM stream_events WHERE created_at < $1`, sqlrows.Nanos(before))
 	if err != nil {
 		return 0, s.wrap(op, err)
 	}
