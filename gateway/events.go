@@ -128,6 +128,12 @@ type hub struct {
 	// appendMu serialises this session's writes through the observed
 	// store, so row events are published in seq order.
 	appendMu sync.Mutex
+	// shared, when set, is the database stream of a cluster: events are
+	// stored there (which gives them their ids) and reach subscribers,
+	// here and on every other node, through receive (see cluster.go).
+	shared    *sharedStream
+	sessionID string
+	fetchMu   sync.Mutex // one catch-up read from the database at a time
 }
 
 func newHub(lastSeq int64, ringSize int) *hub {
@@ -141,9 +147,13 @@ type subscriber struct {
 	dropped chan struct{} // closed when the hub dropped it for falling behind
 }
 
-// publish sends a live event; it never blocks.
+// publish sends a live event; it never blocks (on a cluster it waits for
+// the database insert).
 func (h *hub) publish(typ EventType, turnID string, fields map[string]any) int64 {
 	data := encode(typ, turnID, fields)
+	if h.shared != nil {
+		return h.shared.publish(h, typ, turnID, data, 0)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.k < kMax {
@@ -160,6 +170,10 @@ func (h *hub) publishRow(m *store.Message) {
 		return
 	}
 	data := encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})
+	if h.shared != nil {
+		h.shared.publish(h, EventMessage, m.TurnID, data, m.Seq<<seqShift)
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if m.Seq <= h.seq {
@@ -186,6 +200,38 @@ func (h *hub) deliver(ev Event) {
 			close(s.dropped)
 		}
 	}
+}
+
+// receive delivers events stored by any node, in id order, skipping
+// those already delivered.
+func (h *hub) receive(evs []Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ev := range evs {
+		if ev.ID <= h.seq<<seqShift|h.k {
+			continue
+		}
+		h.seq, h.k = ev.ID>>seqShift, ev.ID&kMax
+		h.deliver(ev)
+	}
+}
+
+// receiveNext delivers ev when prev, the event stored before it, is the
+// last one delivered (or ev already was): nothing lies between, so no read
+// is needed. false: events are missing; the relay must read them.
+func (h *hub) receiveNext(prev int64, ev Event) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur := h.seq<<seqShift | h.k
+	switch {
+	case ev.ID <= cur:
+		return true
+	case prev != cur:
+		return false
+	}
+	h.seq, h.k = ev.ID>>seqShift, ev.ID&kMax
+	h.deliver(ev)
+	return true
 }
 
 // lastID is the newest event id given out.
@@ -263,6 +309,9 @@ type hubs struct {
 	m        map[string]*hub
 	st       store.Messages
 	ringSize int
+	// shared is set on a cluster: hubs start at the database stream's
+	// newest id and publish through it.
+	shared *sharedStream
 }
 
 func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
@@ -281,14 +330,52 @@ func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
 	if n := len(rows); n > 0 {
 		last = rows[n-1].Seq
 	}
+	var streamed int64
+	if hs.shared != nil {
+		if streamed, err = hs.shared.cl.LastStreamEventID(ctx, sessionID); err != nil {
+			return nil, err
+		}
+	}
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if h, ok := hs.m[sessionID]; ok {
 		return h, nil // another caller made it meanwhile
 	}
 	h = newHub(last, hs.ringSize)
+	if hs.shared != nil {
+		// Ids come from the database: start at its newest, and receive
+		// (not a restart guess) moves on from there. Not at the newest
+		// row: it may be committed but not yet published, and a live
+		// event must not take an id in its slot (it would push the row's
+		// event off seq<<24). Only a session without stored events (its
+		// rows written by the CLI) starts after its rows.
+		h.shared, h.sessionID = hs.shared, sessionID
+		h.seq, h.k = streamed>>seqShift, streamed&kMax
+		if streamed == 0 {
+			h.seq, h.k = last, 0
+		}
+		h.floor = max(h.seq<<seqShift|h.k, last<<seqShift)
+	}
 	hs.m[sessionID] = h
 	return h, nil
+}
+
+// all lists the hubs (a cluster node catches every one up after a
+// reconnect).
+func (hs *hubs) all() map[string]*hub {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	out := make(map[string]*hub, len(hs.m))
+	for id, h := range hs.m {
+		out[id] = h
+	}
+	return out
+}
+
+func (hs *hubs) lookup(sessionID string) *hub {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.m[sessionID]
 }
 
 func (hs *hubs) drop(sessionID string) {

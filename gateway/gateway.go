@@ -58,6 +58,19 @@ type Config struct {
 	RingSize int
 	// Heartbeat is the SSE keep-alive comment interval (default 15s).
 	Heartbeat time.Duration
+	// Cluster, when set, runs this gateway as one of several nodes on a
+	// shared database (see cluster.go): the queue is claimed with the
+	// session lease, events go through the database, and a sweep every
+	// Sweep takes over queues nobody runs. Agent.LeaseTTL is how soon a
+	// dead node's sessions are taken over. nil: one node, with its queue
+	// worker and events in memory.
+	Cluster store.Cluster
+	// Sweep is how often a cluster node looks for queued messages nobody
+	// runs (default LeaseTTL/10, between 100ms and 1s).
+	Sweep time.Duration
+	// EventRetention is how long a cluster keeps stored events for
+	// resuming streams (default 1h); older resumes get the stored rows.
+	EventRetention time.Duration
 	// Metrics is what /metrics serves (NewMetrics, or SharedMetrics to
 	// share the instruments with an OTLP export); nil: NewMetrics.
 	Metrics *Metrics
@@ -88,6 +101,12 @@ type Gateway struct {
 	closing   chan struct{} // closed when the turns have ended: SSE streams end
 	draining  atomic.Bool
 	workers   sync.WaitGroup
+
+	cluster     store.Cluster // nil on a single node
+	relay       *relay
+	bg          sync.WaitGroup // the cluster's listener, relay and sweep
+	stopCluster context.CancelFunc
+	stopSweep   func() // stops the sweep and waits for it: no worker starts after
 }
 
 type agentKey struct{ workspace, provider, model string }
@@ -108,7 +127,8 @@ type turnRef struct {
 	principal string
 	queueID   int64
 	text      string
-	run       *turnRun // nil while queued
+	run       *turnRun  // nil while queued
+	queued    time.Time // when it was queued here (a cluster forgets it once another node ran it)
 }
 
 // New builds a Gateway.
@@ -160,6 +180,22 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		cfg.Metrics = m
 	}
+	if cfg.Cluster != nil {
+		// One holder name for every agent of this node: a claim's lease
+		// is re-acquired by the turn under the same holder.
+		if cfg.Agent.Holder == "" {
+			cfg.Agent.Holder = agent.HolderName()
+		}
+		if cfg.Agent.LeaseTTL <= 0 {
+			cfg.Agent.LeaseTTL = 300 * time.Second
+		}
+		if cfg.Sweep <= 0 {
+			cfg.Sweep = min(max(cfg.Agent.LeaseTTL/10, 100*time.Millisecond), time.Second)
+		}
+		if cfg.EventRetention <= 0 {
+			cfg.EventRetention = time.Hour
+		}
+	}
 	g := &Gateway{
 		cfg:      cfg,
 		store:    cfg.Store,
@@ -173,6 +209,11 @@ func New(cfg Config) (*Gateway, error) {
 		stopping: make(chan struct{}),
 	}
 	g.hubs = &hubs{m: map[string]*hub{}, st: cfg.Store, ringSize: cfg.RingSize}
+	if cfg.Cluster != nil {
+		g.cluster = cfg.Cluster
+		g.relay = &relay{g: g, pending: map[string]struct{}{}, wake: make(chan struct{}, 1)}
+		g.hubs.shared = &sharedStream{cl: cfg.Cluster, log: cfg.Logger, kick: g.relay.kick}
+	}
 	g.obs = &observedStore{Store: cfg.Store, hubs: g.hubs}
 	g.turnCtx, g.stopTurns = context.WithCancelCause(context.Background())
 	if _, err := g.defaultAgent(); err != nil {

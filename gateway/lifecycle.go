@@ -17,7 +17,15 @@ var errShutdown = errors.New("the server is shutting down")
 // had started (its user row is stored) was cut off by a crash or kill; it is
 // marked interrupted with a display-only row and not re-run. Messages still
 // waiting run now, oldest first per session.
+//
+// On a cluster nothing is marked at start: another node may be running
+// those turns. The sweep takes over a queue once its session's lease has
+// expired or been released (see cluster.go).
 func (g *Gateway) Start(ctx context.Context) error {
+	if g.cluster != nil {
+		g.startCluster()
+		return nil
+	}
 	list, err := g.store.Queued(ctx, "")
 	if err != nil {
 		return fmt.Errorf("gateway: read the message queue: %w", err)
@@ -102,6 +110,9 @@ func (g *Gateway) Shutdown(ctx context.Context, drain time.Duration) error {
 		return nil
 	}
 	close(g.stopping)
+	if g.stopSweep != nil {
+		g.stopSweep() // before waiting for the workers: it starts them
+	}
 	done := make(chan struct{})
 	go func() {
 		g.workers.Wait()
@@ -125,6 +136,16 @@ func (g *Gateway) Shutdown(ctx context.Context, drain time.Duration) error {
 		err = ctx.Err()
 	}
 	g.stopTurns(errShutdown)
+	if g.stopCluster != nil {
+		// Deliver what the drained turns stored before the relay stops.
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for id := range g.hubs.all() {
+			g.relay.fetch(fctx, id)
+		}
+		cancel()
+		g.stopCluster()
+		g.bg.Wait()
+	}
 	close(g.closing)
 	return err
 }

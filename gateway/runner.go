@@ -24,6 +24,9 @@ type turnRun struct {
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	done      chan struct{}
+	// claim is the lease a cluster node claimed the message with (the
+	// turn re-acquires it; released at the end in case it did not).
+	claim store.Lease
 
 	mu        sync.Mutex
 	approvals map[string]chan decision
@@ -49,7 +52,20 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 	st := g.state(sess.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	busy := st.running != nil || st.pending > 0
+	pending := st.pending
+	if g.cluster != nil {
+		// The queue is shared: count what every node has queued, the
+		// message of a turn running anywhere included.
+		list, err := g.store.Queued(ctx, sess.ID)
+		if err != nil {
+			return submitted{}, err
+		}
+		pending = len(list)
+		if st.running != nil && pending > 0 {
+			pending--
+		}
+	}
+	busy := st.running != nil || pending > 0
 	if busy {
 		switch g.cfg.Busy {
 		case BusyReject:
@@ -60,22 +76,24 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 			}
 		}
 	}
-	if st.pending >= g.cfg.QueueLimit {
-		return submitted{}, errf(http.StatusTooManyRequests, CodeQueueFull, fmt.Sprintf("the session already has %d queued messages", st.pending))
+	if pending >= g.cfg.QueueLimit {
+		return submitted{}, errf(http.StatusTooManyRequests, CodeQueueFull, fmt.Sprintf("the session already has %d queued messages", pending))
 	}
 	turnID := agent.NewTurnID()
 	q := &store.QueuedMessage{SessionID: sess.ID, TurnID: turnID, Text: text}
 	if err := g.store.Enqueue(ctx, q); err != nil {
 		return submitted{}, err
 	}
-	pos := st.pending
+	pos := pending
 	if st.running != nil {
 		pos++
 	}
-	st.pending++
-	g.m.queuedMessages(1)
+	if g.cluster == nil {
+		st.pending++
+		g.m.queuedMessages(1)
+	}
 	g.mu.Lock()
-	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text}
+	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text, queued: g.cfg.Now()}
 	g.mu.Unlock()
 	if h, err := g.hubs.get(ctx, sess.ID); err == nil {
 		h.publish(EventTurnQueued, turnID, map[string]any{"position": pos, "text": text})
@@ -120,27 +138,41 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	var list []store.QueuedMessage
-	var err error
-	if !g.draining.Load() {
-		list, err = g.store.Queued(g.turnCtx, st.id)
-	}
-	if err != nil || len(list) == 0 {
-		if err != nil {
-			g.log.Error("reading the session's queue", "session", st.id, "error", err)
+	var (
+		q     store.QueuedMessage
+		claim store.Lease
+	)
+	if g.cluster != nil {
+		c, ok := g.claim(st)
+		if !ok {
+			st.worker = false
+			<-g.sem
+			return store.QueuedMessage{}, false
 		}
-		st.worker = false
-		<-g.sem
-		return store.QueuedMessage{}, false
+		q, claim = c.Message, c.Lease
+	} else {
+		var list []store.QueuedMessage
+		var err error
+		if !g.draining.Load() {
+			list, err = g.store.Queued(g.turnCtx, st.id)
+		}
+		if err != nil || len(list) == 0 {
+			if err != nil {
+				g.log.Error("reading the session's queue", "session", st.id, "error", err)
+			}
+			st.worker = false
+			<-g.sem
+			return store.QueuedMessage{}, false
+		}
+		q = list[0]
+		if err := g.store.MarkStarted(g.turnCtx, q.ID, g.cfg.Now()); err != nil {
+			g.log.Error("marking a queued message started", "session", st.id, "error", err)
+			st.worker = false
+			<-g.sem
+			return store.QueuedMessage{}, false
+		}
 	}
-	q := list[0]
-	if err := g.store.MarkStarted(g.turnCtx, q.ID, g.cfg.Now()); err != nil {
-		g.log.Error("marking a queued message started", "session", st.id, "error", err)
-		st.worker = false
-		<-g.sem
-		return store.QueuedMessage{}, false
-	}
-	run := &turnRun{id: q.TurnID, sessionID: st.id, done: make(chan struct{}), approvals: map[string]chan decision{}}
+	run := &turnRun{id: q.TurnID, sessionID: st.id, claim: claim, done: make(chan struct{}), approvals: map[string]chan decision{}}
 	run.ctx, run.cancel = context.WithCancelCause(context.WithValue(g.turnCtx, runKey{}, run))
 	st.running = run
 	if st.pending > 0 {
@@ -188,12 +220,20 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	}
 	g.m.turnsRunning(-1)
 
+	if g.cluster != nil {
+		// Before the message leaves the queue: the next turn, on whichever
+		// node claims it, starts after this event.
+		publish(EventTurnFinished, map[string]any{"result": res})
+	}
 	// The turn is over: its message leaves the queue.
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	if err := g.store.Dequeue(dctx, q.ID); err != nil {
 		g.log.Error("removing a finished turn's message from the queue", "session", st.id, "turn", q.TurnID, "error", err)
 	}
 	dcancel()
+	if g.cluster != nil {
+		g.release(run.claim)
+	}
 	st.mu.Lock()
 	st.running = nil
 	st.mu.Unlock()
@@ -201,7 +241,9 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	delete(g.turns, q.TurnID)
 	g.mu.Unlock()
 	<-g.sem
-	publish(EventTurnFinished, map[string]any{"result": res})
+	if g.cluster == nil {
+		publish(EventTurnFinished, map[string]any{"result": res})
+	}
 	if herr == nil {
 		h.trim()
 	}
@@ -299,13 +341,27 @@ func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (stri
 		return "interrupting", nil
 	}
 	defer st.mu.Unlock()
+	if g.cluster != nil {
+		// Queued here, but another node may have claimed it.
+		list, err := g.store.Queued(ctx, ref.sessionID)
+		if err != nil {
+			return "", err
+		}
+		for _, q := range list {
+			if q.ID == ref.queueID && !q.StartedAt.IsZero() {
+				return "", errf(http.StatusConflict, CodeSessionBusy, "turn "+turnID+" runs on another node; send the interrupt to that node")
+			}
+		}
+	}
 	// Still queued: the worker takes the head under st.mu, so it cannot
 	// start it now.
 	if err := g.store.Dequeue(ctx, ref.queueID); err != nil {
 		return "", err
 	}
-	st.pending--
-	g.m.queuedMessages(-1)
+	if st.pending > 0 {
+		st.pending--
+		g.m.queuedMessages(-1)
+	}
 	g.mu.Lock()
 	delete(g.turns, turnID)
 	g.mu.Unlock()

@@ -116,7 +116,26 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 			stored = append(stored, Event{ID: id, Type: EventMessage, TurnID: m.TurnID,
 				Data: encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})})
 		}
+		if g.cluster != nil {
+			// A cluster also keeps the live events (deltas, tool and turn
+			// events) of every node.
+			kept, err := g.cluster.StreamEvents(ctx, sessionID, opt.after, 0)
+			if err != nil {
+				_ = sw.comment("error reading stored events: " + strings.ReplaceAll(err.Error(), "\n", " "))
+				return
+			}
+			var live []Event
+			for _, e := range kept {
+				if e.ID <= bl.upto {
+					live = append(live, Event{ID: e.ID, Type: EventType(e.Type), TurnID: e.TurnID, Data: e.Data})
+				}
+			}
+			stored = mergeEvents(stored, live)
+		}
 		events = mergeEvents(stored, bl.events)
+	}
+	if g.relay != nil {
+		g.relay.kick(sessionID) // catch this node's hub up now
 	}
 	for _, ev := range events {
 		if !send(ev) {

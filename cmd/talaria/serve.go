@@ -88,6 +88,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	tlsKey := fs.String("tls-key", "", "TLS key file")
 	busy := fs.String("busy", "", "a message for a busy session: queue, interrupt or reject (default serve.busy, else queue)")
 	maxTurns := fs.Int("max-concurrent-turns", 0, "turns running at once (default serve.max_concurrent_turns, else 64)")
+	leaseTTL := fs.Duration("lease-ttl", 0, "turn lease lifetime: how soon another node takes over a dead node's sessions on a shared PostgreSQL database (default serve.lease_ttl, else 5m)")
 	if code, done := c.parseFlags(fs, h, args); done {
 		return code
 	}
@@ -227,6 +228,15 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	}
 	if gcfg.MaxConcurrentTurns == 0 {
 		gcfg.MaxConcurrentTurns = sc.MaxConcurrentTurns
+	}
+	if *leaseTTL <= 0 {
+		*leaseTTL = time.Duration(sc.LeaseTTL)
+	}
+	gcfg.Agent.LeaseTTL = *leaseTTL
+	// On PostgreSQL several serve nodes may share the database: queue,
+	// leases and events go through it (see README "Scale out").
+	if cl, ok := st.(store.Cluster); ok {
+		gcfg.Cluster = cl
 	}
 	g, err := gateway.New(gcfg)
 	if err != nil {

@@ -13,6 +13,10 @@ type Serve struct {
 	MaxBodyBytes       int64    `yaml:"max_body_bytes"`       // default 1 MiB
 	TLSCert            string   `yaml:"tls_cert"`
 	TLSKey             string   `yaml:"tls_key"`
+	// LeaseTTL is how long a turn lease lives without a refresh: on a
+	// shared PostgreSQL database, how soon another node takes over the
+	// sessions and queued messages of a node that died (default 5m).
+	LeaseTTL Duration `yaml:"lease_ttl"`
 	// Tokens are API tokens given by configuration: each secret is read
 	// from an environment variable (never from the file) and its hash is
 	// added to the database at start, next to those made with

@@ -203,14 +203,7 @@ func (h *home) rows(sid string) []store.Message {
 // testenv.WireProblems finds fault with.
 func checkWire(t *testing.T, srv *fakellm.Server) {
 	t.Helper()
-	for _, v := range srv.Violations() {
-		t.Errorf("fakellm strict validation: %s", v)
-	}
-	for i, r := range srv.Requests() {
-		for _, p := range testenv.WireProblems(r.Messages) {
-			t.Errorf("request %d: %s", i, p)
-		}
-	}
+	testenv.CheckWire(t, srv)
 }
 
 // killPIDFile ends the process named in a pid file.

@@ -3,11 +3,26 @@ package testenv
 import (
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/talaria-agent/talaria/guard"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/turn"
 )
+
+// CheckWire fails t on a strict-validation violation the model server
+// recorded or a request WireProblems finds fault with.
+func CheckWire(t testing.TB, srv *fakellm.Server) {
+	t.Helper()
+	for _, v := range srv.Violations() {
+		t.Errorf("fakellm strict validation: %s", v)
+	}
+	for i, r := range srv.Requests() {
+		for _, p := range WireProblems(r.Messages) {
+			t.Errorf("request %d: %s", i, p)
+		}
+	}
+}
 
 // WireProblems checks a request's conversation more strictly than either
 // provider does, so a repair that only one wire format would forgive still

@@ -33,3 +33,10 @@ func TestContractShared(t *testing.T) {
 		return openAt(t, dsn), openAt(t, dsn)
 	})
 }
+
+func TestContractCluster(t *testing.T) {
+	storetest.RunCluster(t, func(t *testing.T) (storetest.ClusterStore, storetest.ClusterStore) {
+		dsn := pgtest.New(t)
+		return openAt(t, dsn), openAt(t, dsn)
+	})
+}

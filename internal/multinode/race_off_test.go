@@ -1,0 +1,5 @@
+//go:build !race && unix
+
+package multinode
+
+const raceBuild = false
