@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -141,7 +141,7 @@ func New(cfg Config) (*Agent, error) {
 	tc.Store = cfg.Store
 	tc.Tools = reg
 	if tc.Catalogue == nil {
-		tc.Catalogue = compact.NewCatalogue(nil)
+		tc.Catalogue = catalogue.New(nil)
 	}
 	cfg.Turn = tc
 	if tc.Logger == nil {

@@ -28,7 +28,7 @@ func (e *Engine) begin(ctx context.Context, st *state) verdict {
 	st.hooks.status("iteration budget spent: asking the model to sum up without tools")
 	notice := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, BudgetNotice),
-		Kind:      store.KindNotice,
+		Kind:      store.RowNotice,
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, notice); err != nil {

@@ -110,7 +110,7 @@ func TestInterruptWhileStreaming(t *testing.T) {
 					t.Fatalf("rows %v, want user, interrupted assistant", got)
 				}
 				a := rows[1]
-				if a.Kind != store.KindInterrupted || a.Text() != saw {
+				if a.Kind != store.RowInterrupted || a.Text() != saw {
 					t.Errorf("interrupted row: kind %q text %q; want kind interrupted holding exactly what was shown (%q)", a.Kind, a.Text(), saw)
 				}
 				wantWire := saw

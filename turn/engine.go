@@ -18,6 +18,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
@@ -91,7 +92,7 @@ type Config struct {
 	Tools *tool.Registry
 	// Routes: Routes[0] is the primary, the rest the fallback chain.
 	Routes    []Route
-	Catalogue *compact.Catalogue
+	Catalogue *catalogue.Catalogue
 	// Approver gates tools that change things; nil approves all.
 	Approver Approver
 
@@ -147,7 +148,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Tools = reg
 	}
 	if cfg.Catalogue == nil {
-		cfg.Catalogue = compact.NewCatalogue(nil)
+		cfg.Catalogue = catalogue.New(nil)
 	}
 	if cfg.MaxIterations <= 0 {
 		cfg.MaxIterations = 40
@@ -243,7 +244,7 @@ func (e *Engine) run(ctx context.Context, st *state) (res Result) {
 		}
 	}()
 	e.startObserving(ctx, st)
-	if v := e.buildContext(ctx, st); v == finish {
+	if v := e.loadHistory(ctx, st); v == finish {
 		return e.finalize(ctx, st)
 	}
 	e.loop(ctx, st)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/internal/fakellm"
@@ -174,7 +175,7 @@ func wantFailedTurn(t *testing.T, env *testenv.Env, res turn.Result, reason stri
 	}
 	rows := env.Rows()
 	last := rows[len(rows)-1]
-	if last.Role != llm.RoleAssistant || last.Kind != store.KindFailure || !last.Kind.DisplayOnly() {
+	if last.Role != llm.RoleAssistant || last.Kind != store.RowFailure || !last.Kind.DisplayOnly() {
 		t.Fatalf("last row = %s/%q, want a display-only failure row closing the turn", last.Role, last.Kind)
 	}
 	if !strings.Contains(last.Text(), f.Message) {
@@ -321,7 +322,7 @@ func TestAuthFallsBackAndRerunsPreflight(t *testing.T) {
 			env := testenv.New(t, testenv.Options{
 				API: api, NoBuiltins: true, Fallbacks: []string{"fb-model"},
 				Configure: func(c *agent.Config) {
-					c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
+					c.Turn.Catalogue = catalogue.New(map[string]catalogue.Model{
 						"test-model": {Window: 1_000_000, MaxOutput: 4096},
 						"fb-model":   {Window: 2_000, MaxOutput: 1024},
 					})

@@ -67,7 +67,7 @@ func (e *Engine) finalize(ctx context.Context, st *state) Result {
 // stripScaffolding removes the nudges and notices in the live transcript:
 // they steered the model during their turn and must not be replayed as user
 // turns later. Besides this turn's, it takes those a crashed or killed turn
-// left behind (buildContext calls it before the user's message is written).
+// left behind (loadHistory calls it before the user's message is written).
 func (e *Engine) stripScaffolding(ctx context.Context, st *state) {
 	var ids []int64
 	for _, r := range st.rows {
@@ -85,7 +85,7 @@ func (e *Engine) stripScaffolding(ctx context.Context, st *state) {
 // Synthetic assistant rows (pieces of a continued answer, failure rows) are
 // not scaffolding: they hold what the user was shown.
 func isScaffolding(r *store.Message) bool {
-	return r.Synthetic && r.Role == llm.RoleUser && (r.Kind == store.KindNudge || r.Kind == store.KindNotice)
+	return r.Synthetic && r.Role == llm.RoleUser && (r.Kind == store.RowNudge || r.Kind == store.RowNotice)
 }
 
 // closeFailedTurn appends a display-only assistant row that says why the
@@ -93,7 +93,7 @@ func isScaffolding(r *store.Message) bool {
 func (e *Engine) closeFailedTurn(ctx context.Context, st *state) {
 	row := &store.Message{
 		Message:   llm.NewText(llm.RoleAssistant, "Turn failed: "+st.failure.Message),
-		Kind:      store.KindFailure,
+		Kind:      store.RowFailure,
 		Synthetic: true,
 		Provider:  st.failure.Provider,
 		Model:     st.failure.Model,

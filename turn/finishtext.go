@@ -83,7 +83,7 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 	piece.Synthetic = true
 	nudge := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, LengthContinueNudge),
-		Kind:      store.KindNudge,
+		Kind:      store.RowNudge,
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, piece, nudge); err != nil {
@@ -143,8 +143,8 @@ func continuationRows(st *state) []int64 {
 		if r.TurnID != st.in.TurnID || !r.Synthetic {
 			continue
 		}
-		piece := r.Role == llm.RoleAssistant && r.FinishReason == llm.FinishLength && r.Kind == store.KindNormal
-		nudge := r.Role == llm.RoleUser && r.Kind == store.KindNudge && r.Text() == LengthContinueNudge
+		piece := r.Role == llm.RoleAssistant && r.FinishReason == llm.FinishLength && r.Kind == store.RowNormal
+		nudge := r.Role == llm.RoleUser && r.Kind == store.RowNudge && r.Text() == LengthContinueNudge
 		if piece || nudge {
 			ids = append(ids, r.ID)
 		}
@@ -159,7 +159,7 @@ func (e *Engine) nudge(ctx context.Context, st *state, resp *llm.Response) verdi
 	said := e.answerRow(st, resp, resp.Message.Text())
 	n := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, guard.ContinueNudge),
-		Kind:      store.KindNudge,
+		Kind:      store.RowNudge,
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, said, n); err != nil {

@@ -127,7 +127,7 @@ func (e *Engine) nudgeAfterTools(ctx context.Context, st *state) error {
 	}
 	return e.appendRows(ctx, st, &store.Message{
 		Message:   llm.NewText(llm.RoleUser, guard.EmptyRetryNudge),
-		Kind:      store.KindNudge,
+		Kind:      store.RowNudge,
 		Synthetic: true,
 	})
 }

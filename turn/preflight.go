@@ -41,7 +41,7 @@ func (e *Engine) preflight(ctx context.Context, st *state) verdict {
 // threshold is the compression trigger of the model in use: its own
 // (catalogue override) or the configured one.
 func (e *Engine) threshold(st *state) compact.Threshold {
-	return st.model.Threshold.Or(e.cfg.Threshold)
+	return e.cfg.Threshold.For(st.model)
 }
 
 // recoverOverflow handles a provider's "context too long" (or 413): it

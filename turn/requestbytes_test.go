@@ -32,7 +32,7 @@ func historyToRepair() []*store.Message {
 		{Message: asst},
 		{Message: llm.NewToolResult(call, "ok ü", false)},
 		{Message: llm.NewToolResult(llm.ToolCall{ID: "nobody", Name: "noop"}, "orphan", false)},
-		{Message: llm.Message{Role: llm.RoleAssistant}, Kind: store.KindInterrupted},
+		{Message: llm.Message{Role: llm.RoleAssistant}, Kind: store.RowInterrupted},
 		{Message: llm.NewText(llm.RoleUser, "and now?")},
 		{Message: llm.NewText(llm.RoleAssistant, "Now this.")},
 	}

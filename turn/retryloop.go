@@ -334,7 +334,7 @@ func (e *Engine) interruptStream(ctx context.Context, st *state, partial string)
 	}
 	row := &store.Message{
 		Message:  llm.NewText(llm.RoleAssistant, transcript.CleanText(partial)),
-		Kind:     store.KindInterrupted,
+		Kind:     store.RowInterrupted,
 		Provider: e.route(st).Provider.Name(),
 		Model:    e.route(st).Model,
 	}

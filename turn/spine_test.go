@@ -129,7 +129,7 @@ func TestIterationBudgetGraceCall(t *testing.T) {
 				t.Error("the grace call's summary was not kept")
 			}
 			for _, r := range env.Rows() {
-				if r.Kind == store.KindNotice || r.Kind == store.KindNudge {
+				if r.Kind == store.RowNotice || r.Kind == store.RowNudge {
 					t.Errorf("scaffolding row left in the transcript: %+v", r)
 				}
 			}

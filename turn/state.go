@@ -3,6 +3,7 @@ package turn
 import (
 	"time"
 
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/guard"
@@ -26,7 +27,7 @@ type state struct {
 	// route in use: index into Config.Routes, its catalogue entry and the
 	// credential picked from its pool.
 	routeIdx int
-	model    compact.ModelInfo
+	model    catalogue.Model
 	cred     failover.Credential
 	hasCred  bool
 	routes   []RouteAttempt

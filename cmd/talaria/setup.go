@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/internal/config"
@@ -283,7 +284,7 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 	}
 	tc := turn.Config{
 		Routes:           routes,
-		Catalogue:        compact.NewCatalogue(overrides),
+		Catalogue:        catalogue.New(overrides),
 		MaxIterations:    cfg.MaxIterations,
 		MaxRetries:       cfg.MaxRetries,
 		MaxTokens:        cfg.MaxTokens,

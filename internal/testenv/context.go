@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/tool"
@@ -50,8 +51,8 @@ func WithContext(o ContextOptions) func(*agent.Config) {
 	return func(c *agent.Config) {
 		model := c.Turn.Routes[0].Model
 		if o.Window > 0 {
-			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
-				model: {Window: o.Window, MaxOutput: 1024, Threshold: compact.Threshold{Ratio: o.ModelThreshold}},
+			c.Turn.Catalogue = catalogue.New(map[string]catalogue.Model{
+				model: {Window: o.Window, MaxOutput: 1024, CompressionRatio: o.ModelThreshold},
 			})
 		}
 		c.Turn.Threshold = compact.Threshold{Ratio: o.Threshold}
