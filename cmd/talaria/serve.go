@@ -126,7 +126,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		return c.fail(exitOther, "%s", describeDB(err))
 	}
 	defer st.Close()
-	routes, err := c.routes(cfg, &rf, st)
+	routes, err := c.routes(cfg, &rf, st, log)
 	if err != nil {
 		return c.setupExit(err)
 	}
@@ -213,7 +213,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 			if model == "" {
 				model = p.Model
 			}
-			r, err := c.route(cfg, provider, p, model, st)
+			r, err := c.route(cfg, provider, p, model, st, log)
 			if err != nil {
 				return nil, err
 			}

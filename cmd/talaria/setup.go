@@ -196,7 +196,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		return nil, err
 	}
 	a := &app{cfg: cfg, store: st, log: log, watch: &callWatch{}}
-	routes, err := c.routes(cfg, f, st)
+	routes, err := c.routes(cfg, f, st, log)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -318,7 +318,7 @@ func boolOr(p *bool, def bool) bool {
 
 // routes builds the primary route (config + one-run flags) and the
 // fallback chain.
-func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStore) ([]turn.Route, error) {
+func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStore, log *slog.Logger) ([]turn.Route, error) {
 	name := f.provider
 	if name == "" {
 		name = cfg.Provider
@@ -357,7 +357,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 	if err := p.Check(name); err != nil {
 		return nil, &setupError{err.Error()}
 	}
-	primary, err := c.route(cfg, name, p, model, cs)
+	primary, err := c.route(cfg, name, p, model, cs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +368,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 		if m == "" {
 			m = fp.Model
 		}
-		r, err := c.route(cfg, fb.Provider, fp, m, cs)
+		r, err := c.route(cfg, fb.Provider, fp, m, cs, log)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: %w", err)
 		}
@@ -378,7 +378,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 }
 
 // route builds one provider client with its key pool.
-func (c *cli) route(cfg *config.Config, name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
+func (c *cli) route(cfg *config.Config, name string, p config.Provider, model string, cs failover.CooldownStore, log *slog.Logger) (turn.Route, error) {
 	if !config.ValidAPI(p.API) {
 		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use one of %s", p.API, config.APIChoice())}
 	}
@@ -440,7 +440,7 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 		Subscription: p.Subscription}
 	if len(keys) > 0 {
 		// Cooldowns belong to provider + endpoint + key fingerprint.
-		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL)
+		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL).WithLogger(log)
 	}
 	return r, nil
 }
