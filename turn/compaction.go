@@ -84,7 +84,9 @@ func (e *Engine) compressRows(ctx context.Context, model catalogue.Model, in com
 	return out, costUSD, costKnown, err
 }
 
-// sessionAt is a session and the fence its transcript is written with.
+// sessionAt is a session and the fence its transcript is written with: one
+// value, so the two never disagree (a turn's live session is one, replaced
+// whole when a rotation continues the turn in a child session).
 type sessionAt struct {
 	session *store.Session
 	fence   store.Fence

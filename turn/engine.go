@@ -234,10 +234,9 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 // run is Run's body: it recovers a panic into ExitPanic after the finalizer
 // ran.
 func (e *Engine) run(ctx context.Context, st *state) (res Result) {
-	in := st.in
 	defer func() {
 		if p := recover(); p != nil {
-			e.log.Error("turn panicked", "session", in.Session.ID, "turn", in.TurnID,
+			e.log.Error("turn panicked", "session", st.sessionID(), "turn", st.in.TurnID,
 				"panic", p, "stack", string(debug.Stack()))
 			st.setExit(ExitPanic, PanicFailure(p))
 			res = e.finalizeSafely(ctx, st)
@@ -278,7 +277,7 @@ func (e *Engine) loop(ctx context.Context, st *state) {
 		case finish:
 			return
 		}
-		if len(resp.Message.ToolCalls) > 0 && !st.graceCall {
+		if len(resp.Message.ToolCalls) > 0 && !st.res.GraceCall {
 			v = e.toolRound(ctx, st, resp)
 		} else {
 			v = e.finishText(ctx, st, resp)
@@ -295,7 +294,8 @@ func (e *Engine) finalizeSafely(ctx context.Context, st *state) (res Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.log.Error("finalizer panicked", "panic", p, "stack", string(debug.Stack()))
-			res = st.result
+			res = st.res
+			res.SessionID = st.sessionID()
 			res.Exit = ExitPanic
 		}
 	}()

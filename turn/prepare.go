@@ -6,7 +6,7 @@ import "github.com/talaria-agent/talaria/llm"
 // the grace call) and the output cap. Steering a running turn will apply
 // queued user messages here.
 func (e *Engine) prepare(st *state) {
-	st.offerTools = !st.graceCall
+	st.offerTools = !st.res.GraceCall
 }
 
 // maxTokens is the output cap of the next call: a clamp when one was

@@ -31,10 +31,10 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		req := *st.req
 		req.APIKey = st.cred.Key
 		req.MaxTokens = e.maxTokens(st)
-		st.apiCalls++
+		st.res.APICalls++
 		st.currentRoute().Calls++
 		if st.obs != nil {
-			e.observe(st, &Event{Kind: EventRequest, Attempt: st.apiCalls, Request: st.req, EstimatedTokens: st.estimate})
+			e.observe(st, &Event{Kind: EventRequest, Attempt: st.res.APICalls, Request: st.req, EstimatedTokens: st.estimate})
 		}
 		resp, partial, shown, cut, err := e.call(ctx, st, &req)
 		if err == nil {
@@ -57,7 +57,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 
 		st.cutCall = cut
 		c := e.classify(st, err)
-		e.log.Info("api call failed", "session", st.in.Session.ID, "route", r.Name(),
+		e.log.Info("api call failed", "session", st.sessionID(), "route", r.Name(),
 			"class", c.Class, "status", c.Status, "error", err)
 		if c.Class == lastClass {
 			sameClass++
@@ -329,7 +329,7 @@ func (e *Engine) repairShape(st *state, class failover.Class) {
 // neutral placeholder, never an empty or scaffold text.
 func (e *Engine) interruptStream(ctx context.Context, st *state, partial string) {
 	e.interrupted(ctx, st)
-	if st.exit == ExitLeaseLost {
+	if st.res.Exit == ExitLeaseLost {
 		return // the fence would refuse the write anyway
 	}
 	row := &store.Message{
@@ -342,9 +342,9 @@ func (e *Engine) interruptStream(ctx context.Context, st *state, partial string)
 		row.APIContent = transcript.InterruptedPlaceholder
 	}
 	if err := e.appendRows(ctx, st, row); err != nil {
-		e.log.Warn("could not save the interrupted answer", "session", st.in.Session.ID, "error", err)
+		e.log.Warn("could not save the interrupted answer", "session", st.sessionID(), "error", err)
 	}
-	st.finalText = partial
+	st.res.FinalText = partial
 }
 
 func plural(n int, one, many string) string {

@@ -76,7 +76,7 @@ func (e *Engine) truncatedCall(ctx context.Context, st *state, resp *llm.Respons
 		}
 		if err := e.appendRows(ctx, st, nudge); err != nil {
 			// The retry still has the raised cap.
-			e.log.Warn("could not write the truncated-call nudge", "session", st.in.Session.ID, "error", err)
+			e.log.Warn("could not write the truncated-call nudge", "session", st.sessionID(), "error", err)
 		}
 	}
 	st.hooks.status(fmt.Sprintf("the %s call was cut off by the output limit; asking for a smaller one (%d of %d)%s",
@@ -179,7 +179,7 @@ func (e *Engine) noteCutCall(ctx context.Context, st *state) {
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, nudge); err != nil {
-		e.log.Warn("could not write the cut-call note", "session", st.in.Session.ID, "error", err)
+		e.log.Warn("could not write the cut-call note", "session", st.sessionID(), "error", err)
 		return
 	}
 	e.assemble(st)
