@@ -15,7 +15,7 @@ func (e *Engine) begin(ctx context.Context, st *state) verdict {
 	if e.interrupted(ctx, st) {
 		return finish
 	}
-	if st.res.Iterations < e.cfg.MaxIterations {
+	if st.res.Iterations < e.cfg.Limits.MaxIterations {
 		return proceed
 	}
 	if st.res.GraceCall {

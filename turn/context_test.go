@@ -409,7 +409,7 @@ func TestLengthContinuation(t *testing.T) {
 		for _, api := range testenv.APIs {
 			t.Run(tc.name+"/"+api, func(t *testing.T) {
 				env := testenv.New(t, testenv.Options{API: api, NoBuiltins: true,
-					Configure: func(c *agent.Config) { c.Turn.LengthContinuations = tc.ceiling }})
+					Configure: func(c *agent.Config) { c.Limits.LengthContinuations = tc.ceiling }})
 				env.Srv.Script(tc.steps...)
 				res := env.Run("write a long answer")
 				if res.Exit != turn.ExitCompleted || res.Failure != nil {
@@ -530,7 +530,7 @@ func TestRequestPrefixStable(t *testing.T) {
 				ExtraTools: []tool.Tool{testenv.FetchTool(300)},
 				Configure: func(c *agent.Config) {
 					testenv.WithContext(testenv.ContextOptions{})(c)
-					c.Turn.PromptCache = true
+					c.PromptCache = true
 				}})
 			env.Srv.SetDefault(roundsModel(10))
 			for _, task := range []string{"first task", "second task"} {
@@ -732,7 +732,7 @@ func TestFallbackResetsCompressionBudget(t *testing.T) {
 		ExtraTools: []tool.Tool{testenv.FetchTool(fetchSize)},
 		Configure: func(c *agent.Config) {
 			testenv.WithContext(testenv.ContextOptions{Attempts: 1, MinTail: 2})(c)
-			c.Turn.Catalogue = catalogue.New(map[string]catalogue.Model{
+			c.Catalogue = catalogue.New(map[string]catalogue.Model{
 				"test-model": {Window: big}, "small-model": {Window: small},
 			})
 		}})

@@ -35,8 +35,8 @@ func countingTool(runs *atomic.Int32) tool.Tool {
 
 // withCap gives test-model a 16000-token output ceiling and asks for 1000.
 func withCap(c *agent.Config) {
-	c.Turn.Catalogue = catalogue.New(map[string]catalogue.Model{"test-model": {MaxOutput: 16000}})
-	c.Turn.MaxTokens = 1000
+	c.Catalogue = catalogue.New(map[string]catalogue.Model{"test-model": {MaxOutput: 16000}})
+	c.Limits.MaxTokens = 1000
 }
 
 func lastUser(r fakellm.Request) string {

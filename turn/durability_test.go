@@ -136,7 +136,7 @@ func TestInterruptDuringBackoff(t *testing.T) {
 	for _, api := range testenv.APIs {
 		t.Run(api, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) {
-				c.Turn.Backoff = failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}
+				c.Limits.Backoff = failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}
 			}})
 			env.Srv.Script(fakellm.HTTPError(429, "rate_limit_error", "Rate limit reached; slow down.").WithHeader("Retry-After", "30"))
 			ctx, cn := newCanceller(t)

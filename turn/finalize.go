@@ -103,7 +103,7 @@ func (e *Engine) explain(st *state) string {
 	case ExitBudgetExhausted:
 		parts = append(parts, fmt.Sprintf(
 			"The turn used its %d model calls (max_iterations) and then one last call without tools to sum up. Send another message (for example \"continue\") to go on, or raise max_iterations.",
-			e.cfg.MaxIterations))
+			e.cfg.Limits.MaxIterations))
 	case ExitInterrupted:
 		parts = append(parts, "The turn was interrupted. Everything shown so far is saved; unfinished tool calls are marked as interrupted. Send a message to continue.")
 	}

@@ -75,7 +75,7 @@ func (e *Engine) flushFinal(ctx context.Context, st *state, row *store.Message) 
 func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Response) verdict {
 	text := resp.Message.Text()
 	st.fragments = append(st.fragments, text)
-	if len(st.fragments) > e.cfg.LengthContinuations {
+	if len(st.fragments) > e.cfg.Limits.LengthContinuations {
 		return e.settle(ctx, st, resp, true)
 	}
 	// The piece was shown: it is made durable before asking for more.
@@ -96,7 +96,7 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
 	} else {
 		e.observeGuard(st, "length_continuation", "continue")
-		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.LengthContinuations))
+		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.Limits.LengthContinuations))
 	}
 	return next
 }

@@ -183,8 +183,8 @@ func TestToolLoopStop(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
-				c.Turn.Guards = turn.GuardConfig{}
-				tc.guards(&c.Turn.Guards)
+				c.Guards = turn.GuardConfig{}
+				tc.guards(&c.Guards)
 			}})
 			// The 4th round calls twice: after the stop, the second call is
 			// paired with the loop-stopped marker.
@@ -399,7 +399,7 @@ func TestEmptyResponses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{API: "anthropic", Configure: func(c *agent.Config) {
 				if tc.priced {
-					c.Turn.Catalogue = catalogue.New(map[string]catalogue.Model{"test-model": {InputPerMTok: 1000, OutputPerMTok: 1000}})
+					c.Catalogue = catalogue.New(map[string]catalogue.Model{"test-model": {InputPerMTok: 1000, OutputPerMTok: 1000}})
 				}
 			}})
 			env.Srv.Script(tc.steps...)
@@ -506,7 +506,7 @@ func TestCleanFinalAnswer(t *testing.T) {
 			if interrupt {
 				p.interrupt, wantExit = cancel, turn.ExitInterrupted
 			}
-			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) { c.Turn.Routes[0].Provider = p }})
+			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) { c.Routes[0].Provider = p }})
 			res := env.RunWith(ctx, agent.Input{Text: "hi"})
 			if res.Exit != wantExit {
 				t.Fatalf("exit %s (%s), want %s", res.Exit, res.Explanation, wantExit)
@@ -572,7 +572,7 @@ func TestPrivateFieldsNeverOnTheWire(t *testing.T) {
 	private := []string{`"synthetic"`, `"display_kind"`, `"kind"`, `"api_content"`, `"turn_id"`, `"archived"`, `"reported"`, `"tool_name"`, `"finish_reason":`}
 	for _, api := range testenv.APIs {
 		t.Run(api, func(t *testing.T) {
-			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) { c.Turn.MaxIterations = 2 }})
+			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) { c.Limits.MaxIterations = 2 }})
 			// Turn 1 fails (deterministic empties): it leaves a failure row.
 			env.Srv.Script(fakellm.Empty(), fakellm.Empty())
 			if res := env.Run("first"); res.Exit != turn.ExitFailed {
@@ -714,7 +714,7 @@ func TestGuardSwitches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
 				if tc.guards != nil {
-					c.Turn.Guards = *tc.guards
+					c.Guards = *tc.guards
 				}
 			}})
 			env.Srv.Script(tc.steps...)
@@ -760,7 +760,7 @@ func TestEmptyRetriesZeroAndMeaninglessUsage(t *testing.T) {
 		for _, api := range testenv.APIs {
 			t.Run(tc.name+"/"+api, func(t *testing.T) {
 				env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) {
-					c.Turn.Guards.NoEmptyRetry = tc.noRetry
+					c.Guards.NoEmptyRetry = tc.noRetry
 				}})
 				env.Srv.Script(tc.steps...)
 				res := env.Run("say something")

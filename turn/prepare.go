@@ -16,8 +16,8 @@ func (e *Engine) maxTokens(st *state) int {
 	if st.maxTokens > 0 {
 		return st.maxTokens
 	}
-	if e.cfg.MaxTokens > 0 {
-		return e.cfg.MaxTokens
+	if e.cfg.Limits.MaxTokens > 0 {
+		return e.cfg.Limits.MaxTokens
 	}
 	return 0
 }

@@ -74,7 +74,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		}
 		a := failover.Attempt{
 			Retries:        retries,
-			MaxRetries:     e.cfg.MaxRetries,
+			MaxRetries:     e.cfg.Limits.MaxRetries,
 			SameClassFails: sameClass,
 			CanRotate:      canRotate,
 			CanFallback:    st.routeIdx+1 < len(e.cfg.Routes),
@@ -90,7 +90,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		}
 		// A bound that holds whatever the policy says: retries, rotations
 		// and repairs of one call can never loop forever.
-		if attempt > e.cfg.MaxRetries+maxRotations(r)+4 {
+		if attempt > e.cfg.Limits.MaxRetries+maxRotations(r)+4 {
 			e.observeFailed(st, c, err, "stop", 0)
 			e.fail(st, c, "Gave up after too many attempts")
 			return nil, finish
@@ -103,7 +103,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		case failover.ActionRetry:
 			retries++
 			e.noteCutCall(ctx, st)
-			d := e.cfg.Backoff.Delay(retries, c)
+			d := e.cfg.Limits.Backoff.Delay(retries, c)
 			e.observeFailed(st, c, err, "retry", d)
 			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, a.MaxRetries))
 			if err := failover.Sleep(ctx, d); err != nil {

@@ -105,15 +105,15 @@ func (st *state) sessionID() string { return st.live.session.ID }
 func (e *Engine) newState(in Input) *state {
 	st := &state{
 		in:       in,
-		live:     liveSession{session: in.Session, fence: in.Fence},
+		live:     sessionAt{session: in.Session, fence: in.Fence},
 		res:      Result{TurnID: in.TurnID, CostKnown: true},
 		hooks:    &in.Hooks,
 		start:    e.cfg.Now(),
 		budget:   compact.NewBudget(e.cfg.CompressAttempts),
 		repaired: map[failover.Class]bool{},
 		stripped: map[string]bool{},
-		streak:   guard.NewStreak(3),
-		empty:    guard.NewEmptyGuard(e.cfg.Guards.EmptyRetries, e.cfg.Guards.EmptyCostThresholdUSD),
+		streak:   guard.NewStreak(guard.DefaultStreakThreshold),
+		empty:    guard.NewEmptyGuard(e.cfg.Guards.emptyRetries(), e.cfg.Guards.EmptyCostThresholdUSD),
 	}
 	e.useRoute(st, 0)
 	return st

@@ -88,7 +88,7 @@ func (e *Engine) runGroup(ctx context.Context, st *state, calls []llm.ToolCall) 
 		outs[0] = e.runTool(ctx, st, calls[0])
 		return outs
 	}
-	sem := make(chan struct{}, e.cfg.ToolConcurrency)
+	sem := make(chan struct{}, e.cfg.Limits.ToolConcurrency)
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Add(1)

@@ -233,34 +233,21 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		}
 		tools = append(tools, a.mcpSess.Tools()...)
 	}
-	tc := turnConfig(cfg, routes)
-	if tc.Observer, a.tel, err = c.observers(ctx, cfg, st, log); err != nil {
+	ac := agentConfig(cfg, routes, f.maxIter)
+	if ac.Observer, a.tel, err = c.observers(ctx, cfg, st, log); err != nil {
 		a.Close()
 		return nil, err
 	}
 	if !f.yes && cfg.Approvals != "auto" {
-		tc.Approver = approver
+		ac.Approver = approver
 	}
-	if f.maxIter > 0 {
-		tc.MaxIterations = f.maxIter
-	}
-	ag, err := agent.New(agent.Config{
-		Store:             st,
-		Turn:              tc,
-		Tools:             tools,
-		Workspace:         ws,
-		SystemPrompt:      cfg.SystemPrompt,
-		SystemPromptExtra: cfg.SystemPromptExtra,
-		AdmitWait:         admitWait,
-		Logger:            log,
-		// compression.rotate: continue compressed sessions in a child.
-		RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
-		Subagents: agent.SubagentConfig{Enabled: boolOr(cfg.Subagents.Enabled, true), MaxDepth: cfg.Subagents.MaxDepth,
-			MaxParallel: cfg.Subagents.MaxParallel, MaxIterations: cfg.Subagents.MaxIterations},
-		Memory: agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens},
-		Review: agent.ReviewConfig{Enabled: cfg.Review.Enabled, Idle: time.Duration(cfg.Review.Idle),
-			MaxIterations: cfg.Review.MaxIterations},
-	})
+	ac.Store, ac.Tools, ac.Workspace, ac.AdmitWait, ac.Logger = st, tools, ws, admitWait, log
+	ac.Subagents = agent.SubagentConfig{Enabled: boolOr(cfg.Subagents.Enabled, true), MaxDepth: cfg.Subagents.MaxDepth,
+		MaxParallel: cfg.Subagents.MaxParallel, MaxIterations: cfg.Subagents.MaxIterations}
+	ac.Memory = agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens}
+	ac.Review = agent.ReviewConfig{Enabled: cfg.Review.Enabled, Idle: time.Duration(cfg.Review.Idle),
+		MaxIterations: cfg.Review.MaxIterations}
+	ag, err := agent.New(ac)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -269,10 +256,11 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 	return a, nil
 }
 
-// turnConfig maps the config file onto the engine's settings.
-func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
-	overrides := modelOverrides(cfg)
-	// Unset limits stay zero: the engine applies its defaults.
+// agentConfig maps the config file (and --max-iterations, when positive)
+// onto the settings run, chat and serve share: routes, limits, guards,
+// compression, prompts. Unset limits stay zero: the packages that own them
+// apply their defaults.
+func agentConfig(cfg *config.Config, routes []turn.Route, maxIterations int) agent.Config {
 	g := turn.GuardConfig{
 		NoIdenticalCalls:      !boolOr(cfg.Guards.IdenticalCalls, true),
 		NoSaidButStopped:      !boolOr(cfg.Guards.SaidButStopped, true),
@@ -282,23 +270,29 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 		NoEmptyRetry:          cfg.Guards.EmptyRetries != nil && *cfg.Guards.EmptyRetries == 0,
 		EmptyCostThresholdUSD: cfg.Guards.EmptyCostThresholdUSD,
 	}
-	tc := turn.Config{
-		Routes:           routes,
-		Catalogue:        catalogue.New(overrides),
-		MaxIterations:    cfg.MaxIterations,
-		MaxRetries:       cfg.MaxRetries,
-		MaxTokens:        cfg.MaxTokens,
+	ac := agent.Config{
+		Routes:    routes,
+		Catalogue: catalogue.New(modelOverrides(cfg)),
+		Limits: turn.Limits{MaxIterations: cfg.MaxIterations, MaxRetries: cfg.MaxRetries,
+			MaxTokens: cfg.MaxTokens},
+		Guards:           g,
 		Threshold:        compact.Threshold{Ratio: cfg.Compression.Threshold, Tokens: cfg.Compression.ThresholdTokens},
 		CompressAttempts: cfg.Compression.Attempts,
-		Guards:           g,
-		PromptCache:      boolOr(cfg.PromptCache, true),
+		// compression.rotate: continue compressed sessions in a child.
+		RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
+		PromptCache:         boolOr(cfg.PromptCache, true),
+		SystemPrompt:        cfg.SystemPrompt,
+		SystemPromptExtra:   cfg.SystemPromptExtra,
+	}
+	if maxIterations > 0 {
+		ac.Limits.MaxIterations = maxIterations
 	}
 	if !cfg.Compression.Disabled {
 		model := cfg.Compression.Model
 		if model == "" {
 			model = routes[0].Model
 		}
-		tc.Compressor = &compact.Compressor{
+		ac.Compressor = &compact.Compressor{
 			Summarizer:      routes[0].Provider,
 			Model:           model,
 			Timeout:         time.Duration(cfg.Compression.Timeout),
@@ -306,7 +300,7 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 			OnFailure:       compact.FailureMode(cfg.Compression.OnFailure),
 		}
 	}
-	return tc
+	return ac
 }
 
 func boolOr(p *bool, def bool) bool {
