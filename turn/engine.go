@@ -7,7 +7,9 @@
 // is the only place that acts on verdicts, and every way out of it —
 // completion, budget, failure, interrupt, lease loss, panic — passes through
 // finalize.go. Per-turn mutable state lives in one struct (state.go) created
-// at turn start; nothing leaks between turns.
+// at turn start; nothing leaks between turns. What an Engine is built from
+// (Config, Limits, Route, defaults) is in config.go, a turn's Input in
+// input.go and its Result in result.go.
 package turn
 
 import (
