@@ -88,9 +88,9 @@ type Config struct {
 	// session's lease before it gives up with ExitBusy (default 30 min; the
 	// CLI uses a few seconds).
 	AdmitWait time.Duration
-	// Subagents configures the delegate tool (subagent.go), Memory the
-	// workspace memory and its tool (memory.go), Review the background
-	// review (review.go). Each is off unless enabled.
+	// Subagents configures the delegate tool, Memory the workspace memory
+	// and its tool, Review the background review of a session once it is
+	// idle. Each is off unless enabled.
 	Subagents SubagentConfig
 	Memory    MemoryConfig
 	Review    ReviewConfig
