@@ -16,8 +16,8 @@ import (
 // start and dropped at its end, so nothing (retry counters, guard streaks,
 // clamps, credential picks) can leak into the next turn.
 type state struct {
-	// in is the turn's input as given; it is never rewritten. The session
-	// the turn writes to is live (a rotation replaces it).
+	// in is the turn's input as given, less its Session and Fence: those
+	// moved to live, their one copy, which a rotation replaces.
 	in    Input
 	live  sessionAt
 	hooks *Hooks
@@ -103,9 +103,11 @@ type state struct {
 func (st *state) sessionID() string { return st.live.session.ID }
 
 func (e *Engine) newState(in Input) *state {
+	live := sessionAt{session: in.Session, fence: in.Fence}
+	in.Session, in.Fence = nil, store.Fence{}
 	st := &state{
 		in:       in,
-		live:     sessionAt{session: in.Session, fence: in.Fence},
+		live:     live,
 		res:      Result{TurnID: in.TurnID, CostKnown: true},
 		hooks:    &in.Hooks,
 		start:    e.cfg.Now(),
