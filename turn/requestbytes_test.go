@@ -72,7 +72,7 @@ func TestRequestBytesMatchTheWholeHistoryPath(t *testing.T) {
 			for i, got := range reqs {
 				msgs, _ := transcript.Project(rows[:len(prior)+1+2*i])
 				req := &llm.Request{Model: got.Model, System: env.Session.SystemPrompt, Messages: msgs, Tools: specs,
-					MaxTokens: got.MaxTokens, PromptCache: env.Config.Turn.PromptCache}
+					MaxTokens: got.MaxTokens, PromptCache: env.Config.PromptCache}
 				transcript.CleanRequest(req)
 				if _, err := llm.Collect(refProv.Stream(ctx, req), nil); err != nil {
 					t.Fatal(err)
