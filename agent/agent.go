@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
@@ -26,14 +27,48 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// Config configures an Agent. Only Store and Turn.Routes are required.
+// Config configures an Agent: what an embedder sets. Only Store and Routes
+// are required; every other zero value is a default (of the package that
+// defines the setting: see turn.Limits, turn.GuardConfig, compact).
 type Config struct {
+	// Store keeps sessions, messages, leases and usage.
 	Store store.Store
-	// Turn holds the engine's settings (routes, limits, guards, approver,
-	// compression). Its Store and Tools fields are filled in by New.
-	Turn turn.Config
-	// Tools offered to the model, in this order.
+	// Routes are the providers and models a turn may use: Routes[0] is the
+	// primary, the rest the fallback chain in order.
+	Routes []turn.Route
+	// Tools offered to the model, in this order (with the agent's own
+	// delegate and memory tools when those are enabled).
 	Tools []tool.Tool
+	// Approver asks before a tool that changes things runs; nil allows all.
+	Approver turn.Approver
+
+	// Limits bound each turn (iterations, retries, output tokens); Guards
+	// tune the loop and empty-answer guards (all on by default).
+	Limits turn.Limits
+	Guards turn.GuardConfig
+
+	// Compressor compresses a session's context when a prompt outgrows
+	// Threshold (default: compact.DefaultRatio of the model's window), at
+	// most CompressAttempts passes a turn; nil never compresses.
+	Compressor       *compact.Compressor
+	Threshold        compact.Threshold
+	CompressAttempts int
+	// RotateOnCompression continues a session in a child session whenever
+	// its context is compressed (config compression.rotate): the parent
+	// ends with store.EndCompression and keeps its full transcript, the
+	// child starts from the compressed one. Off, compression archives the
+	// old rows in place.
+	RotateOnCompression bool
+
+	// Catalogue knows each model's window, output cap and prices, with the
+	// configuration's overrides; nil is the built-in catalogue.
+	Catalogue *catalogue.Catalogue
+	// PromptCache places provider cache breakpoints (Anthropic).
+	PromptCache bool
+	// Observer watches every turn (telemetry, the timeline `talaria
+	// trace` shows); nil observes nothing.
+	Observer turn.Observer
+
 	// Workspace is the directory the agent works in (default: the current
 	// directory). It is named in the system prompt and stored with sessions.
 	Workspace string
@@ -53,19 +88,15 @@ type Config struct {
 	// session's lease before it gives up with ExitBusy (default 30 min; the
 	// CLI uses a few seconds).
 	AdmitWait time.Duration
-	// RotateOnCompression continues a session in a child session whenever
-	// its context is compressed (config compression.rotate): the parent
-	// ends with store.EndCompression and keeps its full transcript, the
-	// child starts from the compressed one. Off, compression archives the
-	// old rows in place.
-	RotateOnCompression bool
-	// Subagents configures the delegate tool (subagent.go), Memory the
-	// workspace memory and its tool (memory.go), Review the background
-	// review (review.go). Each is off unless enabled.
+	// Subagents configures the delegate tool, Memory the workspace memory
+	// and its tool, Review the background review of a session once it is
+	// idle. Each is off unless enabled.
 	Subagents SubagentConfig
 	Memory    MemoryConfig
 	Review    ReviewConfig
-	Logger    *slog.Logger
+
+	Now    func() time.Time // the clock (default time.Now)
+	Logger *slog.Logger     // default: discard
 }
 
 // Agent runs turns. It is safe for concurrent use; turns of one session
@@ -137,17 +168,25 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	tc := cfg.Turn
-	tc.Store = cfg.Store
-	tc.Tools = reg
-	if tc.Catalogue == nil {
-		tc.Catalogue = compact.NewCatalogue(nil)
-	}
-	cfg.Turn = tc
-	if tc.Logger == nil {
-		tc.Logger = cfg.Logger
-	}
-	eng, err := turn.New(tc)
+	// The one translation: the engine's settings are the embedder's, with
+	// the agent's store, tool registry and logger; turn.New applies the
+	// defaults, and the agent reads them back from the engine.
+	eng, err := turn.New(turn.Config{
+		Store:            cfg.Store,
+		Routes:           cfg.Routes,
+		Tools:            reg,
+		Catalogue:        cfg.Catalogue,
+		Approver:         cfg.Approver,
+		Limits:           cfg.Limits,
+		Guards:           cfg.Guards,
+		Compressor:       cfg.Compressor,
+		Threshold:        cfg.Threshold,
+		CompressAttempts: cfg.CompressAttempts,
+		PromptCache:      cfg.PromptCache,
+		Observer:         cfg.Observer,
+		Now:              cfg.Now,
+		Logger:           cfg.Logger,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -176,7 +215,7 @@ type SessionOptions struct {
 // NewSession creates a session and fixes its system prompt.
 func (a *Agent) NewSession(ctx context.Context, opt SessionOptions) (*store.Session, error) {
 	now := a.now()
-	primary := a.cfg.Turn.Routes[0]
+	primary := a.cfg.Routes[0]
 	s := &store.Session{
 		ID:        store.NewID(now),
 		Title:     opt.Title,
@@ -309,12 +348,7 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 	return eng.Run(turnCtx, ti)
 }
 
-func (a *Agent) now() time.Time {
-	if a.cfg.Turn.Now != nil {
-		return a.cfg.Turn.Now()
-	}
-	return time.Now()
-}
+func (a *Agent) now() time.Time { return a.engine.Config().Now() }
 
 func userMessage(in Input) llm.Message {
 	m := llm.NewText(llm.RoleUser, in.Text)

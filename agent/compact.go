@@ -5,24 +5,25 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
 
 // ModelInfo is the catalogue entry of the primary route's model.
-func (a *Agent) ModelInfo() compact.ModelInfo {
-	return a.cfg.Turn.Catalogue.Lookup(a.cfg.Turn.Routes[0].Model)
+func (a *Agent) ModelInfo() catalogue.Model {
+	return a.Catalogue().Lookup(a.cfg.Routes[0].Model)
 }
 
 // Catalogue is the model catalogue the agent's turns use.
-func (a *Agent) Catalogue() *compact.Catalogue { return a.cfg.Turn.Catalogue }
+func (a *Agent) Catalogue() *catalogue.Catalogue { return a.engine.Config().Catalogue }
 
 // Threshold is the prompt size, in tokens, at which a turn on the primary
 // model compresses first.
 func (a *Agent) Threshold() int {
 	info := a.ModelInfo()
-	return info.Threshold.Or(a.cfg.Turn.Threshold).Limit(info.Window)
+	return a.cfg.Threshold.For(info).Limit(info.Window)
 }
 
 // CompactResult is what Compact did.
@@ -42,7 +43,7 @@ type CompactResult struct {
 // inside a turn; the engine compresses and persists (turn.CompactSession),
 // continuing the session in a child when RotateOnCompression is set.
 func (a *Agent) Compact(ctx context.Context, sessionID string) (CompactResult, error) {
-	if a.cfg.Turn.Compressor == nil {
+	if a.cfg.Compressor == nil {
 		return CompactResult{}, turn.ErrCompressionDisabled
 	}
 	sess, err := store.ResolveTip(ctx, a.cfg.Store, sessionID)

@@ -29,14 +29,12 @@ func Example() {
 	ag, err := agent.New(agent.Config{
 		Store: st,
 		Tools: tools,
-		Turn: turn.Config{
-			Routes: []turn.Route{{
-				Provider: openai.New(openai.Config{APIKey: os.Getenv("OPENAI_API_KEY")}),
-				Model:    "gpt-4.1",
-				API:      "openai",
-			}},
-			MaxIterations: 20,
-		},
+		Routes: []turn.Route{{
+			Provider: openai.New(openai.Config{APIKey: os.Getenv("OPENAI_API_KEY")}),
+			Model:    "gpt-4.1",
+			API:      "openai",
+		}},
+		Limits: turn.Limits{MaxIterations: 20},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -185,7 +185,7 @@ func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message,
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 	defer cancel()
-	row := &store.Message{Message: msg, TurnID: turnID, Kind: store.KindUnsent, CreatedAt: a.now()}
+	row := &store.Message{Message: msg, TurnID: turnID, Kind: store.RowUnsent, CreatedAt: a.now()}
 	if err := a.appendUnsent(dctx, sess.ID, row); err != nil {
 		a.log.Warn("could not save the unsent message", "session", sess.ID, "error", err)
 	}

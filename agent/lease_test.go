@@ -70,7 +70,7 @@ func TestBusySessionKeepsMessage(t *testing.T) {
 		t.Fatalf("a turn that was not admitted made %d API calls", n)
 	}
 	rows := env.Rows()
-	if len(rows) != 1 || rows[0].Kind != store.KindUnsent || rows[0].Text() != "are you there?" {
+	if len(rows) != 1 || rows[0].Kind != store.RowUnsent || rows[0].Text() != "are you there?" {
 		t.Fatalf("rows %+v; want the message kept as one unsent row", rows)
 	}
 	release()
@@ -110,7 +110,7 @@ func TestAdmissionInterrupted(t *testing.T) {
 	if res.Exit != turn.ExitInterrupted || !strings.Contains(res.Explanation, "saved") {
 		t.Fatalf("exit %s (%s); want interrupted, message saved", res.Exit, res.Explanation)
 	}
-	if rows := env.Rows(); len(rows) != 1 || rows[0].Kind != store.KindUnsent {
+	if rows := env.Rows(); len(rows) != 1 || rows[0].Kind != store.RowUnsent {
 		t.Fatalf("rows %+v; want one unsent row", rows)
 	}
 }

@@ -209,7 +209,7 @@ func TestLeaseWaitTimeoutAndCancel(t *testing.T) {
 			var ticks atomic.Int64
 			base := time.Now()
 			c.AdmitWait = time.Hour
-			c.Turn.Now = func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * 20 * time.Minute) }
+			c.Now = func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * 20 * time.Minute) }
 		}, false},
 		{"context cancelled", func(c *agent.Config) { c.AdmitWait = time.Minute }, true},
 	}

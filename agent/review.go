@@ -143,14 +143,11 @@ func (a *Agent) review(ctx context.Context, sid string) {
 		a.log.Warn("review: tools", "error", err)
 		return
 	}
-	tc := a.cfg.Turn
+	tc := a.engine.Config()
 	tc.Tools = tools
 	tc.Compressor = nil // a review never rewrites anything
 	tc.Approver = nil
-	tc.MaxIterations = a.cfg.Review.MaxIterations
-	if tc.Logger == nil {
-		tc.Logger = a.log
-	}
+	tc.Limits.MaxIterations = a.cfg.Review.MaxIterations
 	eng, err := turn.New(tc)
 	if err != nil {
 		return

@@ -189,8 +189,8 @@ func TestReviewYieldsToForegroundTurn(t *testing.T) {
 			// compress its next turn prematurely.
 			e := testenv.New(t, testenv.Options{API: api, Model: pricedModel, Configure: func(c *agent.Config) {
 				c.Review = agent.ReviewConfig{Enabled: true, Idle: 5 * time.Millisecond, OnEvent: ev.review}
-				c.Turn.Compressor = &compact.Compressor{Summarizer: c.Turn.Routes[0].Provider, Model: pricedModel}
-				c.Turn.Threshold = compact.Threshold{Tokens: 5000}
+				c.Compressor = &compact.Compressor{Summarizer: c.Routes[0].Provider, Model: pricedModel}
+				c.Threshold = compact.Threshold{Tokens: 5000}
 			}})
 			t.Cleanup(e.Agent.Close)
 			e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {

@@ -136,18 +136,15 @@ func (a *Agent) childTools(parent *activeTurn, want []string) (*tool.Registry, e
 // childEngine builds the engine a child runs on: the parent's settings
 // (approver, guards, compression) with the child's tools, budget and model.
 func (a *Agent) childEngine(tools *tool.Registry, model string) (*turn.Engine, error) {
-	tc := a.cfg.Turn
+	tc := a.engine.Config()
 	tc.Tools = tools
 	if a.cfg.Subagents.MaxIterations > 0 {
-		tc.MaxIterations = a.cfg.Subagents.MaxIterations
+		tc.Limits.MaxIterations = a.cfg.Subagents.MaxIterations
 	}
 	if model != "" && model != tc.Routes[0].Model {
 		primary := tc.Routes[0]
 		primary.Model = model
 		tc.Routes = append([]turn.Route{primary}, tc.Routes...)
-	}
-	if tc.Logger == nil {
-		tc.Logger = a.log
 	}
 	return turn.New(tc)
 }
@@ -249,7 +246,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 // newChildSession creates a child session, with a fresh id should two
 // children started in the same second draw the same one.
 func (a *Agent) newChildSession(ctx context.Context, parentID, kind, title, prompt string) (*store.Session, error) {
-	primary := a.cfg.Turn.Routes[0]
+	primary := a.cfg.Routes[0]
 	var err error
 	for try := 0; try < 3; try++ {
 		now := a.now()

@@ -53,7 +53,7 @@ func TestDelegateObserved(t *testing.T) {
 	obs := &kindsObserver{started: map[string][]string{}, stopped: map[string][]string{}}
 	e := testenv.New(t, testenv.Options{Model: pricedModel, Configure: func(c *agent.Config) {
 		c.Subagents.Enabled = true
-		c.Turn.Observer = obs
+		c.Observer = obs
 	}})
 	e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
 		if isChild(r) {

@@ -65,7 +65,7 @@ func (p pairs) earlier(i int) int {
 func headEnd(rows []store.Message, p pairs) int {
 	u := -1
 	for i := range rows {
-		if rows[i].Kind == store.KindSummary {
+		if rows[i].Kind == store.RowSummary {
 			return 0
 		}
 		if rows[i].Role == llm.RoleUser {

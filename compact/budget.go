@@ -1,5 +1,7 @@
 package compact
 
+import "github.com/talaria-agent/talaria/catalogue"
+
 // DefaultRatio is the share of the window at which compression triggers.
 const DefaultRatio = 0.5
 
@@ -16,11 +18,11 @@ type Threshold struct {
 }
 
 // Limit returns the trigger size for a model with the given window
-// (UnknownWindow when window is not positive). The result never exceeds the
+// (catalogue.UnknownWindow when window is not positive). The result never exceeds the
 // window, since a trigger above it could only fire after an overflow.
 func (t Threshold) Limit(window int) int {
 	if window <= 0 {
-		window = UnknownWindow
+		window = catalogue.UnknownWindow
 	}
 	if t.Tokens > 0 {
 		return min(t.Tokens, window)
@@ -35,11 +37,12 @@ func (t Threshold) Limit(window int) int {
 	return int(float64(window) * r)
 }
 
-// Or returns t, or fallback when t is the zero Threshold: a model's own
-// trigger over the global one.
-func (t Threshold) Or(fallback Threshold) Threshold {
-	if t == (Threshold{}) {
-		return fallback
+// For returns the trigger for model m: m's own (config
+// models.NAME.compression_threshold or compression_threshold_tokens) when it
+// has one, else t, the global one.
+func (t Threshold) For(m catalogue.Model) Threshold {
+	if own := (Threshold{Ratio: m.CompressionRatio, Tokens: m.CompressionTokens}); own != (Threshold{}) {
+		return own
 	}
 	return t
 }

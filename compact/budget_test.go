@@ -1,6 +1,10 @@
 package compact
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/talaria-agent/talaria/catalogue"
+)
 
 func TestThresholdLimit(t *testing.T) {
 	tests := []struct {
@@ -15,7 +19,7 @@ func TestThresholdLimit(t *testing.T) {
 		{"tokens capped at the window", Threshold{Tokens: 300000}, 200000, 200000},
 		{"ratio above one capped", Threshold{Ratio: 1.5}, 1000, 1000},
 		{"negative ratio uses default", Threshold{Ratio: -1}, 1000, 500},
-		{"unknown window", Threshold{}, 0, UnknownWindow / 2},
+		{"unknown window", Threshold{}, 0, catalogue.UnknownWindow / 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

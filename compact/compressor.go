@@ -175,7 +175,7 @@ func (c *Compressor) settings() settings {
 //  2. Summarize: the rows between the head (the first exchange) and the
 //     tail (the last messages within TailTokens, at least MinTailMessages,
 //     always from the last real user message on) are replaced by one
-//     reference-only summary row (Role user, KindSummary, Synthetic),
+//     reference-only summary row (Role user, RowSummary, Synthetic),
 //     merging any earlier summary found there. Boundaries move outward so a
 //     tool call and its results are never split.
 //

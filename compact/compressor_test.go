@@ -114,7 +114,7 @@ func TestCompressSummarize(t *testing.T) {
 		}
 	}
 	sum := out.Rows[2]
-	if sum.Role != llm.RoleUser || sum.Kind != store.KindSummary || !sum.Synthetic ||
+	if sum.Role != llm.RoleUser || sum.Kind != store.RowSummary || !sum.Synthetic ||
 		!strings.HasPrefix(sum.Text(), SummaryMarker) || !strings.Contains(sum.Text(), fakeSummary) {
 		t.Fatalf("summary row = %+v", sum)
 	}
@@ -176,7 +176,7 @@ func TestCompressNeverSplitsPairs(t *testing.T) {
 				t.Fatalf("Compress: %v", err)
 			}
 			checkPairs(t, out.Rows)
-			if out.Rows[tt.headLen].Kind != store.KindSummary {
+			if out.Rows[tt.headLen].Kind != store.RowSummary {
 				t.Fatalf("row %d is %q, want the summary (rows %q)", tt.headLen, out.Rows[tt.headLen].Kind, texts(out.Rows))
 			}
 			first := out.Rows[tt.headLen+1]
@@ -211,7 +211,7 @@ func TestCompressKeepsLatestUserMessage(t *testing.T) {
 		t.Fatalf("Compress: %v", err)
 	}
 	got := texts(out.Rows)
-	if got[0] != "FIRST-ASK" || out.Rows[2].Kind != store.KindSummary || got[3] != "LATEST-ASK" || len(out.Rows) != 3+1+8*2+1 {
+	if got[0] != "FIRST-ASK" || out.Rows[2].Kind != store.RowSummary || got[3] != "LATEST-ASK" || len(out.Rows) != 3+1+8*2+1 {
 		t.Fatalf("rows = %q", got)
 	}
 	prompt := f.prompt(t)
@@ -225,10 +225,10 @@ func TestCompressSyntheticRowsAreNotTheUser(t *testing.T) {
 		name string
 		tail func(tr *transcript) // rows after LATEST-ASK
 	}{
-		{"nudge", func(tr *transcript) { tr.engine(store.KindNudge, "NUDGE: please continue") }},
-		{"notice", func(tr *transcript) { tr.engine(store.KindNotice, "NOTICE: budget nearly spent") }},
+		{"nudge", func(tr *transcript) { tr.engine(store.RowNudge, "NUDGE: please continue") }},
+		{"notice", func(tr *transcript) { tr.engine(store.RowNotice, "NOTICE: budget nearly spent") }},
 		{"legacy nudge without the synthetic flag", func(tr *transcript) {
-			tr.add(store.Message{Message: llm.NewText(llm.RoleUser, "NUDGE: legacy"), Kind: store.KindNudge})
+			tr.add(store.Message{Message: llm.NewText(llm.RoleUser, "NUDGE: legacy"), Kind: store.RowNudge})
 		}},
 		{"synthetic plain row", func(tr *transcript) {
 			tr.add(store.Message{Message: llm.NewText(llm.RoleUser, "SYNTHETIC: continue"), Synthetic: true})
@@ -247,7 +247,7 @@ func TestCompressSyntheticRowsAreNotTheUser(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Compress: %v", err)
 			}
-			if got := texts(out.Rows); out.Rows[2].Kind != store.KindSummary || got[3] != "LATEST-ASK" {
+			if got := texts(out.Rows); out.Rows[2].Kind != store.RowSummary || got[3] != "LATEST-ASK" {
 				t.Fatalf("rows = %q, want the tail to start at LATEST-ASK", got)
 			}
 			if strings.Contains(f.prompt(t), "LATEST-ASK") {
@@ -258,8 +258,8 @@ func TestCompressSyntheticRowsAreNotTheUser(t *testing.T) {
 
 	t.Run("synthetic rows in the middle are labelled", func(t *testing.T) {
 		tr := &transcript{}
-		tr.user("FIRST").say("ok").engine(store.KindNudge, "NUDGE-IN-MIDDLE").say(pad("m")).
-			engine(store.KindFailure, "FAILURE-ROW").user("LATEST").say("final")
+		tr.user("FIRST").say("ok").engine(store.RowNudge, "NUDGE-IN-MIDDLE").say(pad("m")).
+			engine(store.RowFailure, "FAILURE-ROW").user("LATEST").say("final")
 		f := &fakeSummarizer{text: fakeSummary}
 		c := &Compressor{Summarizer: f, MinTailMessages: 2}
 		if _, err := c.Compress(context.Background(), Input{Rows: tr.rows, Target: 1}); err != nil {
@@ -309,7 +309,7 @@ func TestCompressMergesPreviousSummary(t *testing.T) {
 			}
 			summaries := 0
 			for _, r := range out.Rows {
-				if r.Kind == store.KindSummary {
+				if r.Kind == store.RowSummary {
 					summaries++
 					if strings.Contains(r.Text(), "PREVIOUS-SUMMARY-BODY") {
 						t.Fatal("old summary kept next to the new one")
@@ -358,7 +358,7 @@ func TestCompressSummaryFailure(t *testing.T) {
 				t.Fatalf("Compress: %v", err)
 			}
 			sum := out.Rows[2]
-			if !out.SummaryFailed || sum.Kind != store.KindSummary || !strings.HasPrefix(sum.Text(), SummaryMarker) ||
+			if !out.SummaryFailed || sum.Kind != store.RowSummary || !strings.HasPrefix(sum.Text(), SummaryMarker) ||
 				!strings.Contains(sum.Text(), "40 earlier messages were removed") {
 				t.Fatalf("SummaryFailed=%v summary=%q", out.SummaryFailed, sum.Text())
 			}
@@ -508,7 +508,7 @@ func TestCompressCopiesKeepFields(t *testing.T) {
 		Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart("")},
 			Reasoning: &llm.Reasoning{Text: "thinking", Signature: "sig"}},
 		APIContent:   "[response interrupted]",
-		Kind:         store.KindInterrupted,
+		Kind:         store.RowInterrupted,
 		FinishReason: llm.FinishLength,
 		Usage:        llm.Usage{InputTokens: 10, OutputTokens: 2, Reported: true},
 		Provider:     "anthropic",

@@ -1,7 +1,6 @@
 // Package compact keeps a turn's request inside the model's context window.
 //
-// It holds the model catalogue (windows, output caps, list prices), cheap
-// token estimation, the Accountant that combines the provider's reported
+// It holds cheap token estimation, the Accountant that combines the provider's reported
 // prompt tokens with estimates of what was added since, the compression
 // Threshold, the per-turn attempt Budget, and the Compressor that prunes old
 // tool output and summarizes the middle of a transcript with an auxiliary

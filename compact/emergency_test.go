@@ -46,7 +46,7 @@ func TestEmergencyPass(t *testing.T) {
 		if got := strings.Join(roles, ","); got != "user,user,assistant,tool" {
 			t.Fatalf("rows %s; want the user's message, the summary, the newest call and its result", got)
 		}
-		if out.Rows[0].Text() != "fetch three" || out.Rows[1].Kind != store.KindSummary || out.Rows[2].ToolCalls[0].ID != "c3" {
+		if out.Rows[0].Text() != "fetch three" || out.Rows[1].Kind != store.RowSummary || out.Rows[2].ToolCalls[0].ID != "c3" {
 			t.Errorf("rows %+v", out.Rows)
 		}
 		res := out.Rows[3].Text()

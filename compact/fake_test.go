@@ -90,7 +90,7 @@ func (tr *transcript) say(text string) *transcript {
 	return tr.add(store.Message{Message: llm.NewText(llm.RoleAssistant, text), FinishReason: llm.FinishStop})
 }
 
-func (tr *transcript) engine(kind store.DisplayKind, text string) *transcript {
+func (tr *transcript) engine(kind store.RowKind, text string) *transcript {
 	return tr.add(store.Message{Message: llm.NewText(llm.RoleUser, text), Kind: kind, Synthetic: true})
 }
 

@@ -1,6 +1,10 @@
 package compact
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/talaria-agent/talaria/catalogue"
+)
 
 func TestParseOverflow(t *testing.T) {
 	tests := []struct {
@@ -31,27 +35,28 @@ func TestParseOverflow(t *testing.T) {
 	}
 }
 
-func TestThresholdOr(t *testing.T) {
+func TestThresholdFor(t *testing.T) {
 	global := Threshold{Ratio: 0.5}
 	tests := []struct {
 		name   string
-		own    Threshold
+		model  catalogue.Model
 		window int
 		want   int
 	}{
-		{"no own threshold: the global one", Threshold{}, 100_000, 50_000},
-		{"own ratio", Threshold{Ratio: 0.8}, 100_000, 80_000},
-		{"own tokens", Threshold{Tokens: 30_000}, 100_000, 30_000},
+		{"no own threshold: the global one", catalogue.Model{}, 100_000, 50_000},
+		{"own ratio", catalogue.Model{CompressionRatio: 0.8}, 100_000, 80_000},
+		{"own tokens", catalogue.Model{CompressionTokens: 30_000}, 100_000, 30_000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.own.Or(global).Limit(tt.window); got != tt.want {
+			if got := global.For(tt.model).Limit(tt.window); got != tt.want {
 				t.Fatalf("Limit = %d, want %d", got, tt.want)
 			}
 		})
 	}
-	c := NewCatalogue(map[string]ModelInfo{"gpt-4o": {Threshold: Threshold{Ratio: 0.7}}})
-	if m := c.Lookup("gpt-4o"); m.Threshold.Ratio != 0.7 || m.Window != 128000 {
-		t.Fatalf("override kept %+v", m)
+	c := catalogue.New(map[string]catalogue.Model{"gpt-4o": {CompressionRatio: 0.7}})
+	m := c.Lookup("gpt-4o")
+	if got := global.For(m).Limit(m.Window); got != 89600 || m.Window != 128000 {
+		t.Fatalf("override kept %+v (limit %d)", m, got)
 	}
 }

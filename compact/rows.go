@@ -54,9 +54,9 @@ func rowCost(m *store.Message) int {
 }
 
 // isEngineKind reports kinds the engine writes on its own.
-func isEngineKind(k store.DisplayKind) bool {
+func isEngineKind(k store.RowKind) bool {
 	switch k {
-	case store.KindSummary, store.KindNudge, store.KindNotice, store.KindFailure:
+	case store.RowSummary, store.RowNudge, store.RowNotice, store.RowFailure:
 		return true
 	}
 	return false

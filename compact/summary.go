@@ -49,7 +49,7 @@ func summaryInput(middle []store.Message, maxChars int) string {
 
 	var prev []string
 	for i := range middle {
-		if middle[i].Kind == store.KindSummary {
+		if middle[i].Kind == store.RowSummary {
 			prev = append(prev, strings.TrimSpace(strings.TrimPrefix(wireText(&middle[i]), SummaryMarker)))
 		}
 	}
@@ -63,7 +63,7 @@ func summaryInput(middle []store.Message, maxChars int) string {
 	b.WriteString("Conversation excerpt to summarize, oldest first:\n")
 	for i := range middle {
 		m := &middle[i]
-		if m.Kind == store.KindSummary {
+		if m.Kind == store.RowSummary {
 			continue
 		}
 		b.WriteString("\n### ")
@@ -136,7 +136,7 @@ func (c *Compressor) summarize(ctx context.Context, middle []store.Message, s se
 func summaryRow(body string) store.Message {
 	return store.Message{
 		Message:   llm.NewText(llm.RoleUser, SummaryMarker+"\n\n"+body),
-		Kind:      store.KindSummary,
+		Kind:      store.RowSummary,
 		Synthetic: true,
 	}
 }

@@ -91,6 +91,7 @@ type Pool struct {
 	strategy Strategy
 	cs       CooldownStore
 	now      func() time.Time
+	log      *slog.Logger
 
 	mu      sync.Mutex
 	next    int                       // round-robin cursor
@@ -113,7 +114,7 @@ func NewPool(provider string, keys []string, strategy Strategy, cs CooldownStore
 		strategy = StrategyFillFirst
 	}
 	p := &Pool{
-		provider: provider, strategy: strategy, cs: cs, now: now,
+		provider: provider, strategy: strategy, cs: cs, now: now, log: slog.New(slog.DiscardHandler),
 		picks: map[string]int64{}, strikes: map[string]int{}, benched: map[string]store.Cooldown{},
 		unsaved: map[string]bool{},
 	}
@@ -137,6 +138,17 @@ func NewPool(provider string, keys []string, strategy Strategy, cs CooldownStore
 // before the pool is used; it returns p.
 func (p *Pool) ForEndpoint(baseURL string) *Pool {
 	p.baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	return p
+}
+
+// WithLogger makes the pool log through l (nil: nowhere, the default): an
+// unreadable cooldown store is a warning there. Call it before the pool is
+// used; it returns p.
+func (p *Pool) WithLogger(l *slog.Logger) *Pool {
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	p.log = l
 	return p
 }
 
@@ -170,7 +182,7 @@ func (p *Pool) Pick(ctx context.Context) (Credential, error) {
 			if ctx.Err() != nil {
 				return Credential{}, ctx.Err()
 			}
-			slog.Warn("credential cooldowns unreadable; using those known in memory",
+			p.log.Warn("credential cooldowns unreadable; using those known in memory",
 				"provider", p.provider, "err", loadErr)
 		}
 	}

@@ -1,9 +1,11 @@
 package failover
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -317,7 +319,9 @@ func TestPoolStoreFailures(t *testing.T) {
 	ctx := context.Background()
 	t.Run("unreadable store falls back to known cooldowns", func(t *testing.T) {
 		cs := newMemCooldowns()
-		p := NewPool("openai", threeKeys, StrategyFillFirst, cs, newClock().now)
+		var logged bytes.Buffer
+		p := NewPool("openai", threeKeys, StrategyFillFirst, cs, newClock().now).
+			WithLogger(slog.New(slog.NewTextHandler(&logged, nil)))
 		first, _ := p.Pick(ctx)
 		if _, err := p.Failed(ctx, first, Classified{Class: ClassAuth}); err != nil {
 			t.Fatal(err)
@@ -329,6 +333,10 @@ func TestPoolStoreFailures(t *testing.T) {
 		}
 		if got.ID == first.ID {
 			t.Error("the key benched in memory must still be skipped")
+		}
+		// The warning goes to the caller's logger, not the global one.
+		if !strings.Contains(logged.String(), "cooldowns unreadable") || !strings.Contains(logged.String(), "database is locked") {
+			t.Errorf("the pool's logger got %q, want the unreadable-store warning", logged.String())
 		}
 	})
 	t.Run("unwritable store reports the error but still rotates", func(t *testing.T) {

@@ -97,7 +97,7 @@ func viewOf(m *store.Message) MessageView {
 // scaffolding (continuation nudges, notices) is removed when its turn ends
 // and is never shown.
 func shown(m *store.Message) bool {
-	return !(m.Synthetic && m.Role == llm.RoleUser && (m.Kind == store.KindNudge || m.Kind == store.KindNotice)) && !m.Archived
+	return !(m.Synthetic && m.Role == llm.RoleUser && (m.Kind == store.RowNudge || m.Kind == store.RowNotice)) && !m.Archived
 }
 
 func encode(typ EventType, turnID string, fields map[string]any) []byte {

@@ -28,11 +28,11 @@ const (
 	BusyReject    = "reject"    // answer 409
 )
 
-// Config configures a Gateway. Store and Agent.Turn.Routes are required.
+// Config configures a Gateway. Store and Agent.Routes are required.
 type Config struct {
 	Store store.Store
 	// Agent is the template of every agent the gateway runs turns with
-	// (routes, tools, workspace, limits). Its Store and Turn.Approver are
+	// (routes, tools, workspace, limits). Its Store and Approver are
 	// replaced by the gateway's.
 	Agent agent.Config
 	// AutoApprove lets tools that change things run without asking
@@ -136,8 +136,8 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("gateway: Config.Store is required")
 	}
-	if len(cfg.Agent.Turn.Routes) == 0 {
-		return nil, errors.New("gateway: Config.Agent.Turn.Routes is required")
+	if len(cfg.Agent.Routes) == 0 {
+		return nil, errors.New("gateway: Config.Agent.Routes is required")
 	}
 	switch cfg.Busy {
 	case "":
@@ -240,14 +240,14 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 		}
 	}
 	if routes != nil {
-		ac.Turn.Routes = routes
+		ac.Routes = routes
 	}
 	// The gateway always records its turns: /metrics is always served.
-	ac.Turn.Observer = turn.MultiObserver(ac.Turn.Observer, g.m.observer)
+	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer)
 	if g.cfg.AutoApprove {
-		ac.Turn.Approver = nil
+		ac.Approver = nil
 	} else {
-		ac.Turn.Approver = g
+		ac.Approver = g
 	}
 	return agent.New(ac)
 }
@@ -259,7 +259,7 @@ func (g *Gateway) defaultAgent() (*agent.Agent, error) {
 // agentFor returns (building once) the agent for a session's workspace and
 // provider/model; empty values mean the template's.
 func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, error) {
-	primary := g.cfg.Agent.Turn.Routes[0]
+	primary := g.cfg.Agent.Routes[0]
 	if provider == primary.Provider.Name() && model == primary.Model {
 		provider, model = "", ""
 	}
@@ -281,7 +281,7 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 			provider = primary.Provider.Name()
 		}
 		if provider == primary.Provider.Name() {
-			r := append([]turn.Route(nil), g.cfg.Agent.Turn.Routes...)
+			r := append([]turn.Route(nil), g.cfg.Agent.Routes...)
 			r[0].Model = model
 			routes = r
 		} else {

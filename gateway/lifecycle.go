@@ -87,7 +87,7 @@ func (g *Gateway) markCutOff(ctx context.Context, q store.QueuedMessage) error {
 		Message: llm.NewText(llm.RoleAssistant, "Turn interrupted: the server stopped while this turn was running. "+
 			"Everything it stored is kept; it was not re-run. Send the message again to continue."),
 		TurnID:    q.TurnID,
-		Kind:      store.KindFailure,
+		Kind:      store.RowFailure,
 		Synthetic: true,
 		CreatedAt: g.cfg.Now(),
 	}

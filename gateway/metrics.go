@@ -69,7 +69,7 @@ func NewMetrics() (*Metrics, error) {
 
 // SharedMetrics serves /metrics from telemetry the caller set up: tel comes
 // from observe.Setup with observe.PrometheusReader(reg) among its Readers,
-// and tel.Observer is part of the agents' Turn.Observer, so the turns
+// and tel.Observer is part of the agents' Observer, so the turns
 // record once into the instruments both /metrics and the OTLP exporter
 // read. The gateway's own instruments join the same MeterProvider. Without
 // a MeterProvider (telemetry disabled) it falls back to NewMetrics.

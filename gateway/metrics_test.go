@@ -14,7 +14,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/talaria-agent/talaria/agent"
-	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
@@ -49,7 +49,7 @@ func recoveriesOptions(configure func(*Config)) harnessOptions {
 	return harnessOptions{configure: configure, envOpts: testenv.Options{NoBuiltins: true, Fallbacks: []string{"fb-model"},
 		Configure: func(c *agent.Config) {
 			testenv.WithContext(testenv.ContextOptions{Window: 100_000})(c)
-			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
+			c.Catalogue = catalogue.New(map[string]catalogue.Model{
 				"test-model": {Window: 100_000, MaxOutput: 1024},
 				answeredBy:   {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2, CacheReadPerMTok: 0.5},
 			})
@@ -233,7 +233,7 @@ func TestMetricsSameInOTLPAndPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, recoveriesOptions(func(c *Config) {
-		c.Agent.Turn.Observer = tel.Observer
+		c.Agent.Observer = tel.Observer
 		c.Metrics = m
 	}))
 	res := recoveriesTurn(t, h)

@@ -373,7 +373,7 @@ func TestQueueSurvivesRestart(t *testing.T) {
 		}
 	}
 	rc := h.env.RowsOf(c, false)
-	if len(rc) != 2 || rc[1].Kind != store.KindFailure || !strings.Contains(rc[1].Text(), "interrupted") || rc[1].TurnID != "tdead" {
+	if len(rc) != 2 || rc[1].Kind != store.RowFailure || !strings.Contains(rc[1].Text(), "interrupted") || rc[1].TurnID != "tdead" {
 		t.Fatalf("session c rows = %+v", rc)
 	}
 	if q, _ := h.env.Store.Queued(context.Background(), ""); len(q) != 0 {

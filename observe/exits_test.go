@@ -74,7 +74,7 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 				// The recorded event log is written at the end too, whatever
 				// ended the turn (after an interrupt, with the turn's context
 				// already cancelled).
-				cfg.Turn.Observer = turn.MultiObserver(tel.Observer, &observe.Recorder{Store: fs})
+				cfg.Observer = turn.MultiObserver(tel.Observer, &observe.Recorder{Store: fs})
 			}})
 			res := c.run(t, env, fs)
 			if res.Exit != c.exit {
@@ -165,8 +165,8 @@ func TestToolSpansClosed(t *testing.T) {
 			r := telemetrytest.NewReceiver(t)
 			tel := setup(t, r, "metadata")
 			env := testenv.New(t, testenv.Options{NoBuiltins: true, ExtraTools: []tool.Tool{block, noopTool()}, Configure: func(cfg *agent.Config) {
-				cfg.Turn.MaxIterations = 2
-				cfg.Turn.Observer = tel.Observer
+				cfg.Limits.MaxIterations = 2
+				cfg.Observer = tel.Observer
 			}})
 			res := c.run(t, env)
 			if res.Exit != c.exit {

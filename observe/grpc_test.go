@@ -59,7 +59,7 @@ func TestGRPCExport(t *testing.T) {
 	if tel.Protocol != "grpc" {
 		t.Fatalf("protocol %q", tel.Protocol)
 	}
-	e := testenv.New(t, testenv.Options{NoBuiltins: true, Configure: func(c *agent.Config) { c.Turn.Observer = tel.Observer }})
+	e := testenv.New(t, testenv.Options{NoBuiltins: true, Configure: func(c *agent.Config) { c.Observer = tel.Observer }})
 	e.Srv.Script(fakellm.Text("hi"))
 	if res := e.Run("hello"); res.Exit != turn.ExitCompleted {
 		t.Fatalf("turn: %s", res.Exit)

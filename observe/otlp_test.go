@@ -11,7 +11,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/talaria-agent/talaria/agent"
-	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
@@ -77,12 +77,12 @@ func scriptedEnv(t *testing.T, obs turn.Observer) *testenv.Env {
 	env := testenv.New(t, testenv.Options{NoBuiltins: true, Fallbacks: []string{"fb-model"}, ExtraTools: []tool.Tool{noopTool()},
 		Configure: func(c *agent.Config) {
 			testenv.WithContext(testenv.ContextOptions{Window: 100_000})(c)
-			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
+			c.Catalogue = catalogue.New(map[string]catalogue.Model{
 				"test-model":          {Window: 100_000, MaxOutput: 1024},
 				"fb-model-2026-01-01": {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2},
 				testenv.SummaryModel:  {Window: 100_000, MaxOutput: 1024, InputPerMTok: 1, OutputPerMTok: 2},
 			})
-			c.Turn.Observer = obs
+			c.Observer = obs
 		}})
 	if err := env.Store.Append(context.Background(), store.Fence{SessionID: env.Session.ID}, history(20)...); err != nil {
 		t.Fatal(err)

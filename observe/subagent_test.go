@@ -39,7 +39,7 @@ func TestSubagentTurnNestsUnderItsCall(t *testing.T) {
 		},
 	}
 	env = testenv.New(t, testenv.Options{NoBuiltins: true, ExtraTools: []tool.Tool{delegate},
-		Configure: func(c *agent.Config) { c.Turn.Observer = tel.Observer }})
+		Configure: func(c *agent.Config) { c.Observer = tel.Observer }})
 	env.Srv.Script(fakellm.Calls(fakellm.ToolCall("delegate", `{}`)), fakellm.Text("child answer"), fakellm.Text("parent done"))
 	if res := env.Run("delegate it"); res.Exit != turn.ExitCompleted || res.FinalText != "parent done" {
 		t.Fatalf("parent: %s %q", res.Exit, res.FinalText)

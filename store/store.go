@@ -61,28 +61,28 @@ const (
 	SessionReview   = "review"   // a background review of its parent
 )
 
-// DisplayKind says how a stored message is shown and whether it is sent.
-type DisplayKind string
+// RowKind says how a stored message is shown and whether it is sent.
+type RowKind string
 
 const (
-	KindNormal DisplayKind = ""
-	// KindFailure is a failed-turn row: shown to people, never sent to a model.
-	KindFailure DisplayKind = "failure"
-	// KindInterrupted is an assistant answer cut short by an interrupt.
-	KindInterrupted DisplayKind = "interrupted"
-	// KindSummary is a compression summary: reference-only context.
-	KindSummary DisplayKind = "summary"
-	// KindNudge is an engine-written continuation prompt (role user).
-	KindNudge DisplayKind = "nudge"
-	// KindNotice is an engine-written notice (budget, guard).
-	KindNotice DisplayKind = "notice"
-	// KindUnsent is a user message whose turn was never admitted (the session
+	RowNormal RowKind = ""
+	// RowFailure is a failed-turn row: shown to people, never sent to a model.
+	RowFailure RowKind = "failure"
+	// RowInterrupted is an assistant answer cut short by an interrupt.
+	RowInterrupted RowKind = "interrupted"
+	// RowSummary is a compression summary: reference-only context.
+	RowSummary RowKind = "summary"
+	// RowNudge is an engine-written continuation prompt (role user).
+	RowNudge RowKind = "nudge"
+	// RowNotice is an engine-written notice (budget, guard).
+	RowNotice RowKind = "notice"
+	// RowUnsent is a user message whose turn was never admitted (the session
 	// was busy): kept so nothing typed is lost, shown, never sent.
-	KindUnsent DisplayKind = "unsent"
+	RowUnsent RowKind = "unsent"
 )
 
 // DisplayOnly reports whether rows of this kind are never sent to a model.
-func (k DisplayKind) DisplayOnly() bool { return k == KindFailure || k == KindUnsent }
+func (k RowKind) DisplayOnly() bool { return k == RowFailure || k == RowUnsent }
 
 // Message is one stored row of a session's transcript.
 type Message struct {
@@ -97,7 +97,7 @@ type Message struct {
 	// the display content (for example the neutral placeholder of an empty
 	// interrupted answer). It keeps replayed bytes stable.
 	APIContent string
-	Kind       DisplayKind
+	Kind       RowKind
 	// Synthetic marks rows the engine wrote on its own (nudges, notices,
 	// failure rows, summaries); they are never taken as the user's task.
 	Synthetic bool

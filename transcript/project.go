@@ -11,7 +11,7 @@ import (
 //   - a row's APIContent, when set, replaces its text parts on the wire with
 //     one text part (image parts are kept after it), so replayed bytes stay
 //     those that were sent;
-//   - an empty assistant row of kind KindInterrupted without APIContent (one
+//   - an empty assistant row of kind RowInterrupted without APIContent (one
 //     written before the engine stamped APIContent) is sent as
 //     InterruptedPlaceholder here, so such rows converge instead of being
 //     reported as repairs on every call;

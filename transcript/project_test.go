@@ -17,22 +17,22 @@ func TestProject(t *testing.T) {
 	archivedAnswer := row(asst("old answer"))
 	archivedAnswer.Archived = true
 	failure := row(asst("provider said no: HTTP 401"))
-	failure.Kind = store.KindFailure
+	failure.Kind = store.RowFailure
 	failure.Synthetic = true
 	interruptedStamped := row(asst(""))
-	interruptedStamped.Kind = store.KindInterrupted
+	interruptedStamped.Kind = store.RowInterrupted
 	interruptedStamped.APIContent = InterruptedPlaceholder
 	interruptedLegacy := row(asst(""))
-	interruptedLegacy.Kind = store.KindInterrupted
+	interruptedLegacy.Kind = store.RowInterrupted
 	replayed := row(asst("display text with **markdown**"))
 	replayed.APIContent = "exact bytes sent"
 	correction := row(llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("fix it"), image(), llm.TextPart("please")}})
 	correction.APIContent = "[correction] fix it please"
 	nudge := row(user("[talaria: continue]"))
-	nudge.Kind = store.KindNudge
+	nudge.Kind = store.RowNudge
 	nudge.Synthetic = true
 	summary := row(user("summary of earlier work"))
-	summary.Kind = store.KindSummary
+	summary.Kind = store.RowSummary
 
 	tests := []struct {
 		name string

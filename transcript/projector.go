@@ -38,7 +38,7 @@ type Projector struct {
 type rowKey struct {
 	id       int64
 	archived bool
-	kind     store.DisplayKind
+	kind     store.RowKind
 }
 
 func keyOf(r *store.Message) rowKey { return rowKey{r.ID, r.Archived, r.Kind} }
@@ -174,7 +174,7 @@ func projectRow(row *store.Message) (llm.Message, bool) {
 	switch {
 	case row.APIContent != "":
 		m.Content = withText(row.APIContent, m.Content)
-	case row.Kind == store.KindInterrupted && m.Role == llm.RoleAssistant &&
+	case row.Kind == store.RowInterrupted && m.Role == llm.RoleAssistant &&
 		len(m.ToolCalls) == 0 && blank(m.Content):
 		m.Content = []llm.Part{llm.TextPart(InterruptedPlaceholder)}
 	}

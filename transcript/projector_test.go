@@ -28,9 +28,9 @@ func fuzzRows(data []byte) []store.Message {
 		case 1:
 			rows[i].Archived = true
 		case 2:
-			rows[i].Kind = store.KindFailure
+			rows[i].Kind = store.RowFailure
 		case 3:
-			rows[i].Kind = store.KindInterrupted
+			rows[i].Kind = store.RowInterrupted
 		case 4:
 			rows[i].APIContent = "api " + m.Text()
 		case 5:

@@ -29,7 +29,7 @@ func (e *Engine) assemble(st *state) {
 		msgs, stable, rep = st.proj.Project(st.rows)
 	}
 	if rep.Changed() {
-		e.log.Debug("transcript repaired for the wire", "session", st.in.Session.ID, "repairs", rep.String())
+		e.log.Debug("transcript repaired for the wire", "session", st.sessionID(), "repairs", rep.String())
 	}
 	if st.stripped["images"] {
 		msgs = stripImages(msgs)
@@ -39,7 +39,7 @@ func (e *Engine) assemble(st *state) {
 	}
 	req := &llm.Request{
 		Model:       e.route(st).Model,
-		System:      st.in.Session.SystemPrompt,
+		System:      st.live.session.SystemPrompt,
 		Messages:    msgs,
 		Tools:       e.toolSpecs(st),
 		PromptCache: e.cfg.PromptCache,

@@ -15,20 +15,20 @@ func (e *Engine) begin(ctx context.Context, st *state) verdict {
 	if e.interrupted(ctx, st) {
 		return finish
 	}
-	if st.iterations < e.cfg.MaxIterations {
+	if st.res.Iterations < e.cfg.Limits.MaxIterations {
 		return proceed
 	}
-	if st.graceCall {
+	if st.res.GraceCall {
 		// The grace call already happened and still wanted more.
 		st.setExit(ExitBudgetExhausted, nil)
 		return finish
 	}
-	st.graceCall = true
+	st.res.GraceCall = true
 	e.observeGuard(st, "iteration_budget", "grace_call")
 	st.hooks.status("iteration budget spent: asking the model to sum up without tools")
 	notice := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, BudgetNotice),
-		Kind:      store.KindNotice,
+		Kind:      store.RowNotice,
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, notice); err != nil {
@@ -45,7 +45,7 @@ func (e *Engine) interrupted(ctx context.Context, st *state) bool {
 		return false
 	}
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
-		if st.exit == "" {
+		if st.res.Exit == "" {
 			e.observeLeaseLost(st)
 		}
 		st.setExit(ExitLeaseLost, &Failure{

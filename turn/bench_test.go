@@ -126,14 +126,14 @@ func benchTurns(b *testing.B, api string, prior int, pgBase string, obs turn.Obs
 		st = pg
 	}
 	env := testenv.New(b, testenv.Options{API: api, Model: "gpt-4.1", ExtraTools: []tool.Tool{noopTool()}, Configure: func(c *agent.Config) {
-		c.Turn.Observer = obs
+		c.Observer = obs
 		if st != nil {
 			c.Store = st
 		}
 		if external == "" {
 			return
 		}
-		r := &c.Turn.Routes[0]
+		r := &c.Routes[0]
 		switch api {
 		case "anthropic":
 			r.Provider = anthropic.New(anthropic.Config{Name: "bench", BaseURL: external, APIKey: "k"})

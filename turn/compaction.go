@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -46,7 +47,7 @@ func (e *Engine) CompactSession(ctx context.Context, sess *store.Session, fence 
 		System: sess.SystemPrompt,
 		Tools:  e.cfg.Tools.Specs(),
 		Rows:   rows,
-		Target: model.Threshold.Or(e.cfg.Threshold).Limit(model.Window),
+		Target: e.cfg.Threshold.For(model).Limit(model.Window),
 		Force:  true,
 	})
 	res.Output = out
@@ -72,7 +73,7 @@ func (e *Engine) CompactSession(ctx context.Context, sess *store.Session, fence 
 // compressRows runs one compression pass and prices its summary call on
 // the compressor's own model, or on model (the one in use) when it names
 // none. The Output and the cost come back with an error too.
-func (e *Engine) compressRows(ctx context.Context, model compact.ModelInfo, in compact.Input) (out compact.Output, costUSD float64, costKnown bool, err error) {
+func (e *Engine) compressRows(ctx context.Context, model catalogue.Model, in compact.Input) (out compact.Output, costUSD float64, costKnown bool, err error) {
 	out, err = e.cfg.Compressor.Compress(ctx, in)
 	if out.Usage.Reported {
 		if e.cfg.Compressor.Model != "" {
@@ -83,7 +84,9 @@ func (e *Engine) compressRows(ctx context.Context, model compact.ModelInfo, in c
 	return out, costUSD, costKnown, err
 }
 
-// sessionAt is a session and the fence its transcript is written with.
+// sessionAt is a session and the fence its transcript is written with: one
+// value, so the two never disagree (a turn's live session is one, replaced
+// whole when a rotation continues the turn in a child session).
 type sessionAt struct {
 	session *store.Session
 	fence   store.Fence

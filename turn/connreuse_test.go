@@ -40,7 +40,7 @@ func TestCallsReuseTheConnection(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			var fresh, reused atomic.Int64
 			env := testenv.New(t, testenv.Options{API: api, ExtraTools: []tool.Tool{noopTool()}, Configure: func(c *agent.Config) {
-				c.Turn.Routes[0].Provider = connCounter{c.Turn.Routes[0].Provider, &fresh, &reused}
+				c.Routes[0].Provider = connCounter{c.Routes[0].Provider, &fresh, &reused}
 			}})
 			env.Srv.SetDefault(benchscript.Noop)
 			const turns = 3

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
@@ -174,7 +175,7 @@ func TestSessionOutgrowsSmallWindow(t *testing.T) {
 				live := env.Rows()
 				var sums int
 				for _, r := range live {
-					if r.Kind == store.KindSummary {
+					if r.Kind == store.RowSummary {
 						sums++
 						if !strings.HasPrefix(r.Text(), compact.SummaryMarker) || !r.Synthetic {
 							t.Errorf("summary row is not marked reference-only: %q", r.Text())
@@ -408,7 +409,7 @@ func TestLengthContinuation(t *testing.T) {
 		for _, api := range testenv.APIs {
 			t.Run(tc.name+"/"+api, func(t *testing.T) {
 				env := testenv.New(t, testenv.Options{API: api, NoBuiltins: true,
-					Configure: func(c *agent.Config) { c.Turn.LengthContinuations = tc.ceiling }})
+					Configure: func(c *agent.Config) { c.Limits.LengthContinuations = tc.ceiling }})
 				env.Srv.Script(tc.steps...)
 				res := env.Run("write a long answer")
 				if res.Exit != turn.ExitCompleted || res.Failure != nil {
@@ -478,7 +479,7 @@ func TestLengthContinuationAcrossCompression(t *testing.T) {
 				t.Fatalf("transcript ends %q, %q", last[0].Text(), last[1].Text())
 			}
 			for _, r := range rows {
-				if r.Kind == store.KindNudge || (r.Synthetic && r.FinishReason == llm.FinishLength) {
+				if r.Kind == store.RowNudge || (r.Synthetic && r.FinishReason == llm.FinishLength) {
 					t.Errorf("continuation scaffolding left: %+v", r)
 				}
 			}
@@ -529,7 +530,7 @@ func TestRequestPrefixStable(t *testing.T) {
 				ExtraTools: []tool.Tool{testenv.FetchTool(300)},
 				Configure: func(c *agent.Config) {
 					testenv.WithContext(testenv.ContextOptions{})(c)
-					c.Turn.PromptCache = true
+					c.PromptCache = true
 				}})
 			env.Srv.SetDefault(roundsModel(10))
 			for _, task := range []string{"first task", "second task"} {
@@ -669,7 +670,7 @@ func TestSummaryFailure(t *testing.T) {
 			}
 			var sum string
 			for _, r := range env.Rows() {
-				if r.Kind == store.KindSummary {
+				if r.Kind == store.RowSummary {
 					sum = r.Text()
 				}
 			}
@@ -731,7 +732,7 @@ func TestFallbackResetsCompressionBudget(t *testing.T) {
 		ExtraTools: []tool.Tool{testenv.FetchTool(fetchSize)},
 		Configure: func(c *agent.Config) {
 			testenv.WithContext(testenv.ContextOptions{Attempts: 1, MinTail: 2})(c)
-			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
+			c.Catalogue = catalogue.New(map[string]catalogue.Model{
 				"test-model": {Window: big}, "small-model": {Window: small},
 			})
 		}})

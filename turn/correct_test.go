@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
@@ -34,8 +35,8 @@ func countingTool(runs *atomic.Int32) tool.Tool {
 
 // withCap gives test-model a 16000-token output ceiling and asks for 1000.
 func withCap(c *agent.Config) {
-	c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{"test-model": {MaxOutput: 16000}})
-	c.Turn.MaxTokens = 1000
+	c.Catalogue = catalogue.New(map[string]catalogue.Model{"test-model": {MaxOutput: 16000}})
+	c.Limits.MaxTokens = 1000
 }
 
 func lastUser(r fakellm.Request) string {
@@ -101,7 +102,7 @@ func TestTruncatedToolCall(t *testing.T) {
 				t.Fatalf("exit %s, %d calls, %d runs; want completed after 3 calls and 1 run", res.Exit, res.APICalls, runs.Load())
 			}
 			for _, r := range env.Rows() {
-				if r.Kind == store.KindNudge || strings.Contains(r.Text(), turn.TruncatedCallNudgePrefix) {
+				if r.Kind == store.RowNudge || strings.Contains(r.Text(), turn.TruncatedCallNudgePrefix) {
 					t.Errorf("the note stayed in the transcript: %q", r.Text())
 				}
 			}
@@ -207,7 +208,7 @@ func TestStopMidSentenceAfterTools(t *testing.T) {
 					t.Errorf("settled answer %q synthetic=%v", got.Text(), got.Synthetic)
 				}
 				for _, r := range rows {
-					if r.Kind == store.KindNudge {
+					if r.Kind == store.RowNudge {
 						t.Errorf("nudge left in the transcript: %q", r.Text())
 					}
 				}

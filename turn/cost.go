@@ -34,13 +34,13 @@ func (e *Engine) priceCall(st *state, resp *llm.Response) (usd float64, p Price,
 // pricing summarises how a turn's cost is known, for Result.Pricing.
 func pricing(st *state) string {
 	switch {
-	case st.apiCalls == 0:
+	case st.res.APICalls == 0:
 		return ""
 	case st.subscription && !st.priced:
 		return "subscription"
 	case st.subscription:
 		return "partly subscription"
-	case !st.costKnown:
+	case !st.res.CostKnown:
 		return "unpriced"
 	}
 	return "priced"
@@ -51,15 +51,15 @@ func (e *Engine) accountCall(st *state, resp *llm.Response) {
 	usd, p, answeredBy := e.priceCall(st, resp)
 	switch p {
 	case PriceKnown:
-		st.costUSD += usd
+		st.res.CostUSD += usd
 		st.priced = true
 	case PriceSubscription:
 		st.subscription = true
 	default:
-		st.costKnown = false
+		st.res.CostKnown = false
 	}
 	if st.obs != nil {
-		e.observe(st, &Event{Kind: EventCallEnd, Attempt: st.apiCalls, Response: resp, ResponseModel: answeredBy,
+		e.observe(st, &Event{Kind: EventCallEnd, Attempt: st.res.APICalls, Response: resp, ResponseModel: answeredBy,
 			Usage: resp.Usage, CostUSD: usd, Price: p, FinishReason: resp.FinishReason,
 			Latency: st.lastLatency, TimeToFirstToken: st.lastTTFT})
 	}

@@ -110,7 +110,7 @@ func TestInterruptWhileStreaming(t *testing.T) {
 					t.Fatalf("rows %v, want user, interrupted assistant", got)
 				}
 				a := rows[1]
-				if a.Kind != store.KindInterrupted || a.Text() != saw {
+				if a.Kind != store.RowInterrupted || a.Text() != saw {
 					t.Errorf("interrupted row: kind %q text %q; want kind interrupted holding exactly what was shown (%q)", a.Kind, a.Text(), saw)
 				}
 				wantWire := saw
@@ -136,7 +136,7 @@ func TestInterruptDuringBackoff(t *testing.T) {
 	for _, api := range testenv.APIs {
 		t.Run(api, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) {
-				c.Turn.Backoff = failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}
+				c.Limits.Backoff = failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}
 			}})
 			env.Srv.Script(fakellm.HTTPError(429, "rate_limit_error", "Rate limit reached; slow down.").WithHeader("Retry-After", "30"))
 			ctx, cn := newCanceller(t)

@@ -43,9 +43,9 @@ func TestInterruptDuringTool(t *testing.T) {
 					return
 				}
 				go func() {
-					// Cancel once both processes exist.
+					// Cancel once both processes exist and their pids are written.
 					for range 500 {
-						if testenv.FileExists(env.Workspace, "sh.pid") && testenv.FileExists(env.Workspace, "bg.pid") {
+						if testenv.PIDWritten(env.Workspace, "sh.pid") && testenv.PIDWritten(env.Workspace, "bg.pid") {
 							break
 						}
 						time.Sleep(10 * time.Millisecond)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/internal/fakellm"
@@ -174,7 +175,7 @@ func wantFailedTurn(t *testing.T, env *testenv.Env, res turn.Result, reason stri
 	}
 	rows := env.Rows()
 	last := rows[len(rows)-1]
-	if last.Role != llm.RoleAssistant || last.Kind != store.KindFailure || !last.Kind.DisplayOnly() {
+	if last.Role != llm.RoleAssistant || last.Kind != store.RowFailure || !last.Kind.DisplayOnly() {
 		t.Fatalf("last row = %s/%q, want a display-only failure row closing the turn", last.Role, last.Kind)
 	}
 	if !strings.Contains(last.Text(), f.Message) {
@@ -321,11 +322,11 @@ func TestAuthFallsBackAndRerunsPreflight(t *testing.T) {
 			env := testenv.New(t, testenv.Options{
 				API: api, NoBuiltins: true, Fallbacks: []string{"fb-model"},
 				Configure: func(c *agent.Config) {
-					c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
+					c.Catalogue = catalogue.New(map[string]catalogue.Model{
 						"test-model": {Window: 1_000_000, MaxOutput: 4096},
 						"fb-model":   {Window: 2_000, MaxOutput: 1024},
 					})
-					c.Turn.Compressor = &compact.Compressor{Summarizer: c.Turn.Routes[0].Provider, Model: "aux-model"}
+					c.Compressor = &compact.Compressor{Summarizer: c.Routes[0].Provider, Model: "aux-model"}
 				},
 			})
 			env.Srv.ScriptModel("test-model", fakellm.RawError(401, bodies(api, openAIBadKeyBody, anthAuthBody)))
@@ -548,7 +549,7 @@ func TestOutputCapClampedOnce(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					env := testenv.New(t, testenv.Options{API: tc.api, Fallbacks: []string{"fb-model"},
-						Configure: func(c *agent.Config) { c.Turn.MaxTokens = tc.asked }})
+						Configure: func(c *agent.Config) { c.Limits.MaxTokens = tc.asked }})
 					second := fakellm.Text("Clamped and fine.")
 					if secondFails {
 						second = fakellm.RawError(400, tc.body)
@@ -618,8 +619,8 @@ func TestAuthRotatesKeyAndCooldownSurvivesRestart(t *testing.T) {
 
 			// A restart: a new agent with a fresh pool on the same database.
 			cfg := env.Config
-			cfg.Turn.Routes = slices.Clone(cfg.Turn.Routes)
-			cfg.Turn.Routes[0].Pool = failover.NewPool("primary", keys, failover.StrategyFillFirst, env.Store, nil)
+			cfg.Routes = slices.Clone(cfg.Routes)
+			cfg.Routes[0].Pool = failover.NewPool("primary", keys, failover.StrategyFillFirst, env.Store, nil)
 			ag, err := agent.New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -682,7 +683,7 @@ func TestOverloadFallsBackAfterTwoRetries(t *testing.T) {
 // within a second, as interrupted, and the session stays usable.
 func TestCancelDuringLongBackoff(t *testing.T) {
 	env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
-		c.Turn.Backoff = failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}
+		c.Limits.Backoff = failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}
 	}})
 	env.Srv.Script(fakellm.RawError(429, openAIRateLimitBody, "Retry-After: 30"))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -18,7 +18,7 @@ import (
 // final one is flushed durably at once (invariant 4) before anything else.
 func (e *Engine) finishText(ctx context.Context, st *state, resp *llm.Response) verdict {
 	text := resp.Message.Text()
-	if resp.FinishReason == llm.FinishLength && !st.graceCall {
+	if resp.FinishReason == llm.FinishLength && !st.res.GraceCall {
 		return e.continueTruncated(ctx, st, resp)
 	}
 	if e.cutAfterTools(st, resp, text) {
@@ -34,7 +34,7 @@ func (e *Engine) finishText(ctx context.Context, st *state, resp *llm.Response) 
 		st.fragments = append(st.fragments, text)
 		return e.settle(ctx, st, resp, false)
 	}
-	if !e.cfg.Guards.NoSaidButStopped && !st.graceCall && st.nudges < guard.MaxContinueNudges && guard.TrailingIntent(text) {
+	if !e.cfg.Guards.NoSaidButStopped && !st.res.GraceCall && st.nudges < guard.MaxContinueNudges && guard.TrailingIntent(text) {
 		return e.nudge(ctx, st, resp)
 	}
 	e.flushFinal(ctx, st, e.answerRow(st, resp, text))
@@ -58,14 +58,14 @@ func (e *Engine) answerRow(st *state, resp *llm.Response, text string) *store.Me
 // flushFinal writes the final answer the moment it exists. A failed flush
 // does not end the turn (no side effect follows); the finalizer retries it.
 func (e *Engine) flushFinal(ctx context.Context, st *state, row *store.Message) {
-	st.finalText = row.Text()
-	if st.graceCall {
+	st.res.FinalText = row.Text()
+	if st.res.GraceCall {
 		st.setExit(ExitBudgetExhausted, nil)
 	} else {
 		st.setExit(ExitCompleted, nil)
 	}
 	if err := e.appendRows(ctx, st, row); err != nil {
-		e.log.Warn("final answer flush failed; the finalizer will retry", "session", st.in.Session.ID, "error", err)
+		e.log.Warn("final answer flush failed; the finalizer will retry", "session", st.sessionID(), "error", err)
 		st.pendingFinal = row
 	}
 }
@@ -75,7 +75,7 @@ func (e *Engine) flushFinal(ctx context.Context, st *state, row *store.Message) 
 func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Response) verdict {
 	text := resp.Message.Text()
 	st.fragments = append(st.fragments, text)
-	if len(st.fragments) > e.cfg.LengthContinuations {
+	if len(st.fragments) > e.cfg.Limits.LengthContinuations {
 		return e.settle(ctx, st, resp, true)
 	}
 	// The piece was shown: it is made durable before asking for more.
@@ -83,12 +83,12 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 	piece.Synthetic = true
 	nudge := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, LengthContinueNudge),
-		Kind:      store.KindNudge,
+		Kind:      store.RowNudge,
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, piece, nudge); err != nil {
 		st.setExit(ExitPersistenceFailed, persistFailure("a truncated answer", err))
-		st.finalText = stitch(st.fragments)
+		st.res.FinalText = stitch(st.fragments)
 		return finish
 	}
 	if st.midStop && len(st.fragments) == 1 {
@@ -96,7 +96,7 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
 	} else {
 		e.observeGuard(st, "length_continuation", "continue")
-		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.LengthContinuations))
+		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.Limits.LengthContinuations))
 	}
 	return next
 }
@@ -104,7 +104,7 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 // cutAfterTools reports a "stop" answer that ends mid-sentence right after
 // tool results, the first time in a turn.
 func (e *Engine) cutAfterTools(st *state, resp *llm.Response, text string) bool {
-	if resp.FinishReason != llm.FinishStop || st.graceCall || st.midStop || len(st.fragments) > 0 {
+	if resp.FinishReason != llm.FinishStop || st.res.GraceCall || st.midStop || len(st.fragments) > 0 {
 		return false
 	}
 	if len(st.rows) == 0 || st.rows[len(st.rows)-1].Role != llm.RoleTool {
@@ -119,11 +119,11 @@ func (e *Engine) cutAfterTools(st *state, resp *llm.Response, text string) bool 
 func (e *Engine) settle(ctx context.Context, st *state, resp *llm.Response, truncated bool) verdict {
 	text := stitch(st.fragments)
 	if err := e.deleteRows(ctx, st, continuationRows(st)); err != nil {
-		e.log.Warn("could not remove continuation scaffolding", "session", st.in.Session.ID, "error", err)
+		e.log.Warn("could not remove continuation scaffolding", "session", st.sessionID(), "error", err)
 	}
 	row := e.answerRow(st, resp, text)
 	if truncated {
-		st.truncated = true
+		st.res.Truncated = true
 		row.FinishReason = llm.FinishLength
 		st.explanation = fmt.Sprintf("The answer hit the model's output limit %d times in a row; the partial answer is kept. Ask the model to continue, or to answer in smaller parts.",
 			len(st.fragments))
@@ -143,8 +143,8 @@ func continuationRows(st *state) []int64 {
 		if r.TurnID != st.in.TurnID || !r.Synthetic {
 			continue
 		}
-		piece := r.Role == llm.RoleAssistant && r.FinishReason == llm.FinishLength && r.Kind == store.KindNormal
-		nudge := r.Role == llm.RoleUser && r.Kind == store.KindNudge && r.Text() == LengthContinueNudge
+		piece := r.Role == llm.RoleAssistant && r.FinishReason == llm.FinishLength && r.Kind == store.RowNormal
+		nudge := r.Role == llm.RoleUser && r.Kind == store.RowNudge && r.Text() == LengthContinueNudge
 		if piece || nudge {
 			ids = append(ids, r.ID)
 		}
@@ -159,7 +159,7 @@ func (e *Engine) nudge(ctx context.Context, st *state, resp *llm.Response) verdi
 	said := e.answerRow(st, resp, resp.Message.Text())
 	n := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, guard.ContinueNudge),
-		Kind:      store.KindNudge,
+		Kind:      store.RowNudge,
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, said, n); err != nil {

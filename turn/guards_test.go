@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/talaria-agent/talaria/agent"
-	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/guard"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
@@ -183,8 +183,8 @@ func TestToolLoopStop(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
-				c.Turn.Guards = turn.GuardConfig{}
-				tc.guards(&c.Turn.Guards)
+				c.Guards = turn.GuardConfig{}
+				tc.guards(&c.Guards)
 			}})
 			// The 4th round calls twice: after the stop, the second call is
 			// paired with the loop-stopped marker.
@@ -263,12 +263,12 @@ func TestSaidButStoppedNudge(t *testing.T) {
 			env.NoViolations()
 			// While the turn ran, the nudge was a durable row marked as the
 			// engine's own.
-			if during == nil || during.Text() != guard.ContinueNudge || !during.Synthetic || during.Kind != store.KindNudge {
+			if during == nil || during.Text() != guard.ContinueNudge || !during.Synthetic || during.Kind != store.RowNudge {
 				t.Errorf("newest user row during the tool call: %+v; want the nudge, synthetic, kind nudge", during)
 			}
 			rows := env.Rows()
 			for _, r := range rows {
-				if r.Kind == store.KindNudge || strings.Contains(r.Text(), guard.ContinueNudge) {
+				if r.Kind == store.RowNudge || strings.Contains(r.Text(), guard.ContinueNudge) {
 					t.Errorf("nudge left in the transcript: %+v", r)
 				}
 			}
@@ -399,7 +399,7 @@ func TestEmptyResponses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{API: "anthropic", Configure: func(c *agent.Config) {
 				if tc.priced {
-					c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{"test-model": {InputPerMTok: 1000, OutputPerMTok: 1000}})
+					c.Catalogue = catalogue.New(map[string]catalogue.Model{"test-model": {InputPerMTok: 1000, OutputPerMTok: 1000}})
 				}
 			}})
 			env.Srv.Script(tc.steps...)
@@ -425,7 +425,7 @@ func TestEmptyResponses(t *testing.T) {
 				}
 			}
 			for _, r := range env.Rows() {
-				if r.Kind == store.KindNudge {
+				if r.Kind == store.RowNudge {
 					t.Errorf("nudge left in the transcript: %q", r.Text())
 				}
 			}
@@ -506,7 +506,7 @@ func TestCleanFinalAnswer(t *testing.T) {
 			if interrupt {
 				p.interrupt, wantExit = cancel, turn.ExitInterrupted
 			}
-			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) { c.Turn.Routes[0].Provider = p }})
+			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) { c.Routes[0].Provider = p }})
 			res := env.RunWith(ctx, agent.Input{Text: "hi"})
 			if res.Exit != wantExit {
 				t.Fatalf("exit %s (%s), want %s", res.Exit, res.Explanation, wantExit)
@@ -572,7 +572,7 @@ func TestPrivateFieldsNeverOnTheWire(t *testing.T) {
 	private := []string{`"synthetic"`, `"display_kind"`, `"kind"`, `"api_content"`, `"turn_id"`, `"archived"`, `"reported"`, `"tool_name"`, `"finish_reason":`}
 	for _, api := range testenv.APIs {
 		t.Run(api, func(t *testing.T) {
-			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) { c.Turn.MaxIterations = 2 }})
+			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) { c.Limits.MaxIterations = 2 }})
 			// Turn 1 fails (deterministic empties): it leaves a failure row.
 			env.Srv.Script(fakellm.Empty(), fakellm.Empty())
 			if res := env.Run("first"); res.Exit != turn.ExitFailed {
@@ -613,9 +613,9 @@ func TestPrivateFieldsNeverOnTheWire(t *testing.T) {
 			failures := 0
 			for _, r := range env.Rows() {
 				switch {
-				case r.Role == llm.RoleUser && (r.Synthetic || r.Kind != store.KindNormal):
+				case r.Role == llm.RoleUser && (r.Synthetic || r.Kind != store.RowNormal):
 					t.Errorf("user row %q left marked synthetic=%v kind=%q", r.Text(), r.Synthetic, r.Kind)
-				case r.Kind == store.KindFailure:
+				case r.Kind == store.RowFailure:
 					failures++
 					if !r.Synthetic {
 						t.Errorf("failure row %q is not marked synthetic", r.Text())
@@ -641,8 +641,8 @@ func TestCrashLeftoverScaffoldingStripped(t *testing.T) {
 		t.Fatalf("turn 1: %s", res.Exit)
 	}
 	leftover := []*store.Message{
-		{TurnID: "dead-turn", Message: llm.NewText(llm.RoleUser, guard.ContinueNudge), Kind: store.KindNudge, Synthetic: true},
-		{TurnID: "dead-turn", Message: llm.NewText(llm.RoleUser, turn.BudgetNotice), Kind: store.KindNotice, Synthetic: true},
+		{TurnID: "dead-turn", Message: llm.NewText(llm.RoleUser, guard.ContinueNudge), Kind: store.RowNudge, Synthetic: true},
+		{TurnID: "dead-turn", Message: llm.NewText(llm.RoleUser, turn.BudgetNotice), Kind: store.RowNotice, Synthetic: true},
 	}
 	// An unfenced write stands in for the dead process's fenced one.
 	if err := env.Store.Append(context.Background(), store.Fence{SessionID: env.Session.ID}, leftover...); err != nil {
@@ -714,7 +714,7 @@ func TestGuardSwitches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
 				if tc.guards != nil {
-					c.Turn.Guards = *tc.guards
+					c.Guards = *tc.guards
 				}
 			}})
 			env.Srv.Script(tc.steps...)
@@ -760,7 +760,7 @@ func TestEmptyRetriesZeroAndMeaninglessUsage(t *testing.T) {
 		for _, api := range testenv.APIs {
 			t.Run(tc.name+"/"+api, func(t *testing.T) {
 				env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) {
-					c.Turn.Guards.NoEmptyRetry = tc.noRetry
+					c.Guards.NoEmptyRetry = tc.noRetry
 				}})
 				env.Srv.Script(tc.steps...)
 				res := env.Run("say something")

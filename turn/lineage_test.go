@@ -158,7 +158,7 @@ func TestCompressionRotatesSession(t *testing.T) {
 				t.Errorf("%d hops from the tip to the root, want %d", hops, compactions)
 			}
 			rows := env.RowsOf(tip.ID, false)
-			if rows[0].Text() != "step 1" || !containsKind(rows, store.KindSummary) {
+			if rows[0].Text() != "step 1" || !containsKind(rows, store.RowSummary) {
 				t.Errorf("the tip does not start from the compressed transcript: %v", testenv.Roles(rows))
 			}
 			// Every lease was released: another holder gets each at once.
@@ -178,7 +178,7 @@ func TestCompressionRotatesSession(t *testing.T) {
 
 func agentInput(text string) agent.Input { return agent.Input{Text: text} }
 
-func containsKind(rows []store.Message, k store.DisplayKind) bool {
+func containsKind(rows []store.Message, k store.RowKind) bool {
 	for _, r := range rows {
 		if r.Kind == k {
 			return true

@@ -15,8 +15,8 @@ import (
 // accounting) and routes the ones that are not a usable answer: empty
 // answers go to the empty-response guard, filtered ones to a fallback.
 func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) verdict {
-	st.iterations++
-	st.usage.Add(resp.Usage)
+	st.res.Iterations++
+	st.res.Usage.Add(resp.Usage)
 	e.accountCall(st, resp)
 	// On disk per answer, not per turn: a killed turn keeps what it spent.
 	e.flushUsage(ctx, st)
@@ -28,12 +28,12 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 		st.budget.Refund()
 	}
 
-	if st.graceCall {
+	if st.res.GraceCall {
 		// The grace call offered no tools; a model that calls one anyway
 		// gets its text kept and the calls dropped.
 		resp.Message.ToolCalls = nil
 	}
-	if cut := cutCalls(resp); len(cut) > 0 && !st.graceCall {
+	if cut := cutCalls(resp); len(cut) > 0 && !st.res.GraceCall {
 		return e.truncatedCall(ctx, st, resp, cut)
 	}
 	if thinkingOnlyCut(resp) {
@@ -83,7 +83,7 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 		if err := e.nudgeAfterTools(ctx, st); err != nil {
 			// The retry does not need the nudge: without it the same
 			// request is sent again.
-			e.log.Warn("could not write the empty-answer nudge", "session", st.in.Session.ID, "error", err)
+			e.log.Warn("could not write the empty-answer nudge", "session", st.sessionID(), "error", err)
 		}
 		st.hooks.status(fmt.Sprintf("%s returned an empty answer; retrying (%d so far)", r.Name(), st.empty.Attempts()))
 		return next
@@ -127,7 +127,7 @@ func (e *Engine) nudgeAfterTools(ctx context.Context, st *state) error {
 	}
 	return e.appendRows(ctx, st, &store.Message{
 		Message:   llm.NewText(llm.RoleUser, guard.EmptyRetryNudge),
-		Kind:      store.KindNudge,
+		Kind:      store.RowNudge,
 		Synthetic: true,
 	})
 }

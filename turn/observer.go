@@ -229,9 +229,9 @@ func (e *Engine) startObserving(ctx context.Context, st *state) {
 		return
 	}
 	st.obs = e.cfg.Observer.StartTurn(ctx, TurnInfo{
-		SessionID:  st.in.Session.ID,
+		SessionID:  st.sessionID(),
 		TurnID:     st.in.TurnID,
-		LeaseToken: st.in.Fence.Token,
+		LeaseToken: st.live.fence.Token,
 		Provider:   e.route(st).Provider.Name(),
 		Model:      e.route(st).Model,
 		Unattended: st.in.Unattended,
@@ -299,7 +299,7 @@ func (e *Engine) observeFailed(st *state, c failover.Classified, err error, deci
 	if st.obs == nil {
 		return
 	}
-	e.observe(st, &Event{Kind: EventCallFailed, Attempt: st.apiCalls, Class: string(c.Class), Retryable: c.Retryable,
+	e.observe(st, &Event{Kind: EventCallFailed, Attempt: st.res.APICalls, Class: string(c.Class), Retryable: c.Retryable,
 		Status: c.Status, Err: err, Decision: decision, Wait: wait, Latency: st.lastLatency, TimeToFirstToken: st.lastTTFT})
 }
 
@@ -310,7 +310,7 @@ func (e *Engine) observeStopped(st *state, err error) {
 	if st.obs == nil {
 		return
 	}
-	e.observe(st, &Event{Kind: EventCallFailed, Attempt: st.apiCalls, Class: string(st.exit), Err: err,
+	e.observe(st, &Event{Kind: EventCallFailed, Attempt: st.res.APICalls, Class: string(st.res.Exit), Err: err,
 		Decision: "stop", Latency: st.lastLatency, TimeToFirstToken: st.lastTTFT})
 }
 
@@ -346,7 +346,7 @@ func (e *Engine) observeCompression(st *state, start time.Time, cost0 float64, o
 		outcome = "failed"
 	}
 	ev := &Event{Kind: EventCompression, Before: out.Before, After: out.After, Pass: st.budget.Used(),
-		Outcome: outcome, Err: *err, Duration: e.cfg.Now().Sub(start), Usage: out.Usage, CostUSD: st.costUSD - cost0}
+		Outcome: outcome, Err: *err, Duration: e.cfg.Now().Sub(start), Usage: out.Usage, CostUSD: st.res.CostUSD - cost0}
 	// The summary's cost is the summarizer model's (as addAuxUsage prices it).
 	if c := e.cfg.Compressor; c != nil && c.Model != "" {
 		ev.Provider, ev.Model = e.route(st).Provider.Name(), c.Model

@@ -30,7 +30,7 @@ func (e *Engine) appendRows(ctx context.Context, st *state, rows ...*store.Messa
 	}
 	dctx, cancel := durable(ctx)
 	defer cancel()
-	if err := e.cfg.Store.Append(dctx, st.in.Fence, rows...); err != nil {
+	if err := e.cfg.Store.Append(dctx, st.live.fence, rows...); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -46,7 +46,7 @@ func (e *Engine) deleteRows(ctx context.Context, st *state, ids []int64) error {
 	}
 	dctx, cancel := durable(ctx)
 	defer cancel()
-	if err := e.cfg.Store.Delete(dctx, st.in.Fence, ids...); err != nil {
+	if err := e.cfg.Store.Delete(dctx, st.live.fence, ids...); err != nil {
 		return err
 	}
 	drop := make(map[int64]bool, len(ids))

@@ -41,7 +41,7 @@ func (e *Engine) preflight(ctx context.Context, st *state) verdict {
 // threshold is the compression trigger of the model in use: its own
 // (catalogue override) or the configured one.
 func (e *Engine) threshold(st *state) compact.Threshold {
-	return st.model.Threshold.Or(e.cfg.Threshold)
+	return e.cfg.Threshold.For(st.model)
 }
 
 // recoverOverflow handles a provider's "context too long" (or 413): it
@@ -120,10 +120,10 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 	var out compact.Output
 	var err error
 	if st.obs != nil {
-		defer e.observeCompression(st, e.cfg.Now(), st.costUSD, &out, &err, &v)
+		defer e.observeCompression(st, e.cfg.Now(), st.res.CostUSD, &out, &err, &v)
 	}
 	out, err = e.compressPass(ctx, st, compact.Input{
-		System:   st.in.Session.SystemPrompt,
+		System:   st.live.session.SystemPrompt,
 		Tools:    st.req.Tools,
 		Rows:     st.rows,
 		Target:   target,
@@ -157,16 +157,15 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 // useCompressed makes a pass's rows the durable, live transcript and
 // restarts the iteration.
 func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Output) verdict {
-	at, rows, err := e.persistCompressed(ctx, sessionAt{st.in.Session, st.in.Fence}, st.lastSeq(), out, st.in.TurnID, st.in.Rotator)
+	at, rows, err := e.persistCompressed(ctx, st.live, st.lastSeq(), out, st.in.TurnID, st.in.Rotator)
 	if err != nil {
 		st.setExit(ExitPersistenceFailed, persistFailure("the compressed history", err))
 		return finish
 	}
 	var rotated string
-	if at.session != st.in.Session {
+	if at.session != st.live.session {
 		// The turn moved to the child session with its lease.
-		st.in.Session, st.in.Fence = at.session, at.fence
-		st.result.SessionID = at.session.ID
+		st.live = at
 		rotated = at.session.ID
 	}
 	st.rows = st.rows[:0]
@@ -176,7 +175,7 @@ func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Outpu
 	// The reported count described the old prefix; and a new prefix is a
 	// declared cache boundary.
 	st.acct.Reset()
-	st.compactions++
+	st.res.Compactions++
 	msg := fmt.Sprintf("context compressed: ~%d → ~%d tokens", out.Before, out.After)
 	if out.Summarized > 0 {
 		msg += fmt.Sprintf(" (%d messages summarized)", out.Summarized)
@@ -197,7 +196,7 @@ func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Outpu
 // the window, since the threshold is only a fraction of it.
 func (e *Engine) emergencyCompress(ctx context.Context, st *state, target int) verdict {
 	out, err := e.compressPass(ctx, st, compact.Input{
-		System:    st.in.Session.SystemPrompt,
+		System:    st.live.session.SystemPrompt,
 		Tools:     st.req.Tools,
 		Rows:      st.rows,
 		Target:    target,
@@ -210,7 +209,7 @@ func (e *Engine) emergencyCompress(ctx context.Context, st *state, target int) v
 		e.interrupted(ctx, st)
 		return finish
 	case err != nil:
-		e.log.Info("emergency compression could not make the conversation fit", "session", st.in.Session.ID, "error", err)
+		e.log.Info("emergency compression could not make the conversation fit", "session", st.sessionID(), "error", err)
 		return proceed
 	}
 	return e.useCompressed(ctx, st, out)
@@ -221,9 +220,9 @@ func (e *Engine) emergencyCompress(ctx context.Context, st *state, target int) v
 func (e *Engine) compressPass(ctx context.Context, st *state, in compact.Input) (compact.Output, error) {
 	out, cost, known, err := e.compressRows(ctx, st.model, in)
 	if out.Usage.Reported {
-		st.usage.Add(out.Usage)
+		st.res.Usage.Add(out.Usage)
 		if known {
-			st.costUSD += cost
+			st.res.CostUSD += cost
 		}
 	}
 	return out, err

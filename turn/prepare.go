@@ -6,7 +6,7 @@ import "github.com/talaria-agent/talaria/llm"
 // the grace call) and the output cap. Steering a running turn will apply
 // queued user messages here.
 func (e *Engine) prepare(st *state) {
-	st.offerTools = !st.graceCall
+	st.offerTools = !st.res.GraceCall
 }
 
 // maxTokens is the output cap of the next call: a clamp when one was
@@ -16,8 +16,8 @@ func (e *Engine) maxTokens(st *state) int {
 	if st.maxTokens > 0 {
 		return st.maxTokens
 	}
-	if e.cfg.MaxTokens > 0 {
-		return e.cfg.MaxTokens
+	if e.cfg.Limits.MaxTokens > 0 {
+		return e.cfg.Limits.MaxTokens
 	}
 	return 0
 }

@@ -32,7 +32,7 @@ func historyToRepair() []*store.Message {
 		{Message: asst},
 		{Message: llm.NewToolResult(call, "ok ü", false)},
 		{Message: llm.NewToolResult(llm.ToolCall{ID: "nobody", Name: "noop"}, "orphan", false)},
-		{Message: llm.Message{Role: llm.RoleAssistant}, Kind: store.KindInterrupted},
+		{Message: llm.Message{Role: llm.RoleAssistant}, Kind: store.RowInterrupted},
 		{Message: llm.NewText(llm.RoleUser, "and now?")},
 		{Message: llm.NewText(llm.RoleAssistant, "Now this.")},
 	}
@@ -72,7 +72,7 @@ func TestRequestBytesMatchTheWholeHistoryPath(t *testing.T) {
 			for i, got := range reqs {
 				msgs, _ := transcript.Project(rows[:len(prior)+1+2*i])
 				req := &llm.Request{Model: got.Model, System: env.Session.SystemPrompt, Messages: msgs, Tools: specs,
-					MaxTokens: got.MaxTokens, PromptCache: env.Config.Turn.PromptCache}
+					MaxTokens: got.MaxTokens, PromptCache: env.Config.PromptCache}
 				transcript.CleanRequest(req)
 				if _, err := llm.Collect(refProv.Stream(ctx, req), nil); err != nil {
 					t.Fatal(err)

@@ -90,7 +90,7 @@ func resumeStore(b *testing.B, archived int) (*sqlite.Store, *store.Session) {
 
 // BenchmarkResume10k measures resuming a 10,000-message session the way a
 // turn does before its first API call: load the live rows from SQLite
-// (buildContext), project them to the wire with repair (assemble), and
+// (loadHistory), project them to the wire with repair (assemble), and
 // estimate the request for the preflight gate. Each step is reported
 // cumulatively; "archived" adds 10,000 compressed-away rows the load must
 // skip. cpu-ns/op is the process's CPU time per op (steadier than wall

@@ -31,10 +31,10 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		req := *st.req
 		req.APIKey = st.cred.Key
 		req.MaxTokens = e.maxTokens(st)
-		st.apiCalls++
+		st.res.APICalls++
 		st.currentRoute().Calls++
 		if st.obs != nil {
-			e.observe(st, &Event{Kind: EventRequest, Attempt: st.apiCalls, Request: st.req, EstimatedTokens: st.estimate})
+			e.observe(st, &Event{Kind: EventRequest, Attempt: st.res.APICalls, Request: st.req, EstimatedTokens: st.estimate})
 		}
 		resp, partial, shown, cut, err := e.call(ctx, st, &req)
 		if err == nil {
@@ -57,7 +57,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 
 		st.cutCall = cut
 		c := e.classify(st, err)
-		e.log.Info("api call failed", "session", st.in.Session.ID, "route", r.Name(),
+		e.log.Info("api call failed", "session", st.sessionID(), "route", r.Name(),
 			"class", c.Class, "status", c.Status, "error", err)
 		if c.Class == lastClass {
 			sameClass++
@@ -74,7 +74,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		}
 		a := failover.Attempt{
 			Retries:        retries,
-			MaxRetries:     e.cfg.MaxRetries,
+			MaxRetries:     e.cfg.Limits.MaxRetries,
 			SameClassFails: sameClass,
 			CanRotate:      canRotate,
 			CanFallback:    st.routeIdx+1 < len(e.cfg.Routes),
@@ -90,7 +90,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		}
 		// A bound that holds whatever the policy says: retries, rotations
 		// and repairs of one call can never loop forever.
-		if attempt > e.cfg.MaxRetries+maxRotations(r)+4 {
+		if attempt > e.cfg.Limits.MaxRetries+maxRotations(r)+4 {
 			e.observeFailed(st, c, err, "stop", 0)
 			e.fail(st, c, "Gave up after too many attempts")
 			return nil, finish
@@ -103,7 +103,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		case failover.ActionRetry:
 			retries++
 			e.noteCutCall(ctx, st)
-			d := e.cfg.Backoff.Delay(retries, c)
+			d := e.cfg.Limits.Backoff.Delay(retries, c)
 			e.observeFailed(st, c, err, "retry", d)
 			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, a.MaxRetries))
 			if err := failover.Sleep(ctx, d); err != nil {
@@ -329,12 +329,12 @@ func (e *Engine) repairShape(st *state, class failover.Class) {
 // neutral placeholder, never an empty or scaffold text.
 func (e *Engine) interruptStream(ctx context.Context, st *state, partial string) {
 	e.interrupted(ctx, st)
-	if st.exit == ExitLeaseLost {
+	if st.res.Exit == ExitLeaseLost {
 		return // the fence would refuse the write anyway
 	}
 	row := &store.Message{
 		Message:  llm.NewText(llm.RoleAssistant, transcript.CleanText(partial)),
-		Kind:     store.KindInterrupted,
+		Kind:     store.RowInterrupted,
 		Provider: e.route(st).Provider.Name(),
 		Model:    e.route(st).Model,
 	}
@@ -342,9 +342,9 @@ func (e *Engine) interruptStream(ctx context.Context, st *state, partial string)
 		row.APIContent = transcript.InterruptedPlaceholder
 	}
 	if err := e.appendRows(ctx, st, row); err != nil {
-		e.log.Warn("could not save the interrupted answer", "session", st.in.Session.ID, "error", err)
+		e.log.Warn("could not save the interrupted answer", "session", st.sessionID(), "error", err)
 	}
-	st.finalText = partial
+	st.res.FinalText = partial
 }
 
 func plural(n int, one, many string) string {

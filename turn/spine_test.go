@@ -101,7 +101,7 @@ func TestReadOnlyToolThenText(t *testing.T) {
 func TestIterationBudgetGraceCall(t *testing.T) {
 	for _, api := range testenv.APIs {
 		t.Run(api, func(t *testing.T) {
-			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) { c.Turn.MaxIterations = 2 }})
+			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) { c.Limits.MaxIterations = 2 }})
 			env.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
 				if len(r.Tools) == 0 {
 					return fakellm.Text("I listed the directory twice; nothing is left to do.")
@@ -129,7 +129,7 @@ func TestIterationBudgetGraceCall(t *testing.T) {
 				t.Error("the grace call's summary was not kept")
 			}
 			for _, r := range env.Rows() {
-				if r.Kind == store.KindNotice || r.Kind == store.KindNudge {
+				if r.Kind == store.RowNotice || r.Kind == store.RowNudge {
 					t.Errorf("scaffolding row left in the transcript: %+v", r)
 				}
 			}

@@ -3,6 +3,7 @@ package turn
 import (
 	"time"
 
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/guard"
@@ -15,9 +16,17 @@ import (
 // start and dropped at its end, so nothing (retry counters, guard streaks,
 // clamps, credential picks) can leak into the next turn.
 type state struct {
+	// in is the turn's input as given, less its Session and Fence: those
+	// moved to live, their one copy, which a rotation replaces.
 	in    Input
+	live  sessionAt
 	hooks *Hooks
 	start time.Time
+
+	// res is the running tally and, once finalize fills in the rest, the
+	// turn's result: counters, usage and cost, routes, exit and failure
+	// are kept there and nowhere else.
+	res Result
 
 	// rows is the session's live transcript as stored, this turn's rows
 	// included; it mirrors the store so assembling a request reads no disk.
@@ -26,10 +35,9 @@ type state struct {
 	// route in use: index into Config.Routes, its catalogue entry and the
 	// credential picked from its pool.
 	routeIdx int
-	model    compact.ModelInfo
+	model    catalogue.Model
 	cred     failover.Credential
 	hasCred  bool
-	routes   []RouteAttempt
 
 	// req is the request assembled for this iteration; offerTools says
 	// whether it offers tools (not on the grace call); estimate is its
@@ -42,14 +50,7 @@ type state struct {
 	proj transcript.Projector
 	wire llm.WireCache
 
-	iterations int  // model answers consumed
-	graceCall  bool // the grace call (no tools) is under way or done
-	apiCalls   int
-
-	usage     llm.Usage
-	costUSD   float64
-	costKnown bool
-	saved     savedUsage // already added to the session (flushUsage)
+	saved savedUsage // already added to the session (flushUsage)
 	// subscription: some call ran on a subscription route; priced: some
 	// call had a price.
 	subscription, priced bool
@@ -60,9 +61,8 @@ type state struct {
 	lastLatency, lastTTFT time.Duration
 
 	// context management
-	budget      *compact.Budget
-	acct        compact.Accountant
-	compactions int
+	budget *compact.Budget
+	acct   compact.Accountant
 
 	// recoveries bounded per turn
 	maxTokens int // 0: default; set by an output-cap clamp
@@ -94,31 +94,29 @@ type state struct {
 	// finalizer retries it so it is never dropped silently.
 	pendingFinal *store.Message
 
-	toolRounds int
-	toolCalls  int
-	finalText  string
-	truncated  bool
-
-	exit        Exit
-	failure     *Failure
+	// explanation is said before the failure's message in
+	// Result.Explanation (see explain).
 	explanation string
-	result      Result
 }
 
+// sessionID is the id of the session the turn writes to.
+func (st *state) sessionID() string { return st.live.session.ID }
+
 func (e *Engine) newState(in Input) *state {
+	live := sessionAt{session: in.Session, fence: in.Fence}
+	in.Session, in.Fence = nil, store.Fence{}
 	st := &state{
-		in:        in,
-		hooks:     &in.Hooks,
-		start:     e.cfg.Now(),
-		budget:    compact.NewBudget(e.cfg.CompressAttempts),
-		repaired:  map[failover.Class]bool{},
-		costKnown: true,
-		stripped:  map[string]bool{},
-		streak:    guard.NewStreak(3),
-		empty:     guard.NewEmptyGuard(e.cfg.Guards.EmptyRetries, e.cfg.Guards.EmptyCostThresholdUSD),
+		in:       in,
+		live:     live,
+		res:      Result{TurnID: in.TurnID, CostKnown: true},
+		hooks:    &in.Hooks,
+		start:    e.cfg.Now(),
+		budget:   compact.NewBudget(e.cfg.CompressAttempts),
+		repaired: map[failover.Class]bool{},
+		stripped: map[string]bool{},
+		streak:   guard.NewStreak(guard.DefaultStreakThreshold),
+		empty:    guard.NewEmptyGuard(e.cfg.Guards.emptyRetries(), e.cfg.Guards.EmptyCostThresholdUSD),
 	}
-	st.result.SessionID = in.Session.ID
-	st.result.TurnID = in.TurnID
 	e.useRoute(st, 0)
 	return st
 }
@@ -126,11 +124,11 @@ func (e *Engine) newState(in Input) *state {
 // setExit records why the turn ends; the first reason set wins, so a late
 // cleanup error cannot overwrite the real cause.
 func (st *state) setExit(x Exit, f *Failure) {
-	if st.exit != "" {
+	if st.res.Exit != "" {
 		return
 	}
-	st.exit = x
-	st.failure = f
+	st.res.Exit = x
+	st.res.Failure = f
 }
 
 // route returns the route in use.
@@ -148,11 +146,11 @@ func (e *Engine) useRoute(st *state, i int) {
 	st.maxTokens = 0
 	st.clamped = false
 	st.empty.Reset()
-	st.routes = append(st.routes, RouteAttempt{Provider: r.Provider.Name(), Model: r.Model})
+	st.res.Routes = append(st.res.Routes, RouteAttempt{Provider: r.Provider.Name(), Model: r.Model})
 }
 
 // currentRoute returns the record of the route in use.
-func (st *state) currentRoute() *RouteAttempt { return &st.routes[len(st.routes)-1] }
+func (st *state) currentRoute() *RouteAttempt { return &st.res.Routes[len(st.res.Routes)-1] }
 
 // lastSeq is the Seq of the newest live row.
 func (st *state) lastSeq() int64 {

@@ -35,9 +35,9 @@ func (e *Engine) toolRound(ctx context.Context, st *state, resp *llm.Response) v
 		st.setExit(ExitPersistenceFailed, persistFailure("the assistant's tool calls (no tool was run)", err))
 		return finish
 	}
-	st.toolRounds++
+	st.res.ToolRounds++
 	calls := msg.ToolCalls
-	st.toolCalls += len(calls)
+	st.res.ToolCalls += len(calls)
 
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -46,13 +46,13 @@ func (e *Engine) toolRound(ctx context.Context, st *state, resp *llm.Response) v
 				j++
 			}
 		}
-		if ctx.Err() != nil || st.exit != "" {
+		if ctx.Err() != nil || st.res.Exit != "" {
 			break
 		}
 		outs := e.runGroup(ctx, st, calls[i:j])
 		for k, out := range outs {
 			if v := e.recordResult(ctx, st, calls[i+k], out); v == finish {
-				e.pairRest(ctx, st, calls[i+k+1:], pairText(st.exit))
+				e.pairRest(ctx, st, calls[i+k+1:], pairText(st.res.Exit))
 				return finish
 			}
 		}
@@ -61,8 +61,8 @@ func (e *Engine) toolRound(ctx context.Context, st *state, resp *llm.Response) v
 	if ctx.Err() != nil {
 		e.interrupted(ctx, st)
 	}
-	if st.exit != "" {
-		e.pairRest(ctx, st, unanswered(st, calls), pairText(st.exit))
+	if st.res.Exit != "" {
+		e.pairRest(ctx, st, unanswered(st, calls), pairText(st.res.Exit))
 		return finish
 	}
 	return next
@@ -88,7 +88,7 @@ func (e *Engine) runGroup(ctx context.Context, st *state, calls []llm.ToolCall) 
 		outs[0] = e.runTool(ctx, st, calls[0])
 		return outs
 	}
-	sem := make(chan struct{}, e.cfg.ToolConcurrency)
+	sem := make(chan struct{}, e.cfg.Limits.ToolConcurrency)
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Add(1)
@@ -198,7 +198,7 @@ func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, ou
 
 // pairRest gives every call in calls a marker result so no call dangles.
 func (e *Engine) pairRest(ctx context.Context, st *state, calls []llm.ToolCall, text string) {
-	if len(calls) == 0 || st.exit == ExitLeaseLost {
+	if len(calls) == 0 || st.res.Exit == ExitLeaseLost {
 		return
 	}
 	rows := make([]*store.Message, len(calls))
@@ -207,7 +207,7 @@ func (e *Engine) pairRest(ctx context.Context, st *state, calls []llm.ToolCall, 
 	}
 	if err := e.appendRows(ctx, st, rows...); err != nil {
 		// Loading the session repairs orphan calls, so nothing is lost.
-		e.log.Warn("could not pair unfinished tool calls", "session", st.in.Session.ID, "error", err)
+		e.log.Warn("could not pair unfinished tool calls", "session", st.sessionID(), "error", err)
 	}
 }
 

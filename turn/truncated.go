@@ -71,12 +71,12 @@ func (e *Engine) truncatedCall(ctx context.Context, st *state, resp *llm.Respons
 	if !st.lastRowIs(TruncatedCallNudgePrefix) {
 		nudge := &store.Message{
 			Message:   llm.NewText(llm.RoleUser, truncatedCallNudge(call)),
-			Kind:      store.KindNudge,
+			Kind:      store.RowNudge,
 			Synthetic: true,
 		}
 		if err := e.appendRows(ctx, st, nudge); err != nil {
 			// The retry still has the raised cap.
-			e.log.Warn("could not write the truncated-call nudge", "session", st.in.Session.ID, "error", err)
+			e.log.Warn("could not write the truncated-call nudge", "session", st.sessionID(), "error", err)
 		}
 	}
 	st.hooks.status(fmt.Sprintf("the %s call was cut off by the output limit; asking for a smaller one (%d of %d)%s",
@@ -90,7 +90,7 @@ func (st *state) lastRowIs(prefix string) bool {
 		return false
 	}
 	last := &st.rows[len(st.rows)-1]
-	return last.Kind == store.KindNudge && strings.HasPrefix(last.Text(), prefix)
+	return last.Kind == store.RowNudge && strings.HasPrefix(last.Text(), prefix)
 }
 
 // thinkingOnlyCut reports an answer the output limit stopped while the
@@ -175,11 +175,11 @@ func (e *Engine) noteCutCall(ctx context.Context, st *state) {
 	}
 	nudge := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, cutInTransitNudge(c.name, c.bytes)),
-		Kind:      store.KindNudge,
+		Kind:      store.RowNudge,
 		Synthetic: true,
 	}
 	if err := e.appendRows(ctx, st, nudge); err != nil {
-		e.log.Warn("could not write the cut-call note", "session", st.in.Session.ID, "error", err)
+		e.log.Warn("could not write the cut-call note", "session", st.sessionID(), "error", err)
 		return
 	}
 	e.assemble(st)

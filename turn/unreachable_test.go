@@ -42,9 +42,9 @@ func TestRefusedConnectionRetriedOnce(t *testing.T) {
 		t.Run(api+"/alone", func(t *testing.T) {
 			var base string
 			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) {
-				c.Turn.MaxRetries = 5
-				deadRoute(t, &c.Turn.Routes[0], api)
-				base = c.Turn.Routes[0].BaseURL
+				c.Limits.MaxRetries = 5
+				deadRoute(t, &c.Routes[0], api)
+				base = c.Routes[0].BaseURL
 			}})
 			res := env.Run("hi")
 			if res.Exit != turn.ExitFailed || res.Failure == nil {
@@ -69,7 +69,7 @@ func TestRefusedConnectionRetriedOnce(t *testing.T) {
 		})
 		t.Run(api+"/falls back", func(t *testing.T) {
 			env := testenv.New(t, testenv.Options{API: api, Fallbacks: []string{"fb-model"}, Configure: func(c *agent.Config) {
-				deadRoute(t, &c.Turn.Routes[0], api)
+				deadRoute(t, &c.Routes[0], api)
 			}})
 			env.Srv.ScriptModel("fb-model", fakellm.Text("answered by the fallback"))
 			res := env.Run("hi")

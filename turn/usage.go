@@ -19,23 +19,23 @@ type savedUsage struct {
 // turn; a failed write is retried by the next flush.
 func (e *Engine) flushUsage(ctx context.Context, st *state) {
 	d := llm.Usage{
-		InputTokens:      st.usage.InputTokens - st.saved.usage.InputTokens,
-		OutputTokens:     st.usage.OutputTokens - st.saved.usage.OutputTokens,
-		CacheReadTokens:  st.usage.CacheReadTokens - st.saved.usage.CacheReadTokens,
-		CacheWriteTokens: st.usage.CacheWriteTokens - st.saved.usage.CacheWriteTokens,
-		ReasoningTokens:  st.usage.ReasoningTokens - st.saved.usage.ReasoningTokens,
-		Reported:         st.usage.Reported,
+		InputTokens:      st.res.Usage.InputTokens - st.saved.usage.InputTokens,
+		OutputTokens:     st.res.Usage.OutputTokens - st.saved.usage.OutputTokens,
+		CacheReadTokens:  st.res.Usage.CacheReadTokens - st.saved.usage.CacheReadTokens,
+		CacheWriteTokens: st.res.Usage.CacheWriteTokens - st.saved.usage.CacheWriteTokens,
+		ReasoningTokens:  st.res.Usage.ReasoningTokens - st.saved.usage.ReasoningTokens,
+		Reported:         st.res.Usage.Reported,
 	}
-	cost := st.costUSD - st.saved.cost
-	calls := st.apiCalls - st.saved.calls
+	cost := st.res.CostUSD - st.saved.cost
+	calls := st.res.APICalls - st.saved.calls
 	if calls == 0 && d == (llm.Usage{Reported: d.Reported}) {
 		return
 	}
 	dctx, cancel := durable(ctx)
 	defer cancel()
-	if err := e.cfg.Store.AddUsage(dctx, st.in.Session.ID, d, cost, int64(calls)); err != nil {
-		e.log.Warn("could not add usage to the session", "session", st.in.Session.ID, "error", err)
+	if err := e.cfg.Store.AddUsage(dctx, st.sessionID(), d, cost, int64(calls)); err != nil {
+		e.log.Warn("could not add usage to the session", "session", st.sessionID(), "error", err)
 		return
 	}
-	st.saved = savedUsage{usage: st.usage, cost: st.costUSD, calls: st.apiCalls}
+	st.saved = savedUsage{usage: st.res.Usage, cost: st.res.CostUSD, calls: st.res.APICalls}
 }

@@ -14,7 +14,7 @@ const (
 	// next iteration: the model's answer was handled and the loop goes on
 	// (after a tool round, a nudge, a continuation).
 	next
-	// finish leaves the loop; st.exit says why. The finalizer runs next.
+	// finish leaves the loop; st.res.Exit says why. The finalizer runs next.
 	finish
 )
 

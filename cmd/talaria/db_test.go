@@ -37,7 +37,7 @@ func migrationSource(t *testing.T, e *cliEnv) (dbPath string, sessions []string)
 	f := store.Fence{SessionID: second}
 	if err := st.Append(t.Context(), f,
 		&store.Message{Message: llm.NewText(llm.RoleAssistant, ""), APIContent: "[response interrupted]\x00 é \xff",
-			Kind: store.KindInterrupted, TurnID: "t-x"},
+			Kind: store.RowInterrupted, TurnID: "t-x"},
 		&store.Message{Message: llm.NewToolResult(llm.ToolCall{ID: "c9", Name: "shell"}, "binary\x00out\xfe", true)},
 	); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func migrationSource(t *testing.T, e *cliEnv) (dbPath string, sessions []string)
 		t.Fatal(err)
 	}
 	if err := st.Append(t.Context(), store.Fence{SessionID: child.ID},
-		&store.Message{Message: llm.NewText(llm.RoleUser, "Summary of earlier work"), Kind: store.KindSummary, Synthetic: true}); err != nil {
+		&store.Message{Message: llm.NewText(llm.RoleUser, "Summary of earlier work"), Kind: store.RowSummary, Synthetic: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.CreateToken(t.Context(), &store.Token{Name: "ci", Principal: "team", Hash: "abc123"}); err != nil {

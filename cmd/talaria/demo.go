@@ -115,7 +115,7 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		Store:     st,
 		Tools:     tools,
 		Workspace: ws,
-		Turn:      turn.Config{Routes: []turn.Route{{Provider: prov, Model: "demo-model", API: *api, BaseURL: srv.URL()}}},
+		Routes:    []turn.Route{{Provider: prov, Model: "demo-model", API: *api, BaseURL: srv.URL()}},
 		Subagents: agent.SubagentConfig{Enabled: *delegate},
 	})
 	if err != nil {

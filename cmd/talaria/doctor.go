@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
@@ -103,7 +103,7 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 	if cfg.Provider == "" {
 		add("fail", "provider", "none chosen; set OPENAI_API_KEY or ANTHROPIC_API_KEY, or `provider:` in the config")
 	}
-	cat := compact.NewCatalogue(nil)
+	cat := catalogue.New(nil)
 	for _, name := range cfg.ProviderNames() {
 		p := cfg.Providers[name]
 		keys := p.KeyList(c.getenv)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
 )
@@ -16,7 +17,7 @@ func promptFits(a *app, text string) (string, bool) {
 	need := compact.EstimateMessage(llm.NewText(llm.RoleUser, text))
 	cat := a.agent.Catalogue()
 	if cat == nil {
-		cat = compact.NewCatalogue(nil)
+		cat = catalogue.New(nil)
 	}
 	best, bestModel := 0, ""
 	for _, r := range a.routes {

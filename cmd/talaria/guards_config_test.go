@@ -41,7 +41,7 @@ func TestGuardsConfigReachesEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := turnConfig(cfg, []turn.Route{{Model: "m"}}).Guards
+			got := agentConfig(cfg, []turn.Route{{Model: "m"}}, 0).Guards
 			if got != tc.want {
 				t.Errorf("guards = %+v, want %+v", got, tc.want)
 			}

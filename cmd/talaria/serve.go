@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/observe"
@@ -126,7 +125,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		return c.fail(exitOther, "%s", describeDB(err))
 	}
 	defer st.Close()
-	routes, err := c.routes(cfg, &rf, st)
+	routes, err := c.routes(cfg, &rf, st, log)
 	if err != nil {
 		return c.setupExit(err)
 	}
@@ -170,10 +169,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 			return append(t, mcpTools...), err
 		}
 	}
-	tc := turnConfig(cfg, routes)
-	if rf.maxIter > 0 {
-		tc.MaxIterations = rf.maxIter
-	}
+	ac := agentConfig(cfg, routes, rf.maxIter)
 	// OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT or telemetry:) and
 	// the recorded timelines `talaria trace` reads, as for run and chat.
 	// /metrics is one more reader on the same MeterProvider: the turns
@@ -189,19 +185,14 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		return c.setupExit(err)
 	}
 	defer shutdownTelemetry(tel, log)
-	tc.Observer = obs
+	ac.Observer, ac.Store, ac.Tools, ac.Workspace, ac.Logger = obs, st, tools, ws, log
 	metrics, err := gateway.SharedMetrics(reg, tel)
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}
 	gcfg := gateway.Config{
-		Store: st,
-		Agent: agent.Config{
-			Turn: tc, Tools: tools, Workspace: ws,
-			SystemPrompt: cfg.SystemPrompt, SystemPromptExtra: cfg.SystemPromptExtra,
-			Logger:              log,
-			RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
-		},
+		Store:           st,
+		Agent:           ac,
 		AutoApprove:     rf.yes || cfg.Approvals == "auto",
 		ApprovalTimeout: time.Duration(sc.ApprovalTimeout),
 		Tools:           toolsFor,
@@ -213,7 +204,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 			if model == "" {
 				model = p.Model
 			}
-			r, err := c.route(cfg, provider, p, model, st)
+			r, err := c.route(cfg, provider, p, model, st, log)
 			if err != nil {
 				return nil, err
 			}

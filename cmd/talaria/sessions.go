@@ -347,7 +347,7 @@ func printSession(w io.Writer, s *store.Session, chain []string, rows []store.Me
 	fmt.Fprintln(w)
 	for _, r := range rows {
 		tag := string(r.Role)
-		if r.Kind != store.KindNormal {
+		if r.Kind != store.RowNormal {
 			tag += " [" + string(r.Kind) + "]"
 		}
 		if r.Archived {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/internal/config"
@@ -195,7 +196,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		return nil, err
 	}
 	a := &app{cfg: cfg, store: st, log: log, watch: &callWatch{}}
-	routes, err := c.routes(cfg, f, st)
+	routes, err := c.routes(cfg, f, st, log)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -232,34 +233,21 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		}
 		tools = append(tools, a.mcpSess.Tools()...)
 	}
-	tc := turnConfig(cfg, routes)
-	if tc.Observer, a.tel, err = c.observers(ctx, cfg, st, log); err != nil {
+	ac := agentConfig(cfg, routes, f.maxIter)
+	if ac.Observer, a.tel, err = c.observers(ctx, cfg, st, log); err != nil {
 		a.Close()
 		return nil, err
 	}
 	if !f.yes && cfg.Approvals != "auto" {
-		tc.Approver = approver
+		ac.Approver = approver
 	}
-	if f.maxIter > 0 {
-		tc.MaxIterations = f.maxIter
-	}
-	ag, err := agent.New(agent.Config{
-		Store:             st,
-		Turn:              tc,
-		Tools:             tools,
-		Workspace:         ws,
-		SystemPrompt:      cfg.SystemPrompt,
-		SystemPromptExtra: cfg.SystemPromptExtra,
-		AdmitWait:         admitWait,
-		Logger:            log,
-		// compression.rotate: continue compressed sessions in a child.
-		RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
-		Subagents: agent.SubagentConfig{Enabled: boolOr(cfg.Subagents.Enabled, true), MaxDepth: cfg.Subagents.MaxDepth,
-			MaxParallel: cfg.Subagents.MaxParallel, MaxIterations: cfg.Subagents.MaxIterations},
-		Memory: agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens},
-		Review: agent.ReviewConfig{Enabled: cfg.Review.Enabled, Idle: time.Duration(cfg.Review.Idle),
-			MaxIterations: cfg.Review.MaxIterations},
-	})
+	ac.Store, ac.Tools, ac.Workspace, ac.AdmitWait, ac.Logger = st, tools, ws, admitWait, log
+	ac.Subagents = agent.SubagentConfig{Enabled: boolOr(cfg.Subagents.Enabled, true), MaxDepth: cfg.Subagents.MaxDepth,
+		MaxParallel: cfg.Subagents.MaxParallel, MaxIterations: cfg.Subagents.MaxIterations}
+	ac.Memory = agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens}
+	ac.Review = agent.ReviewConfig{Enabled: cfg.Review.Enabled, Idle: time.Duration(cfg.Review.Idle),
+		MaxIterations: cfg.Review.MaxIterations}
+	ag, err := agent.New(ac)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -268,10 +256,11 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 	return a, nil
 }
 
-// turnConfig maps the config file onto the engine's settings.
-func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
-	overrides := modelOverrides(cfg)
-	// Unset limits stay zero: the engine applies its defaults.
+// agentConfig maps the config file (and --max-iterations, when positive)
+// onto the settings run, chat and serve share: routes, limits, guards,
+// compression, prompts. Unset limits stay zero: the packages that own them
+// apply their defaults.
+func agentConfig(cfg *config.Config, routes []turn.Route, maxIterations int) agent.Config {
 	g := turn.GuardConfig{
 		NoIdenticalCalls:      !boolOr(cfg.Guards.IdenticalCalls, true),
 		NoSaidButStopped:      !boolOr(cfg.Guards.SaidButStopped, true),
@@ -281,23 +270,29 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 		NoEmptyRetry:          cfg.Guards.EmptyRetries != nil && *cfg.Guards.EmptyRetries == 0,
 		EmptyCostThresholdUSD: cfg.Guards.EmptyCostThresholdUSD,
 	}
-	tc := turn.Config{
-		Routes:           routes,
-		Catalogue:        compact.NewCatalogue(overrides),
-		MaxIterations:    cfg.MaxIterations,
-		MaxRetries:       cfg.MaxRetries,
-		MaxTokens:        cfg.MaxTokens,
+	ac := agent.Config{
+		Routes:    routes,
+		Catalogue: catalogue.New(modelOverrides(cfg)),
+		Limits: turn.Limits{MaxIterations: cfg.MaxIterations, MaxRetries: cfg.MaxRetries,
+			MaxTokens: cfg.MaxTokens},
+		Guards:           g,
 		Threshold:        compact.Threshold{Ratio: cfg.Compression.Threshold, Tokens: cfg.Compression.ThresholdTokens},
 		CompressAttempts: cfg.Compression.Attempts,
-		Guards:           g,
-		PromptCache:      boolOr(cfg.PromptCache, true),
+		// compression.rotate: continue compressed sessions in a child.
+		RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
+		PromptCache:         boolOr(cfg.PromptCache, true),
+		SystemPrompt:        cfg.SystemPrompt,
+		SystemPromptExtra:   cfg.SystemPromptExtra,
+	}
+	if maxIterations > 0 {
+		ac.Limits.MaxIterations = maxIterations
 	}
 	if !cfg.Compression.Disabled {
 		model := cfg.Compression.Model
 		if model == "" {
 			model = routes[0].Model
 		}
-		tc.Compressor = &compact.Compressor{
+		ac.Compressor = &compact.Compressor{
 			Summarizer:      routes[0].Provider,
 			Model:           model,
 			Timeout:         time.Duration(cfg.Compression.Timeout),
@@ -305,7 +300,7 @@ func turnConfig(cfg *config.Config, routes []turn.Route) turn.Config {
 			OnFailure:       compact.FailureMode(cfg.Compression.OnFailure),
 		}
 	}
-	return tc
+	return ac
 }
 
 func boolOr(p *bool, def bool) bool {
@@ -317,7 +312,7 @@ func boolOr(p *bool, def bool) bool {
 
 // routes builds the primary route (config + one-run flags) and the
 // fallback chain.
-func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStore) ([]turn.Route, error) {
+func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStore, log *slog.Logger) ([]turn.Route, error) {
 	name := f.provider
 	if name == "" {
 		name = cfg.Provider
@@ -356,7 +351,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 	if err := p.Check(name); err != nil {
 		return nil, &setupError{err.Error()}
 	}
-	primary, err := c.route(cfg, name, p, model, cs)
+	primary, err := c.route(cfg, name, p, model, cs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +362,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 		if m == "" {
 			m = fp.Model
 		}
-		r, err := c.route(cfg, fb.Provider, fp, m, cs)
+		r, err := c.route(cfg, fb.Provider, fp, m, cs, log)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: %w", err)
 		}
@@ -377,7 +372,7 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 }
 
 // route builds one provider client with its key pool.
-func (c *cli) route(cfg *config.Config, name string, p config.Provider, model string, cs failover.CooldownStore) (turn.Route, error) {
+func (c *cli) route(cfg *config.Config, name string, p config.Provider, model string, cs failover.CooldownStore, log *slog.Logger) (turn.Route, error) {
 	if !config.ValidAPI(p.API) {
 		return turn.Route{}, &setupError{fmt.Sprintf("--api %q: use one of %s", p.API, config.APIChoice())}
 	}
@@ -439,7 +434,7 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 		Subscription: p.Subscription}
 	if len(keys) > 0 {
 		// Cooldowns belong to provider + endpoint + key fingerprint.
-		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL)
+		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL).WithLogger(log)
 	}
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/config"
 )
@@ -11,14 +12,14 @@ import (
 const nativeMargin = 8192
 
 // modelOverrides maps the config's models section onto catalogue entries.
-func modelOverrides(cfg *config.Config) map[string]compact.ModelInfo {
-	overrides := map[string]compact.ModelInfo{}
+func modelOverrides(cfg *config.Config) map[string]catalogue.Model {
+	overrides := map[string]catalogue.Model{}
 	for name, m := range cfg.Models {
-		overrides[name] = compact.ModelInfo{
+		overrides[name] = catalogue.Model{
 			Model: name, Window: m.Window, MaxOutput: m.MaxOutput,
 			InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
 			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
-			Threshold: compact.Threshold{Ratio: m.CompressionThreshold, Tokens: m.CompressionThresholdTokens},
+			CompressionRatio: m.CompressionThreshold, CompressionTokens: m.CompressionThresholdTokens,
 		}
 	}
 	return overrides
@@ -28,7 +29,7 @@ func modelOverrides(cfg *config.Config) map[string]compact.ModelInfo {
 // compaction for model: the local trigger minus nativeMargin (at least a
 // quarter of the local trigger).
 func nativeCompactThreshold(cfg *config.Config, model string) int {
-	info := compact.NewCatalogue(modelOverrides(cfg)).Lookup(model)
-	local := info.Threshold.Or(compact.Threshold{Ratio: cfg.Compression.Threshold, Tokens: cfg.Compression.ThresholdTokens}).Limit(info.Window)
+	info := catalogue.New(modelOverrides(cfg)).Lookup(model)
+	local := compact.Threshold{Ratio: cfg.Compression.Threshold, Tokens: cfg.Compression.ThresholdTokens}.For(info).Limit(info.Window)
 	return max(local-nativeMargin, local/4)
 }

@@ -46,8 +46,10 @@ type Provider struct {
 	Subscription bool `yaml:"subscription"`
 }
 
-// Route names a provider entry and optionally a model other than its default.
-type Route struct {
+// FallbackRoute names a provider entry of the fallback chain and optionally a
+// model other than its default. (turn.Route is the resolved route: provider
+// client, model, key pool.)
+type FallbackRoute struct {
 	Provider string `yaml:"provider"`
 	Model    string `yaml:"model"`
 }
@@ -121,7 +123,7 @@ type Config struct {
 	Provider  string              `yaml:"provider"`
 	Model     string              `yaml:"model"`
 	Providers map[string]Provider `yaml:"providers"`
-	Fallback  []Route             `yaml:"fallback"`
+	Fallback  []FallbackRoute     `yaml:"fallback"`
 	// Approvals: "ask" (default: chat asks, run refuses unless --yes) or
 	// "auto" (tools that change things run without asking).
 	Approvals     string           `yaml:"approvals"`

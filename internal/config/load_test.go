@@ -106,7 +106,7 @@ database:
 	if _, ok := c.Providers["anthropic"]; !ok {
 		t.Error("built-in anthropic lost")
 	}
-	if len(c.Fallback) != 1 || c.Fallback[0] != (Route{Provider: "anthropic", Model: "claude-haiku"}) {
+	if len(c.Fallback) != 1 || c.Fallback[0] != (FallbackRoute{Provider: "anthropic", Model: "claude-haiku"}) {
 		t.Errorf("fallback = %+v", c.Fallback)
 	}
 	if time.Duration(c.ShellTimeout) != 90*time.Second || time.Duration(c.Compression.Timeout) != 2*time.Minute || c.Compression.Threshold != 0.6 {

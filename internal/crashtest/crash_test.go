@@ -78,7 +78,7 @@ type rowKey struct {
 	Calls      string
 	ToolCallID string
 	IsError    bool
-	Kind       store.DisplayKind
+	Kind       store.RowKind
 	APIContent string
 	Archived   bool
 }

@@ -102,7 +102,7 @@ func TestKillServeMidTurn(t *testing.T) {
 	rows := h.rows(sid)
 	var cutOff, reran int
 	for _, r := range rows {
-		if r.TurnID == first && r.Kind == store.KindFailure && strings.Contains(r.Text(), "interrupted") {
+		if r.TurnID == first && r.Kind == store.RowFailure && strings.Contains(r.Text(), "interrupted") {
 			cutOff++
 		}
 		if r.TurnID == first && r.Role == llm.RoleAssistant && r.Text() == "first done" {

@@ -81,7 +81,7 @@ func TestTwoProcessesOneSession(t *testing.T) {
 	var order []string
 	for _, r := range rows {
 		if r.Kind.DisplayOnly() {
-			if r.TurnID != busy.TurnID || r.Kind != store.KindUnsent || !strings.Contains(r.Text(), "Impatient") {
+			if r.TurnID != busy.TurnID || r.Kind != store.RowUnsent || !strings.Contains(r.Text(), "Impatient") {
 				t.Errorf("unexpected display-only row %+v", r)
 			}
 			continue
@@ -93,7 +93,7 @@ func TestTwoProcessesOneSession(t *testing.T) {
 	if !slices.Equal(order, []string{a.TurnID, b.TurnID}) {
 		t.Errorf("turn order of the rows %v; want %s's rows, then %s's, not interleaved", order, a.TurnID, b.TurnID)
 	}
-	if !slices.ContainsFunc(rows, func(m store.Message) bool { return m.Kind == store.KindUnsent }) {
+	if !slices.ContainsFunc(rows, func(m store.Message) bool { return m.Kind == store.RowUnsent }) {
 		t.Error("the busy process's message was not kept")
 	}
 	checkWire(t, h.srv)

@@ -120,7 +120,7 @@ func TestKillNodeMidTurn(t *testing.T) {
 		// Nothing written twice: one user row per turn.
 		users := map[string]int{}
 		for _, r := range rows {
-			if r.Role == llm.RoleUser && r.Kind == store.KindNormal {
+			if r.Role == llm.RoleUser && r.Kind == store.RowNormal {
 				users[r.TurnID]++
 			}
 		}
@@ -134,10 +134,10 @@ func TestKillNodeMidTurn(t *testing.T) {
 			res, _ := fs[i].result(tid)
 			failures, answers := 0, 0
 			for _, r := range rows {
-				if r.TurnID == tid && r.Kind == store.KindFailure {
+				if r.TurnID == tid && r.Kind == store.RowFailure {
 					failures++
 				}
-				if r.TurnID == tid && r.Role == llm.RoleAssistant && r.Kind == store.KindNormal && strings.HasPrefix(r.Text(), "answer: ") {
+				if r.TurnID == tid && r.Role == llm.RoleAssistant && r.Kind == store.RowNormal && strings.HasPrefix(r.Text(), "answer: ") {
 					answers++
 				}
 			}

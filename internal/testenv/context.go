@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/tool"
@@ -48,16 +49,16 @@ type ContextOptions struct {
 // prompt short so request sizes are predictable.
 func WithContext(o ContextOptions) func(*agent.Config) {
 	return func(c *agent.Config) {
-		model := c.Turn.Routes[0].Model
+		model := c.Routes[0].Model
 		if o.Window > 0 {
-			c.Turn.Catalogue = compact.NewCatalogue(map[string]compact.ModelInfo{
-				model: {Window: o.Window, MaxOutput: 1024, Threshold: compact.Threshold{Ratio: o.ModelThreshold}},
+			c.Catalogue = catalogue.New(map[string]catalogue.Model{
+				model: {Window: o.Window, MaxOutput: 1024, CompressionRatio: o.ModelThreshold},
 			})
 		}
-		c.Turn.Threshold = compact.Threshold{Ratio: o.Threshold}
-		c.Turn.CompressAttempts = o.Attempts
-		c.Turn.Compressor = &compact.Compressor{
-			Summarizer:      c.Turn.Routes[0].Provider,
+		c.Threshold = compact.Threshold{Ratio: o.Threshold}
+		c.CompressAttempts = o.Attempts
+		c.Compressor = &compact.Compressor{
+			Summarizer:      c.Routes[0].Provider,
 			Model:           SummaryModel,
 			MinTailMessages: o.MinTail,
 			OnFailure:       o.OnFailure,

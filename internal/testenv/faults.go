@@ -132,5 +132,5 @@ func HasToolCalls(msgs []*store.Message) bool {
 // row invariant 4 is about).
 func IsFinalAnswer(msgs []*store.Message) bool {
 	return len(msgs) == 1 && msgs[0].Role == llm.RoleAssistant && len(msgs[0].ToolCalls) == 0 &&
-		msgs[0].Kind == store.KindNormal
+		msgs[0].Kind == store.RowNormal
 }

@@ -18,23 +18,36 @@ func FileExists(dir, name string) bool {
 	return err == nil
 }
 
-// ReadPID reads a pid file a test's shell command wrote (echo $$ > f).
-// The shell creates the file before it writes the number, so a reader that
-// only waited for the file to exist can see it empty: poll until it parses.
+// PIDWritten reports whether the pid file dir/name holds its number yet.
+// The shell creates the file before it writes the number: a test that
+// interrupts a command once its pid files merely exist may kill it before
+// they are written, and then has no pid to check.
+func PIDWritten(dir, name string) bool {
+	_, err := parsePID(filepath.Join(dir, name))
+	return err == nil
+}
+
+func parsePID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// ReadPID reads a pid file a test's shell command wrote (echo $$ > f),
+// polling until it parses (see PIDWritten).
 func ReadPID(t testing.TB, dir, name string) int {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		b, err := os.ReadFile(path)
+		pid, err := parsePID(path)
 		if err == nil {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
-				return pid
-			} else if time.Now().After(deadline) {
-				t.Fatalf("%s: %v", name, perr)
-			}
-		} else if time.Now().After(deadline) {
-			t.Fatal(err)
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", name, err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

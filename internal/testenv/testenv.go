@@ -129,12 +129,10 @@ func New(t testing.TB, o Options) *Env {
 		Store:     st,
 		Tools:     tools,
 		Workspace: ws,
-		Turn: turn.Config{
-			Routes: routes,
-			// Fast backoff keeps retry tests quick; the waiting logic itself
-			// is tested in failover.
-			Backoff: failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: 2 * time.Second},
-		},
+		Routes:    routes,
+		// Fast backoff keeps retry tests quick; the waiting logic itself
+		// is tested in failover.
+		Limits:    turn.Limits{Backoff: failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: 2 * time.Second}},
 		AdmitWait: 2 * time.Second,
 	}
 	if o.Configure != nil {
@@ -156,7 +154,7 @@ func New(t testing.TB, o Options) *Env {
 func (e *Env) SetRoutes(routes []turn.Route) {
 	e.T.Helper()
 	cfg := e.Config
-	cfg.Turn.Routes = routes
+	cfg.Routes = routes
 	ag, err := agent.New(cfg)
 	if err != nil {
 		e.T.Fatalf("agent: %v", err)

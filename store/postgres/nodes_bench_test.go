@@ -52,7 +52,7 @@ func BenchmarkNodes(b *testing.B) {
 				st := openAt(b, dsn)
 				ag, err := agent.New(agent.Config{Store: st, Tools: []tool.Tool{noop}, Workspace: b.TempDir(),
 					Holder: fmt.Sprint("node-", n),
-					Turn:   turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1", API: "openai", BaseURL: srv.URL()}}}})
+					Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1", API: "openai", BaseURL: srv.URL()}}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -52,8 +52,8 @@ func TestNodeDiesMidTurnTakeoverAfterTTL(t *testing.T) {
 	newNode := func(holder string, st store.Store) *agent.Agent {
 		ag, err := agent.New(agent.Config{Store: st, Tools: []tool.Tool{hang}, Workspace: t.TempDir(), Holder: holder,
 			LeaseTTL: ttl, LeaseRefresh: ttl / 4, AdmitWait: time.Minute,
-			Turn: turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1",
-				API: "openai", BaseURL: srv.URL()}}}})
+			Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1",
+				API: "openai", BaseURL: srv.URL()}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -110,12 +110,12 @@ func roundTripMessages() []*store.Message {
 		{TurnID: "turn-1", Message: llm.NewToolResult(llm.ToolCall{ID: "call_2", Name: "shell"},
 			"é <b>&amp;\n", false)},
 		{TurnID: "turn-1", Message: llm.Message{Role: llm.RoleAssistant, Reasoning: &llm.Reasoning{}},
-			APIContent: "[response interrupted]", Kind: store.KindInterrupted, FinishReason: llm.FinishLength},
-		{TurnID: "turn-2", Message: llm.NewText(llm.RoleUser, "Continue."), Kind: store.KindNudge, Synthetic: true},
-		{TurnID: "turn-2", Message: llm.NewText(llm.RoleUser, "Budget notice"), Kind: store.KindNotice, Synthetic: true},
-		{TurnID: "turn-2", Message: llm.NewText(llm.RoleAssistant, "Provider failed: 529"), Kind: store.KindFailure,
+			APIContent: "[response interrupted]", Kind: store.RowInterrupted, FinishReason: llm.FinishLength},
+		{TurnID: "turn-2", Message: llm.NewText(llm.RoleUser, "Continue."), Kind: store.RowNudge, Synthetic: true},
+		{TurnID: "turn-2", Message: llm.NewText(llm.RoleUser, "Budget notice"), Kind: store.RowNotice, Synthetic: true},
+		{TurnID: "turn-2", Message: llm.NewText(llm.RoleAssistant, "Provider failed: 529"), Kind: store.RowFailure,
 			Synthetic: true, Provider: "openai", Model: "gpt-test"},
-		{TurnID: "turn-2", Message: llm.NewText(llm.RoleUser, "Summary of earlier work"), Kind: store.KindSummary,
+		{TurnID: "turn-2", Message: llm.NewText(llm.RoleUser, "Summary of earlier work"), Kind: store.RowSummary,
 			Synthetic: true, Archived: true},
 		{TurnID: "turn-2", Message: llm.NewText(llm.RoleAssistant, "Done."), FinishReason: llm.FinishStop,
 			Usage: llm.Usage{Reported: true}},
@@ -246,7 +246,7 @@ func testReplace(t *testing.T, s store.Store) {
 		appendMsgs(t, s, f, text(llm.RoleUser, fmt.Sprint("m", i+1)))
 	}
 	sum := text(llm.RoleUser, "summary")
-	sum.Kind = store.KindSummary
+	sum.Kind = store.RowSummary
 	ack := text(llm.RoleAssistant, "ack")
 	if err := s.Replace(ctx(t), f, 3, sum, ack); err != nil {
 		t.Fatalf("Replace: %v", err)

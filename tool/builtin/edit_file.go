@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -27,29 +26,19 @@ type editFileArgs struct {
 
 // EditFile returns the edit_file tool: exact string replacement.
 func EditFile(opt Options) tool.Tool {
-	opt = opt.withDefaults()
-	ws := workspace{root: opt.Root}
-	return &fnTool{
-		info: tool.Info{
-			Name: "edit_file",
-			Description: "Replace an exact piece of text in a file. old_string must match the file exactly " +
-				"(whitespace and indentation included) and be unique unless replace_all is true; include enough " +
-				"surrounding lines to make it unique. Returns the changed region with line numbers.",
-			Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
-				`"old_string":{"type":"string","minLength":1,"description":"The exact text to replace."},`+
-				`"new_string":{"type":"string","description":"The replacement text (may be empty to delete)."},`+
-				`"replace_all":{"type":"boolean","description":"Replace every occurrence (default false)."}`,
-				"path", "old_string", "new_string"),
-		},
-		maxOutput: opt.MaxOutput,
-		run: func(ctx context.Context, raw json.RawMessage) tool.Result {
-			var a editFileArgs
-			if err := decodeArgs(raw, &a); err != nil {
-				return tool.Errorf("%v", err)
-			}
-			return editFile(ws, a)
-		},
-	}
+	return newTool(opt, tool.Info{
+		Name: "edit_file",
+		Description: "Replace an exact piece of text in a file. old_string must match the file exactly " +
+			"(whitespace and indentation included) and be unique unless replace_all is true; include enough " +
+			"surrounding lines to make it unique. Returns the changed region with line numbers.",
+		Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
+			`"old_string":{"type":"string","minLength":1,"description":"The exact text to replace."},`+
+			`"new_string":{"type":"string","description":"The replacement text (may be empty to delete)."},`+
+			`"replace_all":{"type":"boolean","description":"Replace every occurrence (default false)."}`,
+			"path", "old_string", "new_string"),
+	}, func(_ context.Context, ws workspace, a editFileArgs) tool.Result {
+		return editFile(ws, a)
+	})
 }
 
 func editFile(ws workspace, a editFileArgs) tool.Result {

@@ -18,6 +18,23 @@ type fnTool struct {
 	run       func(ctx context.Context, args json.RawMessage) tool.Result
 }
 
+// newTool builds a built-in whose run takes its decoded arguments A: what
+// every constructor shares (the workspace at opt.Root, the output cap,
+// arguments that do not decode become an error result). It applies opt's
+// defaults; a constructor whose info or run reads opt applies them first too
+// (withDefaults is idempotent).
+func newTool[A any](opt Options, info tool.Info, run func(ctx context.Context, ws workspace, a A) tool.Result) tool.Tool {
+	opt = opt.withDefaults()
+	ws := workspace{root: opt.Root}
+	return &fnTool{info: info, maxOutput: opt.MaxOutput, run: func(ctx context.Context, raw json.RawMessage) tool.Result {
+		var a A
+		if err := decodeArgs(raw, &a); err != nil {
+			return tool.Errorf("%v", err)
+		}
+		return run(ctx, ws, a)
+	}}
+}
+
 func (t *fnTool) Info() tool.Info { return t.info }
 
 func (t *fnTool) Run(ctx context.Context, args json.RawMessage) (res tool.Result, err error) {

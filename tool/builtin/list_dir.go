@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,28 +27,16 @@ type listDirArgs struct {
 
 // ListDir returns the list_dir tool: a bounded listing of a directory tree.
 func ListDir(opt Options) tool.Tool {
-	opt = opt.withDefaults()
-	ws := workspace{root: opt.Root}
-	return &fnTool{
-		info: tool.Info{
-			Name: "list_dir",
-			Description: fmt.Sprintf("List a directory of the workspace, recursively down to depth levels. "+
-				"Directories end in \"/\", files show their size, symlinks show their target; .git is skipped. "+
-				"Paths are relative to the workspace root. At most %d entries, shallowest first.", maxListEntries),
-			Parameters: schema(fmt.Sprintf(`"path":{"type":"string","description":"Directory, relative to the workspace root (default: the root)."},`+
-				`"depth":{"type":"integer","minimum":1,"maximum":%d,"description":"How many levels to descend (default %d; 1 lists only the entries of the directory itself)."}`,
-				maxListDepth, defaultListDepth)),
-			ReadOnly: true,
-		},
-		maxOutput: opt.MaxOutput,
-		run: func(ctx context.Context, raw json.RawMessage) tool.Result {
-			var a listDirArgs
-			if err := decodeArgs(raw, &a); err != nil {
-				return tool.Errorf("%v", err)
-			}
-			return listDir(ctx, ws, a)
-		},
-	}
+	return newTool(opt, tool.Info{
+		Name: "list_dir",
+		Description: fmt.Sprintf("List a directory of the workspace, recursively down to depth levels. "+
+			"Directories end in \"/\", files show their size, symlinks show their target; .git is skipped. "+
+			"Paths are relative to the workspace root. At most %d entries, shallowest first.", maxListEntries),
+		Parameters: schema(fmt.Sprintf(`"path":{"type":"string","description":"Directory, relative to the workspace root (default: the root)."},`+
+			`"depth":{"type":"integer","minimum":1,"maximum":%d,"description":"How many levels to descend (default %d; 1 lists only the entries of the directory itself)."}`,
+			maxListDepth, defaultListDepth)),
+		ReadOnly: true,
+	}, listDir)
 }
 
 // listEntry is one line of the listing.

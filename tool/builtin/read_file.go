@@ -3,7 +3,6 @@ package builtin
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,27 +29,18 @@ type readFileArgs struct {
 // ReadFile returns the read_file tool: numbered lines of a text file.
 func ReadFile(opt Options) tool.Tool {
 	opt = opt.withDefaults()
-	ws := workspace{root: opt.Root}
-	return &fnTool{
-		info: tool.Info{
-			Name: "read_file",
-			Description: "Read a text file in the workspace. Returns lines numbered as \"<n>\\t<text>\". " +
-				fmt.Sprintf("Shows at most %d lines per call; use start_line/end_line (1-based, inclusive) to read a range or continue. ", maxReadLines) +
-				"Binary files are refused.",
-			Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
-				`"start_line":{"type":"integer","minimum":1,"description":"First line to show (default 1)."},`+
-				`"end_line":{"type":"integer","minimum":1,"description":"Last line to show (default: as many as fit)."}`, "path"),
-			ReadOnly: true,
-		},
-		maxOutput: opt.MaxOutput,
-		run: func(ctx context.Context, raw json.RawMessage) tool.Result {
-			var a readFileArgs
-			if err := decodeArgs(raw, &a); err != nil {
-				return tool.Errorf("%v", err)
-			}
-			return readFile(ctx, ws, a, opt.MaxOutput-noteReserve)
-		},
-	}
+	return newTool(opt, tool.Info{
+		Name: "read_file",
+		Description: "Read a text file in the workspace. Returns lines numbered as \"<n>\\t<text>\". " +
+			fmt.Sprintf("Shows at most %d lines per call; use start_line/end_line (1-based, inclusive) to read a range or continue. ", maxReadLines) +
+			"Binary files are refused.",
+		Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
+			`"start_line":{"type":"integer","minimum":1,"description":"First line to show (default 1)."},`+
+			`"end_line":{"type":"integer","minimum":1,"description":"Last line to show (default: as many as fit)."}`, "path"),
+		ReadOnly: true,
+	}, func(ctx context.Context, ws workspace, a readFileArgs) tool.Result {
+		return readFile(ctx, ws, a, opt.MaxOutput-noteReserve)
+	})
 }
 
 func readFile(ctx context.Context, ws workspace, a readFileArgs, budget int) tool.Result {

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,29 +35,20 @@ type searchFilesArgs struct {
 // workspace's text files.
 func SearchFiles(opt Options) tool.Tool {
 	opt = opt.withDefaults()
-	ws := workspace{root: opt.Root}
-	return &fnTool{
-		info: tool.Info{
-			Name: "search_files",
-			Description: "Search the workspace's text files for lines matching a regular expression (Go RE2 syntax: " +
-				"no lookaround or backreferences; (?i) for case-insensitive). Prints \"path:line: text\". " +
-				"Skips .git, binary files, symlinks and files over 2 MiB.",
-			Parameters: schema(fmt.Sprintf(`"pattern":{"type":"string","minLength":1,"description":"Regular expression matched against each line."},`+
-				`"path":{"type":"string","description":"File or directory to search, relative to the workspace root (default: the root)."},`+
-				`"glob":{"type":"string","description":"Only search files matching this glob: \"*.go\" matches names at any depth; a glob with / matches paths relative to path, e.g. \"src/**/*.{ts,tsx}\"."},`+
-				`"max_results":{"type":"integer","minimum":1,"maximum":%d,"description":"Most matches to print (default %d)."}`,
-				maxMaxResults, defaultMaxResults), "pattern"),
-			ReadOnly: true,
-		},
-		maxOutput: opt.MaxOutput,
-		run: func(ctx context.Context, raw json.RawMessage) tool.Result {
-			var a searchFilesArgs
-			if err := decodeArgs(raw, &a); err != nil {
-				return tool.Errorf("%v", err)
-			}
-			return searchFiles(ctx, ws, a, opt.MaxOutput-noteReserve)
-		},
-	}
+	return newTool(opt, tool.Info{
+		Name: "search_files",
+		Description: "Search the workspace's text files for lines matching a regular expression (Go RE2 syntax: " +
+			"no lookaround or backreferences; (?i) for case-insensitive). Prints \"path:line: text\". " +
+			"Skips .git, binary files, symlinks and files over 2 MiB.",
+		Parameters: schema(fmt.Sprintf(`"pattern":{"type":"string","minLength":1,"description":"Regular expression matched against each line."},`+
+			`"path":{"type":"string","description":"File or directory to search, relative to the workspace root (default: the root)."},`+
+			`"glob":{"type":"string","description":"Only search files matching this glob: \"*.go\" matches names at any depth; a glob with / matches paths relative to path, e.g. \"src/**/*.{ts,tsx}\"."},`+
+			`"max_results":{"type":"integer","minimum":1,"maximum":%d,"description":"Most matches to print (default %d)."}`,
+			maxMaxResults, defaultMaxResults), "pattern"),
+		ReadOnly: true,
+	}, func(ctx context.Context, ws workspace, a searchFilesArgs) tool.Result {
+		return searchFiles(ctx, ws, a, opt.MaxOutput-noteReserve)
+	})
 }
 
 // searchStats counts what a search did, for the summary line.

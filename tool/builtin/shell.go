@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,27 +25,18 @@ type shellArgs struct {
 // workspace root, capturing stdout and stderr together.
 func Shell(opt Options) tool.Tool {
 	opt = opt.withDefaults()
-	ws := workspace{root: opt.Root}
-	return &fnTool{
-		info: tool.Info{
-			Name: "shell",
-			Description: fmt.Sprintf("Run a shell command (%s -c) in the workspace root and return its combined "+
-				"stdout and stderr and its exit code. Stdin is empty; do not run interactive programs. "+
-				"Times out after %d seconds unless timeout_seconds says otherwise (at most %d); on timeout the command "+
-				"and every process it started are killed.", opt.Shell, int(opt.ShellTimeout.Seconds()), int(MaxShellTimeout.Seconds())),
-			Parameters: schema(fmt.Sprintf(`"command":{"type":"string","minLength":1,"description":"The command line to run."},`+
-				`"timeout_seconds":{"type":"integer","minimum":1,"maximum":%d,"description":"Time limit for this command."}`,
-				int(MaxShellTimeout.Seconds())), "command"),
-		},
-		maxOutput: opt.MaxOutput,
-		run: func(ctx context.Context, raw json.RawMessage) tool.Result {
-			var a shellArgs
-			if err := decodeArgs(raw, &a); err != nil {
-				return tool.Errorf("%v", err)
-			}
-			return runShell(ctx, ws, opt, a)
-		},
-	}
+	return newTool(opt, tool.Info{
+		Name: "shell",
+		Description: fmt.Sprintf("Run a shell command (%s -c) in the workspace root and return its combined "+
+			"stdout and stderr and its exit code. Stdin is empty; do not run interactive programs. "+
+			"Times out after %d seconds unless timeout_seconds says otherwise (at most %d); on timeout the command "+
+			"and every process it started are killed.", opt.Shell, int(opt.ShellTimeout.Seconds()), int(MaxShellTimeout.Seconds())),
+		Parameters: schema(fmt.Sprintf(`"command":{"type":"string","minLength":1,"description":"The command line to run."},`+
+			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":%d,"description":"Time limit for this command."}`,
+			int(MaxShellTimeout.Seconds())), "command"),
+	}, func(ctx context.Context, ws workspace, a shellArgs) tool.Result {
+		return runShell(ctx, ws, opt, a)
+	})
 }
 
 func runShell(ctx context.Context, ws workspace, opt Options, a shellArgs) tool.Result {

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,25 +16,15 @@ type writeFileArgs struct {
 
 // WriteFile returns the write_file tool: create or overwrite a file.
 func WriteFile(opt Options) tool.Tool {
-	opt = opt.withDefaults()
-	ws := workspace{root: opt.Root}
-	return &fnTool{
-		info: tool.Info{
-			Name: "write_file",
-			Description: "Create a file or replace its whole content. Parent directories are created. " +
-				"To change part of an existing file, prefer edit_file.",
-			Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
-				`"content":{"type":"string","description":"The complete new content of the file."}`, "path", "content"),
-		},
-		maxOutput: opt.MaxOutput,
-		run: func(ctx context.Context, raw json.RawMessage) tool.Result {
-			var a writeFileArgs
-			if err := decodeArgs(raw, &a); err != nil {
-				return tool.Errorf("%v", err)
-			}
-			return writeFile(ws, a)
-		},
-	}
+	return newTool(opt, tool.Info{
+		Name: "write_file",
+		Description: "Create a file or replace its whole content. Parent directories are created. " +
+			"To change part of an existing file, prefer edit_file.",
+		Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
+			`"content":{"type":"string","description":"The complete new content of the file."}`, "path", "content"),
+	}, func(_ context.Context, ws workspace, a writeFileArgs) tool.Result {
+		return writeFile(ws, a)
+	})
 }
 
 func writeFile(ws workspace, a writeFileArgs) tool.Result {

@@ -39,7 +39,7 @@ func (a *approver) names() string {
 
 func turnEnv(t *testing.T, api string, tools []tool.Tool, ap *approver) *testenv.Env {
 	return testenv.New(t, testenv.Options{API: api, ExtraTools: tools, Configure: func(c *agent.Config) {
-		c.Turn.Approver = ap
+		c.Approver = ap
 	}})
 }
 

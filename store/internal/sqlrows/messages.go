@@ -39,7 +39,7 @@ func (r *MessageRow[B, T]) Scan(sc Scanner, m *store.Message) error {
 		return err
 	}
 	m.Role = llm.Role(r.role)
-	m.Kind = store.DisplayKind(r.kind)
+	m.Kind = store.RowKind(r.kind)
 	m.FinishReason = llm.FinishReason(r.finish)
 	m.APIContent = string(r.apiCon)
 	m.CreatedAt = FromNanos(r.created)

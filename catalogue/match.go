@@ -1,4 +1,4 @@
-package compact
+package catalogue
 
 import "strings"
 

@@ -1,16 +1,16 @@
-package compact
+package catalogue
 
 // priced is a catalogue entry with list prices (USD per million tokens).
-func priced(name string, window, maxOut int, in, out, cacheRead, cacheWrite float64) ModelInfo {
-	return ModelInfo{Model: name, Window: window, MaxOutput: maxOut,
+func priced(name string, window, maxOut int, in, out, cacheRead, cacheWrite float64) Model {
+	return Model{Model: name, Window: window, MaxOutput: maxOut,
 		InputPerMTok: in, OutputPerMTok: out, CacheReadPerMTok: cacheRead, CacheWritePerMTok: cacheWrite,
 		PriceKnown: true}
 }
 
 // openWeights is an entry whose price depends on who serves it (or nobody:
 // a local server), so it is left unknown.
-func openWeights(name string, window, maxOut int) ModelInfo {
-	return ModelInfo{Model: name, Window: window, MaxOutput: maxOut}
+func openWeights(name string, window, maxOut int) Model {
+	return Model{Model: name, Window: window, MaxOutput: maxOut}
 }
 
 // builtinModels is the built-in table, returned fresh on every call so no
@@ -28,8 +28,8 @@ func openWeights(name string, window, maxOut int) ModelInfo {
 //     (Qwen3 dense: 32K without YaRN; Llama 4: the 128K most hosts serve).
 //   - Where a max output is not stated separately from the window (Mistral),
 //     32K is assumed.
-func builtinModels() []ModelInfo {
-	return []ModelInfo{
+func builtinModels() []Model {
+	return []Model{
 		// OpenAI. Cache writes are free (no premium), so CacheWrite is 0.
 		priced("gpt-4o", 128000, 16384, 2.5, 10, 1.25, 0),
 		priced("gpt-4o-mini", 128000, 16384, 0.15, 0.6, 0.075, 0),

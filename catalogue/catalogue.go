@@ -1,4 +1,9 @@
-package compact
+// Package catalogue knows the models: each one's context window, output cap
+// and list prices, found by name however a provider spells it (routing
+// prefixes, dates, tags, family prefixes), with the configuration's
+// per-model overrides applied. It is data and matching only; the engine
+// (package turn) and compression (package compact) read it.
+package catalogue
 
 import (
 	"sort"
@@ -18,8 +23,8 @@ const UnknownWindow = 32768
 // every current chat model and local server accepts.
 const UnknownMaxOutput = 4096
 
-// ModelInfo is what the engine needs to know about one model.
-type ModelInfo struct {
+// Model is what the engine needs to know about one model.
+type Model struct {
 	// Model is the catalogue entry that matched (the name asked for when
 	// nothing matched).
 	Model string
@@ -44,15 +49,17 @@ type ModelInfo struct {
 	// PriceKnown is false when the price is unknown (open-weight models whose
 	// price depends on the host, local models, unknown models).
 	PriceKnown bool
-	// Threshold, when set (config models.NAME.compression_threshold or
-	// compression_threshold_tokens), is this model's compression trigger in
-	// place of the global one.
-	Threshold Threshold
+	// CompressionRatio and CompressionTokens, when either is set (config
+	// models.NAME.compression_threshold and compression_threshold_tokens),
+	// are this model's compression trigger in place of the global one
+	// (compact.Threshold.For).
+	CompressionRatio  float64
+	CompressionTokens int
 }
 
 // Cost prices a usage: uncached input, cache reads, cache writes and output,
 // each at its rate. ok is false when the price is unknown.
-func (m ModelInfo) Cost(u llm.Usage) (usd float64, ok bool) {
+func (m Model) Cost(u llm.Usage) (usd float64, ok bool) {
 	if !m.PriceKnown {
 		return 0, false
 	}
@@ -71,21 +78,22 @@ func (m ModelInfo) Cost(u llm.Usage) (usd float64, ok bool) {
 }
 
 // Catalogue answers what a model's window, output cap and prices are. It is
-// immutable after NewCatalogue and safe for concurrent use.
+// immutable after New and safe for concurrent use; a nil *Catalogue is the
+// built-in one.
 type Catalogue struct {
-	models map[string]ModelInfo
+	models map[string]Model
 	// byLength lists the keys of models, longest first, for family matching.
 	byLength []string
 }
 
-// NewCatalogue builds the built-in catalogue with overrides applied. An
+// New builds the built-in catalogue with overrides applied. An
 // override's non-zero fields replace those of the entry its name resolves to
 // (by the same matching as Lookup); an override for an unknown model makes it
 // Known, with UnknownWindow/UnknownMaxOutput where it sets none. Setting any
 // price, or PriceKnown, marks the price known (so a free local model can be
 // declared with PriceKnown and zero prices).
-func NewCatalogue(overrides map[string]ModelInfo) *Catalogue {
-	c := &Catalogue{models: make(map[string]ModelInfo, 128)}
+func New(overrides map[string]Model) *Catalogue {
+	c := &Catalogue{models: make(map[string]Model, 128)}
 	for _, m := range builtinModels() {
 		m.Known = true
 		c.models[m.Model] = m
@@ -98,7 +106,7 @@ func NewCatalogue(overrides map[string]ModelInfo) *Catalogue {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	merged := make(map[string]ModelInfo, len(names))
+	merged := make(map[string]Model, len(names))
 	for _, name := range names {
 		key := strings.ToLower(strings.TrimSpace(name))
 		if key == "" {
@@ -129,7 +137,7 @@ func (c *Catalogue) index() {
 	})
 }
 
-func applyOverride(base ModelInfo, key string, o ModelInfo) ModelInfo {
+func applyOverride(base Model, key string, o Model) Model {
 	m := base
 	m.Model = key
 	m.Known = true
@@ -154,8 +162,8 @@ func applyOverride(base ModelInfo, key string, o ModelInfo) ModelInfo {
 	if o.PriceKnown || o.InputPerMTok > 0 || o.OutputPerMTok > 0 {
 		m.PriceKnown = true
 	}
-	if o.Threshold != (Threshold{}) {
-		m.Threshold = o.Threshold
+	if o.CompressionRatio != 0 || o.CompressionTokens != 0 {
+		m.CompressionRatio, m.CompressionTokens = o.CompressionRatio, o.CompressionTokens
 	}
 	return m
 }
@@ -167,9 +175,9 @@ func applyOverride(base ModelInfo, key string, o ModelInfo) ModelInfo {
 // then the longest known family prefix ("gpt-4o-audio-preview" → gpt-4o).
 // OpenRouter's dotted Claude versions ("claude-3.5-sonnet") match the hyphen
 // spelling. Unknown models get Known=false and UnknownWindow.
-func (c *Catalogue) Lookup(model string) ModelInfo {
+func (c *Catalogue) Lookup(model string) Model {
 	if c == nil {
-		c = NewCatalogue(nil)
+		c = New(nil)
 	}
 	name := strings.ToLower(strings.TrimSpace(model))
 	if name != "" {
@@ -177,10 +185,10 @@ func (c *Catalogue) Lookup(model string) ModelInfo {
 			return m
 		}
 	}
-	return ModelInfo{Model: model, Window: UnknownWindow, MaxOutput: UnknownMaxOutput}
+	return Model{Model: model, Window: UnknownWindow, MaxOutput: UnknownMaxOutput}
 }
 
-func (c *Catalogue) match(name string) (ModelInfo, bool) {
+func (c *Catalogue) match(name string) (Model, bool) {
 	if m, ok := c.exact(name); ok {
 		return m, true
 	}
@@ -206,13 +214,13 @@ func (c *Catalogue) match(name string) (ModelInfo, bool) {
 		k1 = k2
 	}
 	if k1 == "" {
-		return ModelInfo{}, false
+		return Model{}, false
 	}
 	return c.models[k1], true
 }
 
 // exact tries name and its hyphenated spelling.
-func (c *Catalogue) exact(name string) (ModelInfo, bool) {
+func (c *Catalogue) exact(name string) (Model, bool) {
 	if m, ok := c.models[name]; ok {
 		return m, true
 	}
@@ -220,7 +228,7 @@ func (c *Catalogue) exact(name string) (ModelInfo, bool) {
 		m, ok := c.models[alt]
 		return m, ok
 	}
-	return ModelInfo{}, false
+	return Model{}, false
 }
 
 // family returns the key that is the longest prefix of name ending

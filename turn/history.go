@@ -7,11 +7,11 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-// buildContext loads the session's live transcript and makes the user's
+// loadHistory loads the session's live transcript and makes the user's
 // message durable before any API call (invariant 1).
-func (e *Engine) buildContext(ctx context.Context, st *state) verdict {
+func (e *Engine) loadHistory(ctx context.Context, st *state) verdict {
 	dctx, cancel := durable(ctx)
-	rows, err := e.cfg.Store.Messages(dctx, st.in.Session.ID, store.MessageQuery{})
+	rows, err := e.cfg.Store.Messages(dctx, st.sessionID(), store.MessageQuery{})
 	cancel()
 	if err != nil {
 		st.setExit(ExitPersistenceFailed, persistFailure("the session's history (loading it)", err))

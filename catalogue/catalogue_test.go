@@ -1,4 +1,4 @@
-package compact
+package catalogue
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestLookup(t *testing.T) {
-	cat := NewCatalogue(nil)
+	cat := New(nil)
 	tests := []struct {
 		name       string
 		model      string
@@ -87,14 +87,14 @@ func TestBuiltinTableSane(t *testing.T) {
 			t.Errorf("%s: priced with zero rates", m.Model)
 		}
 		// Every entry must be reachable by its own name.
-		if got := NewCatalogue(nil).Lookup(m.Model).Model; got != m.Model {
+		if got := New(nil).Lookup(m.Model).Model; got != m.Model {
 			t.Errorf("Lookup(%q) matched %q", m.Model, got)
 		}
 	}
 }
 
 func TestCatalogueOverrides(t *testing.T) {
-	cat := NewCatalogue(map[string]ModelInfo{
+	cat := New(map[string]Model{
 		"gpt-4o":                   {Window: 64000},
 		"My-Local":                 {Window: 65536},
 		"local-free":               {PriceKnown: true, Window: 8192},
@@ -104,35 +104,35 @@ func TestCatalogueOverrides(t *testing.T) {
 	tests := []struct {
 		name  string
 		model string
-		check func(t *testing.T, m ModelInfo)
+		check func(t *testing.T, m Model)
 	}{
-		{"window replaced, rest kept", "gpt-4o", func(t *testing.T, m ModelInfo) {
+		{"window replaced, rest kept", "gpt-4o", func(t *testing.T, m Model) {
 			if m.Window != 64000 || m.MaxOutput != 16384 || m.InputPerMTok != 2.5 || !m.PriceKnown {
 				t.Fatalf("got %+v", m)
 			}
 		}},
-		{"unknown becomes known", "my-local", func(t *testing.T, m ModelInfo) {
+		{"unknown becomes known", "my-local", func(t *testing.T, m Model) {
 			if !m.Known || m.Window != 65536 || m.MaxOutput != UnknownMaxOutput || m.PriceKnown {
 				t.Fatalf("got %+v", m)
 			}
 		}},
-		{"unknown with tag still matches", "my-local:latest", func(t *testing.T, m ModelInfo) {
+		{"unknown with tag still matches", "my-local:latest", func(t *testing.T, m Model) {
 			if !m.Known || m.Window != 65536 {
 				t.Fatalf("got %+v", m)
 			}
 		}},
-		{"free local model", "local-free", func(t *testing.T, m ModelInfo) {
+		{"free local model", "local-free", func(t *testing.T, m Model) {
 			usd, ok := m.Cost(llm.Usage{InputTokens: 1e6, OutputTokens: 1e6, Reported: true})
 			if !ok || usd != 0 {
 				t.Fatalf("Cost = %v, %v; want 0, true", usd, ok)
 			}
 		}},
-		{"prefixed override resolves its base", "openrouter/openai/gpt-4o", func(t *testing.T, m ModelInfo) {
+		{"prefixed override resolves its base", "openrouter/openai/gpt-4o", func(t *testing.T, m Model) {
 			if m.InputPerMTok != 3 || m.OutputPerMTok != 10 || m.Window != 128000 {
 				t.Fatalf("got %+v", m)
 			}
 		}},
-		{"dated name reaches override", "claude-haiku-4-5-20251001", func(t *testing.T, m ModelInfo) {
+		{"dated name reaches override", "claude-haiku-4-5-20251001", func(t *testing.T, m Model) {
 			if m.OutputPerMTok != 6 || m.InputPerMTok != 1 {
 				t.Fatalf("got %+v", m)
 			}
@@ -142,14 +142,14 @@ func TestCatalogueOverrides(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { tt.check(t, cat.Lookup(tt.model)) })
 	}
 	t.Run("other catalogues unaffected", func(t *testing.T) {
-		if w := NewCatalogue(nil).Lookup("gpt-4o").Window; w != 128000 {
+		if w := New(nil).Lookup("gpt-4o").Window; w != 128000 {
 			t.Fatalf("Window = %d, want 128000", w)
 		}
 	})
 }
 
 func TestCost(t *testing.T) {
-	cat := NewCatalogue(nil)
+	cat := New(nil)
 	const M = 1_000_000
 	tests := []struct {
 		name  string

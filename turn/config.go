@@ -1,0 +1,207 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/talaria-agent/talaria/catalogue"
+	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
+)
+
+// Store is what the engine needs from persistence.
+type Store interface {
+	Append(ctx context.Context, f store.Fence, msgs ...*store.Message) error
+	Replace(ctx context.Context, f store.Fence, throughSeq int64, msgs ...*store.Message) error
+	Delete(ctx context.Context, f store.Fence, ids ...int64) error
+	Messages(ctx context.Context, sessionID string, q store.MessageQuery) ([]store.Message, error)
+	AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error
+}
+
+// Approver decides whether a tool that changes things may run. It is asked
+// only for tools that are not read-only. A refusal becomes the call's
+// result, with reason as its text; the turn goes on.
+type Approver interface {
+	Approve(ctx context.Context, call llm.ToolCall, info tool.Info) (ok bool, reason string)
+}
+
+// Route is one provider+model the turn may use: the primary first, then the
+// fallback chain in order.
+type Route struct {
+	Provider llm.Provider
+	Model    string
+	// API ("openai" or "anthropic") and BaseURL help the classifier
+	// recognise provider-specific error shapes.
+	API     string
+	BaseURL string
+	// Pool rotates this provider's keys; nil uses the provider's own key.
+	Pool *failover.Pool
+	// Subscription marks a route whose calls are included in a
+	// subscription: they have no per-call price (reported as such, not $0).
+	Subscription bool
+}
+
+// Name is "provider/model", for status lines.
+func (r *Route) Name() string { return r.Provider.Name() + "/" + r.Model }
+
+// GuardConfig tunes the guards. Every guard is on unless switched off, so
+// the zero GuardConfig is the default: all guards on, default limits.
+type GuardConfig struct {
+	// NoIdenticalCalls drops the notice appended to the 3rd identical
+	// call's result.
+	NoIdenticalCalls bool
+	// ToolLoopStop ends an unattended turn (Input.Unattended) with
+	// ExitToolLoop once a streak reaches this count; 0 never stops. It
+	// works whether or not the notice is on.
+	ToolLoopStop int
+	// NoSaidButStopped drops the nudge for a reply that announces an
+	// action it never took.
+	NoSaidButStopped bool
+	// NoEmptyResponse takes an empty answer as it is, without the
+	// empty-response guard's bounded retries and deterministic-empty check.
+	NoEmptyResponse bool
+	// EmptyRetries (guard.DefaultEmptyRetries) and EmptyCostThresholdUSD
+	// (guard.DefaultEmptyCostThresholdUSD) tune the empty-response guard; NoEmptyRetry allows none (the config's
+	// guards.empty_retries: 0), so the first empty answer ends the turn.
+	EmptyRetries          int
+	NoEmptyRetry          bool
+	EmptyCostThresholdUSD float64
+}
+
+// Config is everything an Engine needs. Store and Routes are required;
+// every other zero value means a default, owned by the package that defines
+// the setting (see Limits, GuardConfig, compact.Threshold,
+// compact.NewBudget).
+type Config struct {
+	Store Store
+	// Routes: Routes[0] is the primary, the rest the fallback chain.
+	Routes []Route
+	// Tools offered to the model; nil offers none.
+	Tools *tool.Registry
+	// Catalogue knows the models' windows, output caps and prices; nil is
+	// the built-in one.
+	Catalogue *catalogue.Catalogue
+	// Approver gates tools that change things; nil approves all.
+	Approver Approver
+
+	Limits Limits
+	Guards GuardConfig
+
+	// Compressor compresses a conversation that outgrows Threshold
+	// (compact.DefaultRatio of the window when zero; a model's own
+	// threshold in the catalogue wins), at most CompressAttempts times a
+	// turn (compact.DefaultAttempts when zero). nil disables compression.
+	Compressor       *compact.Compressor
+	Threshold        compact.Threshold
+	CompressAttempts int
+
+	// PromptCache places provider cache breakpoints (Anthropic).
+	PromptCache bool
+	// Observer watches every turn (telemetry, the recorded event log);
+	// nil observes nothing, at no cost. MultiObserver attaches several.
+	Observer Observer
+
+	Now    func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: discard
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxIterations       = 40
+	DefaultLengthContinuations = 4
+	DefaultToolConcurrency     = 8
+)
+
+// Limits bound a turn. The zero value is the defaults.
+type Limits struct {
+	// MaxIterations is how many model answers a turn may use before the
+	// last, tool-less call to sum up (DefaultMaxIterations).
+	MaxIterations int
+	// MaxRetries bounds the retries of one call on one route
+	// (failover.DefaultMaxRetries); Backoff spaces them (failover's
+	// defaults for unset fields).
+	MaxRetries int
+	Backoff    failover.Backoff
+	// MaxTokens caps each call's output; 0 asks for the model's catalogue
+	// maximum within a default cap (see maxTokensFor).
+	MaxTokens int
+	// LengthContinuations is how many times an answer cut off by the
+	// output limit is continued (DefaultLengthContinuations).
+	LengthContinuations int
+	// ToolConcurrency bounds parallel read-only tool calls
+	// (DefaultToolConcurrency).
+	ToolConcurrency int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxIterations <= 0 {
+		l.MaxIterations = DefaultMaxIterations
+	}
+	if l.MaxRetries <= 0 {
+		l.MaxRetries = failover.DefaultMaxRetries
+	}
+	if l.LengthContinuations <= 0 {
+		l.LengthContinuations = DefaultLengthContinuations
+	}
+	if l.ToolConcurrency <= 0 {
+		l.ToolConcurrency = DefaultToolConcurrency
+	}
+	return l
+}
+
+// emptyRetries is the empty-response guard's retry count for
+// guard.NewEmptyGuard: none with NoEmptyRetry, else EmptyRetries, else
+// (negative) the guard's own default.
+func (g GuardConfig) emptyRetries() int {
+	switch {
+	case g.NoEmptyRetry:
+		return 0
+	case g.EmptyRetries > 0:
+		return g.EmptyRetries
+	}
+	return -1
+}
+
+// New checks cfg and applies the defaults Engine.Config reports.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("turn: Config.Store is required")
+	}
+	if len(cfg.Routes) == 0 {
+		return nil, errors.New("turn: at least one route (provider and model) is required")
+	}
+	for i, r := range cfg.Routes {
+		if r.Provider == nil || r.Model == "" {
+			return nil, fmt.Errorf("turn: route %d needs a provider and a model", i)
+		}
+	}
+	if cfg.Tools == nil {
+		reg, err := tool.NewRegistry()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tools = reg
+	}
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = catalogue.New(nil)
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Engine{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// Config returns the engine's configuration with its defaults applied: a
+// copy, which may be changed and given to New for a related engine (a
+// subagent's, with other tools and limits).
+func (e *Engine) Config() Config { return e.cfg }

@@ -1,0 +1,32 @@
+package turn
+
+import (
+	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
+)
+
+// Input is one turn to run.
+type Input struct {
+	Session *store.Session // the live session (its stored system prompt is used verbatim)
+	Fence   store.Fence    // the turn lease's write fence
+	TurnID  string
+	// Message is the user's message (role user).
+	Message llm.Message
+	Hooks   Hooks
+	// Unattended turns (gateway, run --yes) may be stopped by the tool-loop guard.
+	Unattended bool
+	// Rotator, when set, continues the session in a child session at each
+	// compression instead of archiving rows in place (see Rotator).
+	Rotator Rotator
+	// Prefix holds rows of another session replayed, read-only, before
+	// this session's own: a background review sends its parent's stored
+	// transcript byte for byte (so the provider's prompt cache hits) and
+	// writes only to its own session. Prefix rows are never written,
+	// deleted or compressed; an engine given a Prefix should have no
+	// Compressor.
+	Prefix []store.Message
+}
+
+// ErrLeaseLost is the cancellation cause the agent's watchdog uses when the
+// session's lease is taken over; the turn then ends ExitLeaseLost.
+var ErrLeaseLost = store.ErrLeaseLost
