@@ -259,3 +259,24 @@ func TestMetricsSameInOTLPAndPrometheus(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricsCountTurnsFailedBeforeTheEngine: a turn that cannot start (the
+// session's provider is not configured on this server) is counted like any
+// other failed turn.
+func TestMetricsCountTurnsFailedBeforeTheEngine(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cs := &store.Session{Principal: "alice", Provider: "retired-provider", Model: "gone-model"}
+	if err := h.env.Store.CreateSession(context.Background(), cs); err != nil {
+		t.Fatal(err)
+	}
+	s := h.open(h.token, cs.ID, 0)
+	tid := h.send(h.token, cs.ID, "hello")
+	evs := s.until(t, 10*time.Second, finished(tid))
+	if last := evs[len(evs)-1]; !strings.Contains(last.Raw, `"failed"`) {
+		t.Fatalf("turn_finished = %s, want a failed turn", last.Raw)
+	}
+	scrape := telemetrytest.ParseProm(t, h.metrics(t))
+	if got, _, _ := scrape.Value("talaria_turns_total", map[string]string{"talaria_exit": "failed"}); got != 1 {
+		t.Errorf("talaria_turns_total{exit=failed} = %v, want 1", got)
+	}
+}

@@ -254,11 +254,11 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedMessage, publish func(EventType, map[string]any)) (turn.Result, error) {
 	sess, err := g.store.GetSession(ctx, sessionID)
 	if err != nil {
-		return failedResult(sessionID, q.TurnID, failover.ClassSession, "Could not load the session: "+err.Error()), err
+		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassSession, "Could not load the session: "+err.Error())), err
 	}
 	a, err := g.agentFor(sess.Cwd, sess.Provider, sess.Model)
 	if err != nil {
-		return failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's provider, model or workspace is not available on this server: "+err.Error()), err
+		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's provider, model or workspace is not available on this server: "+err.Error())), err
 	}
 	hooks := turn.Hooks{
 		TextDelta:      func(s string) { publish(EventTextDelta, map[string]any{"text": s}) },
@@ -281,6 +281,20 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 		},
 	}
 	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true})
+}
+
+// failedEarly reports a turn that failed before an engine ran it to the
+// same observers engine turns report to, so /metrics and traces count it
+// (talaria_turns_total{exit="failed"}) like any other failed turn.
+func (g *Gateway) failedEarly(ctx context.Context, q store.QueuedMessage, res turn.Result) turn.Result {
+	obs := turn.MultiObserver(g.cfg.Agent.Observer, g.m.observer)
+	if obs == nil {
+		return res
+	}
+	t := obs.StartTurn(ctx, turn.TurnInfo{SessionID: res.SessionID, TurnID: res.TurnID, Unattended: true,
+		Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(q.Text)}}, Start: time.Now()})
+	t.End(&res)
+	return res
 }
 
 func failedResult(sessionID, turnID string, class failover.Class, msg string) turn.Result {
