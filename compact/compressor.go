@@ -203,19 +203,15 @@ func (c *Compressor) Compress(ctx context.Context, in Input) (Output, error) {
 	}
 
 	// Work in own-estimate units; report in the caller's.
-	scale := 1.0
-	if in.Measured > 0 && before > 0 {
-		scale = float64(in.Measured) / float64(before)
-	}
-	target := int(float64(in.Target) / scale)
-	report := func(n int) int { return int(float64(n)*scale + 0.5) }
+	u := in.units(before)
+	target, report := u.own(in.Target), u.report
 	out := Output{Before: report(before), After: report(before)}
 
 	if !in.Force && before <= target {
 		return out, ErrUnderTarget
 	}
 
-	tailBudget := int(float64(c.TailTokens) / scale)
+	tailBudget := u.own(c.TailTokens)
 	if c.TailTokens <= 0 {
 		tailBudget = max(target, 0) / 5
 	}
@@ -295,3 +291,20 @@ func (c *Compressor) Compress(ctx context.Context, in Input) (Output, error) {
 	out.Rows = newRows
 	return out, nil
 }
+
+// scaleUnits is caller-measured tokens per token of the compressor's own
+// estimate: the compressor works in its own units and reports in the
+// caller's.
+type scaleUnits float64
+
+// units is the scale for rows the compressor estimates at before tokens
+// (1 when the caller measured nothing).
+func (in Input) units(before int) scaleUnits {
+	if in.Measured > 0 && before > 0 {
+		return scaleUnits(float64(in.Measured) / float64(before))
+	}
+	return 1
+}
+
+func (u scaleUnits) own(n int) int    { return int(float64(n) / float64(u)) }
+func (u scaleUnits) report(n int) int { return int(float64(n)*float64(u) + 0.5) }

@@ -36,12 +36,8 @@ func (c *Compressor) emergency(ctx context.Context, in Input) (Output, error) {
 		rows[i] = copyRow(in.Rows[i])
 		before += rowCost(&rows[i])
 	}
-	scale := 1.0
-	if in.Measured > 0 && before > 0 {
-		scale = float64(in.Measured) / float64(before)
-	}
-	target := int(float64(in.Target) / scale)
-	report := func(n int) int { return int(float64(n)*scale + 0.5) }
+	u := in.units(before)
+	target, report := u.own(in.Target), u.report
 	out := Output{Before: report(before), After: report(before)}
 
 	keep := emergencyKeep(rows)

@@ -145,6 +145,20 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 	if sw.flush() != nil || finished {
 		return
 	}
+	// sendBuffered sends every event already waiting; false when the
+	// client went away.
+	sendBuffered := func() bool {
+		for {
+			select {
+			case ev := <-sub.ch:
+				if !send(ev) {
+					return false
+				}
+			default:
+				return true
+			}
+		}
+	}
 	beat := time.NewTicker(g.cfg.Heartbeat)
 	defer beat.Stop()
 	for {
@@ -154,31 +168,17 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 		case <-g.closing:
 			// Shutdown: deliver what is buffered (turn_finished of the
 			// drained turns) and end.
-			for {
-				select {
-				case ev := <-sub.ch:
-					if !send(ev) {
-						return
-					}
-				default:
-					_ = sw.flush()
-					return
-				}
+			if sendBuffered() {
+				_ = sw.flush()
 			}
+			return
 		case <-sub.dropped:
 			// Fell too far behind. Send what is buffered, then end: the
 			// client resumes from the last id it got.
-			for {
-				select {
-				case ev := <-sub.ch:
-					if !send(ev) {
-						return
-					}
-				default:
-					_ = sw.comment("dropped: too slow; reconnect with Last-Event-ID")
-					return
-				}
+			if sendBuffered() {
+				_ = sw.comment("dropped: too slow; reconnect with Last-Event-ID")
 			}
+			return
 		case <-beat.C:
 			if sw.comment("ping") != nil {
 				return

@@ -94,32 +94,11 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stdout, "talaria chat — session %s (%s). /help for commands.\n", sid, a.routes[0].Name())
 	}
 	noteUnknownModels(c.stderr, a)
-	var lastSig time.Time
+	prompt := &chatPrompt{out: c.stdout, lines: lines, sig: sig}
 	for {
-		fmt.Fprint(c.stdout, "\n> ")
-		var line string
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				fmt.Fprintln(c.stdout)
-				return exitOK
-			}
-			line = strings.TrimSpace(l)
-		case s := <-sig:
-			if s != os.Interrupt {
-				fmt.Fprintln(c.stdout)
-				return exitOK
-			}
-			if time.Since(lastSig) < 3*time.Second {
-				fmt.Fprintln(c.stdout)
-				return exitOK
-			}
-			lastSig = time.Now()
-			fmt.Fprint(c.stdout, "\n(Ctrl+C again to quit, or /exit)")
-			continue
-		}
-		if line == "" {
-			continue
+		line, ok := prompt.next()
+		if !ok {
+			return exitOK
 		}
 		if strings.HasPrefix(line, "/") {
 			quit, next := c.slash(ctx, a, sid, line)
@@ -141,7 +120,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 			sid = s.ID
 			fmt.Fprintf(c.stdout, "(session %s)\n", sid)
 		}
-		if code, quit := c.chatTurn(ctx, a, sid, line, sig, &lastSig); quit {
+		if code, quit := c.chatTurn(ctx, a, sid, line, sig, &prompt.lastSig); quit {
 			return code
 		}
 		sid = c.followTip(ctx, a, sid) // the turn may have rotated the session

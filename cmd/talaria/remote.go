@@ -58,14 +58,7 @@ func (c *cli) runRemote(ctx context.Context, server, prompt, sessionID string, c
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	sid := sessionID
-	switch {
-	case sid != "":
-	case cont:
-		sid, err = cl.LatestSession(ctx)
-	default:
-		sid, err = cl.CreateSession(ctx)
-	}
+	sid, err := remoteSession(ctx, cl, sessionID, cont)
 	if err != nil {
 		return c.remoteExit(err)
 	}
@@ -103,14 +96,7 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID string, cont boo
 	if err != nil {
 		return c.remoteExit(err)
 	}
-	sid := sessionID
-	switch {
-	case sid != "":
-	case cont:
-		sid, err = cl.LatestSession(ctx)
-	default:
-		sid, err = cl.CreateSession(ctx)
-	}
+	sid, err := remoteSession(ctx, cl, sessionID, cont)
 	if err != nil {
 		return c.remoteExit(err)
 	}
@@ -120,28 +106,13 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID string, cont boo
 	signal.Notify(sig, os.Interrupt)
 	defer signal.Stop(sig)
 	fmt.Fprintf(c.stdout, "talaria chat — session %s on %s. /exit to quit.\n", sid, server)
-	var lastSig time.Time
+	prompt := &chatPrompt{out: c.stdout, lines: lines, sig: sig}
 	for {
-		fmt.Fprint(c.stdout, "\n> ")
-		var line string
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				fmt.Fprintln(c.stdout)
-				return exitOK
-			}
-			line = strings.TrimSpace(l)
-		case <-sig:
-			if time.Since(lastSig) < 3*time.Second {
-				return exitOK
-			}
-			lastSig = time.Now()
-			fmt.Fprint(c.stdout, "\n(Ctrl+C again to quit, or /exit)")
-			continue
+		line, ok := prompt.next()
+		if !ok {
+			return exitOK
 		}
 		switch {
-		case line == "":
-			continue
 		case line == "/exit" || line == "/quit":
 			return exitOK
 		case line == "/session":
@@ -186,7 +157,7 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID string, cont boo
 					return exitInterrupted
 				}
 				quit = true
-				lastSig = time.Now()
+				prompt.lastSig = time.Now()
 				fmt.Fprintln(c.stderr, "\n· stopping the turn (Ctrl+C again to quit)")
 				cancel()
 			}
@@ -210,3 +181,16 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID string, cont boo
 type allowAll struct{}
 
 func (allowAll) Approve(context.Context, llm.ToolCall, tool.Info) (bool, string) { return true, "" }
+
+// remoteSession picks the server session a remote run or chat talks to:
+// the one named, the newest (-c), or a new one.
+func remoteSession(ctx context.Context, cl *gateway.Client, sessionID string, cont bool) (string, error) {
+	switch {
+	case sessionID != "":
+		return sessionID, nil
+	case cont:
+		return cl.LatestSession(ctx)
+	default:
+		return cl.CreateSession(ctx)
+	}
+}
