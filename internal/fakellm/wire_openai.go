@@ -90,16 +90,7 @@ type oaReplyMsg struct {
 	Content          *string      `json:"content"`
 	Refusal          *string      `json:"refusal"`
 	ReasoningContent string       `json:"reasoning_content,omitempty"`
-	ToolCalls        []oaFullCall `json:"tool_calls,omitempty"`
-}
-
-type oaFullCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	ToolCalls        []oaToolCall `json:"tool_calls,omitempty"`
 }
 
 const oaFingerprint = "fp_fakellm"
@@ -147,7 +138,7 @@ func (openaiWire) message(r *reply) []byte {
 		msg.Content = &r.text
 	}
 	for _, c := range r.calls {
-		var fc oaFullCall
+		var fc oaToolCall
 		fc.ID, fc.Type = c.ID, "function"
 		fc.Function.Name, fc.Function.Arguments = c.Name, c.Arguments
 		msg.ToolCalls = append(msg.ToolCalls, fc)

@@ -65,12 +65,22 @@ func testConcurrentAppends(t *testing.T, s store.Store) {
 
 func testConcurrentAcquire(t *testing.T, s store.Store) {
 	a := newSession(t, s)
-	const workers = 8
+	if won := raceAcquire(t, a.ID, []store.Store{s}, 8); won != 1 {
+		t.Fatalf("%d holders acquired the same lease, want 1", won)
+	}
+}
+
+// raceAcquire has workers holders, spread over nodes, take the lease of
+// session id at once and returns how many got it; an error other than
+// LeaseHeldError fails the test.
+func raceAcquire(t *testing.T, id string, nodes []store.Store, workers int) int {
+	t.Helper()
 	var wg sync.WaitGroup
 	results := make(chan error, workers)
 	for w := range workers {
+		node := nodes[w%len(nodes)]
 		wg.Go(func() {
-			_, err := s.AcquireLease(ctx(t), a.ID, fmt.Sprint("holder-", w), time.Minute)
+			_, err := node.AcquireLease(ctx(t), id, fmt.Sprint("holder-", w), time.Minute)
 			results <- err
 		})
 	}
@@ -87,7 +97,5 @@ func testConcurrentAcquire(t *testing.T, s store.Store) {
 			t.Fatalf("AcquireLease: %v", err)
 		}
 	}
-	if won != 1 {
-		t.Fatalf("%d holders acquired the same lease, want 1", won)
-	}
+	return won
 }

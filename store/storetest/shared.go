@@ -214,29 +214,7 @@ func testSharedTakeoverRace(t *testing.T, a, b store.Store) {
 func testSharedAcquireRace(t *testing.T, a, b store.Store) {
 	for round := range 5 {
 		sess := newSession(t, a)
-		var wg sync.WaitGroup
-		results := make(chan error, 8)
-		for w := range 8 {
-			node := []store.Store{a, b}[w%2]
-			wg.Go(func() {
-				_, err := node.AcquireLease(ctx(t), sess.ID, fmt.Sprint("holder-", w), time.Minute)
-				results <- err
-			})
-		}
-		wg.Wait()
-		close(results)
-		won := 0
-		for err := range results {
-			var held *store.LeaseHeldError
-			switch {
-			case err == nil:
-				won++
-			case errors.As(err, &held):
-			default:
-				t.Fatalf("round %d: AcquireLease: %v", round, err)
-			}
-		}
-		if won != 1 {
+		if won := raceAcquire(t, sess.ID, []store.Store{a, b}, 8); won != 1 {
 			t.Fatalf("round %d: %d holders on two nodes acquired one lease, want 1", round, won)
 		}
 	}
