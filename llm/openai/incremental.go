@@ -20,7 +20,7 @@ import (
 // not change); the envelope is encoded without it and the list spliced in
 // after the messages, where the struct order puts it.
 func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolCache) ([]byte, string, error) {
-	tools, err := tc.encoded(req.Tools)
+	tools, err := tc.encoded(req.Tools, chatTool)
 	if err != nil {
 		return nil, "", err
 	}

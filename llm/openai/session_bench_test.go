@@ -22,6 +22,23 @@ func benchRow(i int) store.Message {
 // call), "incremental" the engine's path now. The growth of ns/op between
 // sizes divided by the messages added is a call's cost per stored message.
 func BenchmarkCallBySessionSize(b *testing.B) {
+	var tc toolCache
+	benchCallBySessionSize(b,
+		func(req *llm.Request) ([]byte, error) { return encodeRequest(req, false) },
+		func(req *llm.Request) ([]byte, string, error) { return encodeIncremental(req, false, &tc) })
+}
+
+// BenchmarkResponsesCallBySessionSize is BenchmarkCallBySessionSize for
+// the Responses body (reasoning replay on, as by default).
+func BenchmarkResponsesCallBySessionSize(b *testing.B) {
+	var tc toolCache
+	o := responsesOptions{replay: true}
+	benchCallBySessionSize(b,
+		func(req *llm.Request) ([]byte, error) { return encodeResponsesRequest(req, o) },
+		func(req *llm.Request) ([]byte, string, error) { return encodeResponsesIncremental(req, o, &tc) })
+}
+
+func benchCallBySessionSize(b *testing.B, full func(*llm.Request) ([]byte, error), incremental func(*llm.Request) ([]byte, string, error)) {
 	tools := []llm.ToolSpec{{Name: "read_file", Description: "Read a file.", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
 	for _, size := range []int{1000, 10_000, 50_000} {
 		for _, mode := range []string{"full", "incremental"} {
@@ -32,13 +49,12 @@ func BenchmarkCallBySessionSize(b *testing.B) {
 				}
 				var proj transcript.Projector
 				var wire llm.WireCache
-				var tc toolCache
 				call := func() int {
 					req := &llm.Request{Model: "gpt-4.1", System: "You are careful.", Tools: tools}
 					if mode == "full" {
 						req.Messages, _ = transcript.Project(rows)
 						transcript.CleanRequest(req)
-						body, err := encodeRequest(req, false)
+						body, err := full(req)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -47,7 +63,7 @@ func BenchmarkCallBySessionSize(b *testing.B) {
 					req.Messages, req.Stable, _ = proj.Project(rows)
 					req.Wire = &wire
 					transcript.CleanRequestFrom(req, req.Stable)
-					body, key, err := encodeIncremental(req, false, &tc)
+					body, key, err := incremental(req)
 					if err != nil {
 						b.Fatal(err)
 					}
