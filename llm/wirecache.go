@@ -2,7 +2,10 @@ package llm
 
 import (
 	"bytes"
+	"context"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 )
 
 // WireCache keeps, per wire format, the last request body of one session
@@ -98,6 +101,26 @@ func (c *WireCache) Release(key string, body []byte) {
 	defer c.mu.Unlock()
 	if e := c.entries[key]; e != nil && len(e.body) == len(body) && &e.body[0] == &body[0] {
 		e.free = true
+	}
+}
+
+// ReleaseAfterWrite returns ctx traced so that release, called once the
+// call is over, hands body back to the cache (Release) only if the
+// transport wrote all of it: it may read a body after the answer has come,
+// when the server answered before reading it all. An empty key (a body the
+// cache did not record) releases nothing.
+func (c *WireCache) ReleaseAfterWrite(ctx context.Context, key string, body []byte) (_ context.Context, release func()) {
+	if c == nil || key == "" {
+		return ctx, func() {}
+	}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		wrote.Store(i.Err == nil)
+	}})
+	return ctx, func() {
+		if wrote.Load() {
+			c.Release(key, body)
+		}
 	}
 }
 

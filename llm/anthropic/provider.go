@@ -118,7 +118,19 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 		if req != nil {
 			model = req.Model
 		}
-		body, err := buildRequestBody(req, p.maxTokens, p.thinking.budgetFor(model))
+		var body []byte
+		var err error
+		if req != nil && req.Wire != nil {
+			var key string
+			body, key, err = encodeIncremental(req, p.maxTokens, p.thinking.budgetFor(model))
+			if err == nil {
+				var release func()
+				ctx, release = req.Wire.ReleaseAfterWrite(ctx, key, body)
+				defer release()
+			}
+		} else {
+			body, err = buildRequestBody(req, p.maxTokens, p.thinking.budgetFor(model))
+		}
 		if err != nil {
 			yield(llm.Event{}, p.buildError(model, err))
 			return

@@ -13,7 +13,6 @@ import (
 	"context"
 	"iter"
 	"net/http"
-	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -156,18 +155,11 @@ func encode(ctx context.Context, req *llm.Request, full func() ([]byte, error), 
 		return ctx, body, func() {}, err
 	}
 	body, key, err := incremental()
-	if err != nil || key == "" {
-		return ctx, body, func() {}, err
+	if err != nil {
+		return ctx, nil, func() {}, err
 	}
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		wrote.Store(i.Err == nil)
-	}})
-	return ctx, body, func() {
-		if wrote.Load() {
-			req.Wire.Release(key, body)
-		}
-	}, nil
+	ctx, release = req.Wire.ReleaseAfterWrite(ctx, key, body)
+	return ctx, body, release, nil
 }
 
 // Name returns the configured provider name.

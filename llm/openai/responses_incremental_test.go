@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -51,9 +52,10 @@ func TestResponsesIncrementalBytesMatchFullEncoding(t *testing.T) {
 				var prev []byte
 				inPlace := 0
 				tools := []llm.ToolSpec{{Name: "read_file", Description: "Reads <a> file.", Parameters: []byte(`{"type":"object"}`)}, {Name: "noop"}}
-				for call := range 80 {
+				rnd := rand.New(rand.NewPCG(1, 2)) // any run of appends, the same every time
+				for call := range 200 {
 					stable := len(msgs)
-					for range call%4 + 1 {
+					for range rnd.IntN(4) {
 						msgs = append(msgs, rsSessionMessage(len(msgs)))
 					}
 					// The newest message differs on every call: it must
@@ -61,7 +63,7 @@ func TestResponsesIncrementalBytesMatchFullEncoding(t *testing.T) {
 					// sometimes, so that replay after the last user
 					// message reaches the end.
 					tail := llm.NewText(llm.RoleUser, fmt.Sprint("pending ", call))
-					if call%3 == 1 {
+					if rnd.IntN(3) == 1 {
 						tail = rsSessionMessage(1)
 						tail.ToolCalls[0].ID = fmt.Sprint("pending", call)
 					}
