@@ -136,6 +136,17 @@ func SplitEnvelope(envelope []byte, key string) (head, tail []byte, ok bool) {
 	return envelope[:at+len(key)-1], envelope[at+len(key)-1:], true
 }
 
+// AppendItem appends item to body as item number n (from 0) of the message
+// array, after a comma unless it is the first, leaving room for reserve
+// more bytes (the envelope's tail) so the last append does not copy.
+func AppendItem(body, item []byte, n, reserve int) []byte {
+	body = Grow(body, len(item)+1+reserve)
+	if n > 0 {
+		body = append(body, ',')
+	}
+	return append(body, item...)
+}
+
 // Grow returns b with room for n more bytes. When it must reallocate it
 // leaves an eighth of the new size free besides, so that a body appended
 // to call after call in place is copied only once per eighth it grows,

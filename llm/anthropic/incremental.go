@@ -52,11 +52,7 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int) (
 			if err != nil {
 				return err
 			}
-			body = llm.Grow(body, len(item)+1+len(tail))
-			if items > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, item...)
+			body = llm.AppendItem(body, item, items, len(tail))
 			items++
 		}
 		return nil

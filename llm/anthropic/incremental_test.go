@@ -1,11 +1,11 @@
 package anthropic
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/talaria-agent/talaria/internal/wiretest"
 	"github.com/talaria-agent/talaria/llm"
 )
 
@@ -71,10 +71,9 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cache llm.WireCache
+			calls := wiretest.Calls{Cache: &cache}
 			var msgs []llm.Message
-			var held [][2][]byte
-			var prev []byte
-			inPlace, reused := 0, 0
+			reused := 0
 			rnd := rand.New(rand.NewPCG(1, 2)) // any run of appends, the same every time
 			for call := range 300 {
 				stable := len(msgs)
@@ -101,29 +100,13 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("call %d: bytes differ\n got  %s\n want %s", call, got, want)
-				}
+				calls.Check(t, call, got, want, key)
 				if key != "" {
 					reused++
 				}
-				if prev != nil && &got[0] == &prev[0] {
-					inPlace++
-				}
-				prev = got
-				if call%3 == 2 {
-					held = append(held, [2][]byte{got, bytes.Clone(got)})
-				} else {
-					cache.Release(key, got)
-				}
-				for _, h := range held {
-					if !bytes.Equal(h[0], h[1]) {
-						t.Fatalf("call %d: a body the transport had not finished was written over", call)
-					}
-				}
 			}
-			if inPlace == 0 || reused < 200 {
-				t.Errorf("cache used on %d calls, in place on %d", reused, inPlace)
+			if calls.InPlace == 0 || reused < 200 {
+				t.Errorf("cache used on %d calls, in place on %d", reused, calls.InPlace)
 			}
 		})
 	}

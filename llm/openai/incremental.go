@@ -51,11 +51,7 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolCache
 			return fmt.Errorf("encoding request: %w", err)
 		}
 		item := bytes.TrimSuffix(scratch.Bytes(), []byte("\n"))
-		body = llm.Grow(body, len(item)+1+len(tail))
-		if items > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, item...)
+		body = llm.AppendItem(body, item, items, len(tail))
 		items++
 		return nil
 	}

@@ -95,11 +95,7 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolCa
 				if err != nil {
 					return nil, "", err
 				}
-				body = llm.Grow(body, len(item)+1+len(tail))
-				if items > 0 {
-					body = append(body, ',')
-				}
-				body = append(body, item...)
+				body = llm.AppendItem(body, item, items, len(tail))
 				items++
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/talaria-agent/talaria/internal/wiretest"
 	"github.com/talaria-agent/talaria/llm"
 )
 
@@ -46,11 +47,9 @@ func TestResponsesIncrementalBytesMatchFullEncoding(t *testing.T) {
 		for _, system := range []string{"", "You are <careful>."} {
 			t.Run(fmt.Sprintf("replay=%t/compact=%t/system=%t", o.replay, o.compact, system != ""), func(t *testing.T) {
 				var cache llm.WireCache
+				calls := wiretest.Calls{Cache: &cache}
 				var tc toolCache
 				var msgs []llm.Message
-				var held [][2][]byte
-				var prev []byte
-				inPlace := 0
 				tools := []llm.ToolSpec{{Name: "read_file", Description: "Reads <a> file.", Parameters: []byte(`{"type":"object"}`)}, {Name: "noop"}}
 				rnd := rand.New(rand.NewPCG(1, 2)) // any run of appends, the same every time
 				for call := range 200 {
@@ -89,25 +88,9 @@ func TestResponsesIncrementalBytesMatchFullEncoding(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !bytes.Equal(got, want) {
-						t.Fatalf("call %d: bytes differ\n got  %s\n want %s", call, got, want)
-					}
-					if prev != nil && &got[0] == &prev[0] {
-						inPlace++
-					}
-					prev = got
-					if call%3 == 2 {
-						held = append(held, [2][]byte{got, bytes.Clone(got)})
-					} else {
-						cache.Release(key, got)
-					}
-					for _, h := range held {
-						if !bytes.Equal(h[0], h[1]) {
-							t.Fatalf("call %d: a body the transport had not finished was written over", call)
-						}
-					}
+					calls.Check(t, call, got, want, key)
 				}
-				if inPlace == 0 {
+				if calls.InPlace == 0 {
 					t.Error("no call appended in place")
 				}
 			})
@@ -123,6 +106,7 @@ func TestResponsesIncrementalBytesMatchFullEncoding(t *testing.T) {
 func TestResponsesIncrementalReplayCut(t *testing.T) {
 	o := responsesOptions{replay: true}
 	var cache llm.WireCache
+	calls := wiretest.Calls{Cache: &cache}
 	var tc toolCache
 	msgs := []llm.Message{llm.NewText(llm.RoleUser, "go"), rsSessionMessage(1), rsSessionMessage(2), rsSessionMessage(3)}
 	for call, add := range []llm.Message{rsSessionMessage(4), llm.NewText(llm.RoleUser, "next"), rsSessionMessage(7)} {
@@ -137,10 +121,7 @@ func TestResponsesIncrementalReplayCut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("call %d: bytes differ\n got  %s\n want %s", call, got, want)
-		}
-		cache.Release(key, got)
+		calls.Check(t, call, got, want, key)
 		if n := bytes.Count(got, []byte(`"rs_1"`)); n != map[int]int{0: 1, 1: 0, 2: 0}[call] {
 			t.Fatalf("call %d: reasoning of the first turn sent %d times: %s", call, n, got)
 		}
