@@ -114,6 +114,7 @@ func (p *Provider) Name() string { return p.name }
 // llm.Provider for the closing rule. Every error is an *llm.APIError.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
+		ctx := ctx // this iteration's, traced below
 		model := ""
 		if req != nil {
 			model = req.Model
