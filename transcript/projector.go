@@ -51,10 +51,16 @@ func (p *Projector) Reset() { *p = Projector{} }
 // every earlier result since the prefix last started over; the caller
 // cleans the rest. rep counts the repairs made in the part after the
 // prefix.
+//
+// stable is the prefix as it stood before this call: a prefix that starts
+// over (rows deleted or replaced, as by compression) or
+// grows in this call is new to the earlier results, and a wire cache keyed
+// by them must not be trusted with it until the next call.
 func (p *Projector) Project(rows []store.Message) (msgs []llm.Message, stable int, rep Report) {
 	if !p.valid(rows) {
 		p.Reset()
 	}
+	stable = len(p.msgs)
 	k := len(p.keys)
 	in, from := projectRows(rows[k:])
 	if j := p.cut(in); j > 0 && p.promote(rows[k:k+from[j]+1], in[:j]) {
@@ -64,7 +70,7 @@ func (p *Projector) Project(rows []store.Message) (msgs []llm.Message, stable in
 	out, rep := r.repair(in)
 	msgs = make([]llm.Message, len(p.msgs), len(p.msgs)+len(out))
 	copy(msgs, p.msgs)
-	return append(msgs, out...), len(p.msgs), rep
+	return append(msgs, out...), stable, rep
 }
 
 // valid reports whether rows still start with the prefix's rows.
