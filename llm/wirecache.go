@@ -42,6 +42,14 @@ type WireCut struct {
 	Msgs, Items int
 }
 
+// Reset drops every entry: the messages it encoded may no longer be the
+// request's first ones (the projected prefix started over).
+func (c *WireCache) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = nil
+}
+
 // Begin returns the start of the next body for key: head followed by the
 // cached items of at most stable messages (cut says how many, and how many
 // items; zero when none could be reused), to which the adapter appends

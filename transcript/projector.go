@@ -33,6 +33,8 @@ type Projector struct {
 	// seen and all are the id allocator's state after the prefix: the
 	// call ids it emitted and every call id of its input.
 	seen, all map[string]struct{}
+	// starts counts the times the prefix started over (Starts).
+	starts uint64
 }
 
 type rowKey struct {
@@ -44,23 +46,23 @@ type rowKey struct {
 func keyOf(r *store.Message) rowKey { return rowKey{r.ID, r.Archived, r.Kind} }
 
 // Reset forgets the prefix.
-func (p *Projector) Reset() { *p = Projector{} }
+func (p *Projector) Reset() { *p = Projector{starts: p.starts + 1} }
+
+// Starts counts the times the prefix started over (Reset, or rows that no
+// longer match it). Whoever keeps anything derived from the stable
+// messages across calls (a wire cache) drops it when this changes: the
+// new prefix may hold other values at the same positions.
+func (p *Projector) Starts() uint64 { return p.starts }
 
 // Project returns the messages Project(rows) returns, with the first
 // stable of them already cleaned (CleanText) and the same values as in
 // every earlier result since the prefix last started over; the caller
 // cleans the rest. rep counts the repairs made in the part after the
 // prefix.
-//
-// stable is the prefix as it stood before this call: a prefix that starts
-// over (rows deleted or replaced, as by compression) or
-// grows in this call is new to the earlier results, and a wire cache keyed
-// by them must not be trusted with it until the next call.
 func (p *Projector) Project(rows []store.Message) (msgs []llm.Message, stable int, rep Report) {
 	if !p.valid(rows) {
 		p.Reset()
 	}
-	stable = len(p.msgs)
 	k := len(p.keys)
 	in, from := projectRows(rows[k:])
 	if j := p.cut(in); j > 0 && p.promote(rows[k:k+from[j]+1], in[:j]) {
@@ -70,7 +72,7 @@ func (p *Projector) Project(rows []store.Message) (msgs []llm.Message, stable in
 	out, rep := r.repair(in)
 	msgs = make([]llm.Message, len(p.msgs), len(p.msgs)+len(out))
 	copy(msgs, p.msgs)
-	return append(msgs, out...), stable, rep
+	return append(msgs, out...), len(p.msgs), rep
 }
 
 // valid reports whether rows still start with the prefix's rows.
