@@ -2,7 +2,10 @@ package llm
 
 import (
 	"bytes"
+	"context"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 )
 
 // WireCache keeps, per wire format, the last request body of one session
@@ -37,6 +40,14 @@ type wireEntry struct {
 // messages of the request, encoded to Items wire items.
 type WireCut struct {
 	Msgs, Items int
+}
+
+// Reset drops every entry: the messages it encoded may no longer be the
+// request's first ones (the projected prefix started over).
+func (c *WireCache) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = nil
 }
 
 // Begin returns the start of the next body for key: head followed by the
@@ -101,6 +112,26 @@ func (c *WireCache) Release(key string, body []byte) {
 	}
 }
 
+// ReleaseAfterWrite returns ctx traced so that release, called once the
+// call is over, hands body back to the cache (Release) only if the
+// transport wrote all of it: it may read a body after the answer has come,
+// when the server answered before reading it all. An empty key (a body the
+// cache did not record) releases nothing.
+func (c *WireCache) ReleaseAfterWrite(ctx context.Context, key string, body []byte) (_ context.Context, release func()) {
+	if c == nil || key == "" {
+		return ctx, func() {}
+	}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		wrote.Store(i.Err == nil)
+	}})
+	return ctx, func() {
+		if wrote.Load() {
+			c.Release(key, body)
+		}
+	}
+}
+
 // SplitEnvelope splits a request body encoded with an empty message array
 // at key (`"messages":[]`: its first occurrence, which no encoded string
 // can contain, since a string's quotes are escaped) into the part up to
@@ -111,6 +142,17 @@ func SplitEnvelope(envelope []byte, key string) (head, tail []byte, ok bool) {
 		return nil, nil, false
 	}
 	return envelope[:at+len(key)-1], envelope[at+len(key)-1:], true
+}
+
+// AppendItem appends item to body as item number n (from 0) of the message
+// array, after a comma unless it is the first, leaving room for reserve
+// more bytes (the envelope's tail) so the last append does not copy.
+func AppendItem(body, item []byte, n, reserve int) []byte {
+	body = Grow(body, len(item)+1+reserve)
+	if n > 0 {
+		body = append(body, ',')
+	}
+	return append(body, item...)
 }
 
 // Grow returns b with room for n more bytes. When it must reallocate it

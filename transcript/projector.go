@@ -33,6 +33,8 @@ type Projector struct {
 	// seen and all are the id allocator's state after the prefix: the
 	// call ids it emitted and every call id of its input.
 	seen, all map[string]struct{}
+	// starts counts the times the prefix started over (Starts).
+	starts uint64
 }
 
 type rowKey struct {
@@ -44,7 +46,13 @@ type rowKey struct {
 func keyOf(r *store.Message) rowKey { return rowKey{r.ID, r.Archived, r.Kind} }
 
 // Reset forgets the prefix.
-func (p *Projector) Reset() { *p = Projector{} }
+func (p *Projector) Reset() { *p = Projector{starts: p.starts + 1} }
+
+// Starts counts the times the prefix started over (Reset, or rows that no
+// longer match it). Whoever keeps anything derived from the stable
+// messages across calls (a wire cache) drops it when this changes: the
+// new prefix may hold other values at the same positions.
+func (p *Projector) Starts() uint64 { return p.starts }
 
 // Project returns the messages Project(rows) returns, with the first
 // stable of them already cleaned (CleanText) and the same values as in

@@ -72,7 +72,11 @@ func FuzzProjector(f *testing.F) {
 				rows = append(rows[:0:0], append(rows[:1:1], rows[2:]...)...)
 				prev = nil
 			}
+			hadPrefix, starts := len(p.keys) > 0, p.Starts()
 			got, stable, _ := p.Project(rows)
+			if step%5 == 4 && n > 2 && hadPrefix && p.Starts() == starts {
+				t.Fatalf("call %d: earlier rows changed and the prefix did not start over", step)
+			}
 			req := &llm.Request{Messages: got}
 			CleanRequestFrom(req, stable)
 			got = req.Messages

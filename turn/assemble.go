@@ -28,6 +28,11 @@ func (e *Engine) assemble(st *state) {
 	} else {
 		msgs, stable, rep = st.proj.Project(st.rows)
 	}
+	if s := st.proj.Starts(); s != st.wireStarts {
+		// The prefix started over: the cached bytes may be other rows'.
+		st.wire.Reset()
+		st.wireStarts = s
+	}
 	if rep.Changed() {
 		e.log.Debug("transcript repaired for the wire", "session", st.sessionID(), "repairs", rep.String())
 	}

@@ -49,6 +49,8 @@ type state struct {
 	// encoded, so a call pays for what was added (assemble).
 	proj transcript.Projector
 	wire llm.WireCache
+	// wireStarts is proj.Starts() when wire was last valid for it.
+	wireStarts uint64
 
 	saved savedUsage // already added to the session (flushUsage)
 	// subscription: some call ran on a subscription route; priced: some

@@ -114,11 +114,24 @@ func (p *Provider) Name() string { return p.name }
 // llm.Provider for the closing rule. Every error is an *llm.APIError.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
+		ctx := ctx // this iteration's, traced below
 		model := ""
 		if req != nil {
 			model = req.Model
 		}
-		body, err := buildRequestBody(req, p.maxTokens, p.thinking.budgetFor(model))
+		var body []byte
+		var err error
+		if req != nil && req.Wire != nil {
+			var key string
+			body, key, err = encodeIncremental(req, p.maxTokens, p.thinking.budgetFor(model))
+			if err == nil {
+				var release func()
+				ctx, release = req.Wire.ReleaseAfterWrite(ctx, key, body)
+				defer release()
+			}
+		} else {
+			body, err = buildRequestBody(req, p.maxTokens, p.thinking.budgetFor(model))
+		}
 		if err != nil {
 			yield(llm.Event{}, p.buildError(model, err))
 			return

@@ -29,6 +29,17 @@ func buildRequestBody(req *llm.Request, defaultMaxTokens, thinkingBudget int) ([
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil request", ErrInvalidRequest)
 	}
+	w, err := buildWire(req, buildMessages(req.Messages), defaultMaxTokens, thinkingBudget)
+	if err != nil {
+		return nil, err
+	}
+	return encodeWire(w)
+}
+
+// buildWire is the request body for req with msgs as its wire messages
+// (all of them, or the last ones from a turn boundary on, see
+// encodeIncremental): thinking and cache marks are placed on msgs.
+func buildWire(req *llm.Request, msgs []*wireMessage, defaultMaxTokens, thinkingBudget int) (*wireRequest, error) {
 	w := &wireRequest{
 		Model:       req.Model,
 		MaxTokens:   req.MaxTokens,
@@ -55,7 +66,7 @@ func buildRequestBody(req *llm.Request, defaultMaxTokens, thinkingBudget int) ([
 			}
 		}
 	}
-	w.Messages = buildMessages(req.Messages)
+	w.Messages = msgs
 	for _, t := range req.Tools {
 		tool, err := buildTool(t)
 		if err != nil {
@@ -69,7 +80,11 @@ func buildRequestBody(req *llm.Request, defaultMaxTokens, thinkingBudget int) ([
 	if req.PromptCache {
 		placeCacheBreakpoints(w)
 	}
+	return w, nil
+}
 
+// encodeWire is the JSON of a request body or of one wire message.
+func encodeWire(w any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	// Code and markup are common in prompts; \u003c escapes only cost bytes.

@@ -20,7 +20,7 @@ import (
 // not change); the envelope is encoded without it and the list spliced in
 // after the messages, where the struct order puts it.
 func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolCache) ([]byte, string, error) {
-	tools, err := tc.encoded(req.Tools)
+	tools, err := tc.encoded(req.Tools, chatTool)
 	if err != nil {
 		return nil, "", err
 	}
@@ -51,11 +51,7 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolCache
 			return fmt.Errorf("encoding request: %w", err)
 		}
 		item := bytes.TrimSuffix(scratch.Bytes(), []byte("\n"))
-		body = llm.Grow(body, len(item)+1+len(tail))
-		if items > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, item...)
+		body = llm.AppendItem(body, item, items, len(tail))
 		items++
 		return nil
 	}

@@ -1,11 +1,11 @@
 package openai
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/talaria-agent/talaria/internal/wiretest"
 	"github.com/talaria-agent/talaria/llm"
 )
 
@@ -45,11 +45,9 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 	for _, system := range []string{"", "You are <careful>."} {
 		t.Run(fmt.Sprintf("system=%t", system != ""), func(t *testing.T) {
 			var cache llm.WireCache
+			calls := wiretest.Calls{Cache: &cache}
 			var tc toolCache
 			var msgs []llm.Message
-			var held [][2][]byte
-			var prev []byte
-			inPlace := 0
 			tools := []llm.ToolSpec{{Name: "read_file", Description: "Reads <a> file.", Parameters: []byte(`{"type":"object"}`)}, {Name: "noop"}}
 			for call := range 40 {
 				stable := len(msgs)
@@ -82,27 +80,9 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("call %d: bytes differ\n got  %s\n want %s", call, got, want)
-				}
-				if prev != nil && &got[0] == &prev[0] {
-					inPlace++
-				}
-				prev = got
-				if call%3 == 2 {
-					// The transport may still be reading it: it must stay
-					// as it is.
-					held = append(held, [2][]byte{got, bytes.Clone(got)})
-				} else {
-					cache.Release(key, got)
-				}
-				for _, h := range held {
-					if !bytes.Equal(h[0], h[1]) {
-						t.Fatalf("call %d: a body the transport had not finished was written over", call)
-					}
-				}
+				calls.Check(t, call, got, want, key)
 			}
-			if inPlace == 0 {
+			if calls.InPlace == 0 {
 				t.Error("no call appended in place")
 			}
 		})

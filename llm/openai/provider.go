@@ -13,7 +13,6 @@ import (
 	"context"
 	"iter"
 	"net/http"
-	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -91,8 +90,9 @@ type Provider struct {
 	responses     responsesOptions
 	compaction    compactionOptions
 	compactionOff atomic.Bool
-	// tools is the tool list validated and encoded once (Chat Completions).
-	tools toolCache
+	// tools and rsTools are the tool lists validated and encoded once
+	// (Chat Completions and Responses).
+	tools, rsTools toolCache
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -144,28 +144,22 @@ func New(cfg Config) *Provider {
 	}
 }
 
-// encode is encodeRequest, incremental when the request carries a wire
-// cache; then release, called once the call is over, hands the body back
+// encode is the full encoder, or the incremental one when the request
+// carries a wire cache (Chat Completions or Responses, as the caller
+// passes); then release, called once the call is over, hands the body back
 // to the cache if the transport wrote all of it (it may read a body after
 // the answer has come, when the server answered before reading it all).
-func (p *Provider) encode(ctx context.Context, req *llm.Request) (_ context.Context, body []byte, release func(), err error) {
+func encode(ctx context.Context, req *llm.Request, full func() ([]byte, error), incremental func() ([]byte, string, error)) (_ context.Context, body []byte, release func(), err error) {
 	if req.Wire == nil {
-		body, err = encodeRequest(req, p.maxCompletionTokens)
+		body, err = full()
 		return ctx, body, func() {}, err
 	}
-	body, key, err := encodeIncremental(req, p.maxCompletionTokens, &p.tools)
-	if err != nil || key == "" {
-		return ctx, body, func() {}, err
+	body, key, err := incremental()
+	if err != nil {
+		return ctx, nil, func() {}, err
 	}
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		wrote.Store(i.Err == nil)
-	}})
-	return ctx, body, func() {
-		if wrote.Load() {
-			req.Wire.Release(key, body)
-		}
-	}, nil
+	ctx, release = req.Wire.ReleaseAfterWrite(ctx, key, body)
+	return ctx, body, release, nil
 }
 
 // Name returns the configured provider name.
@@ -186,7 +180,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			p.streamResponses(ctx, req, yield)
 			return
 		}
-		ctx, body, release, err := p.encode(ctx, req)
+		ctx, body, release, err := encode(ctx, req,
+			func() ([]byte, error) { return encodeRequest(req, p.maxCompletionTokens) },
+			func() ([]byte, string, error) { return encodeIncremental(req, p.maxCompletionTokens, &p.tools) })
 		if err != nil {
 			yield(llm.Event{}, p.localError(req.Model, err.Error()))
 			return

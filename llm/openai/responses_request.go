@@ -131,31 +131,7 @@ func encodeResponsesRequest(req *llm.Request, o responsesOptions) ([]byte, error
 		if i < start && m.Role != llm.RoleSystem {
 			continue
 		}
-		switch m.Role {
-		case llm.RoleSystem:
-			if t := m.Text(); t != "" {
-				w.Input = append(w.Input, rsMessage{Type: "message", Role: "developer", Content: t})
-			}
-		case llm.RoleUser:
-			w.Input = append(w.Input, rsMessage{Type: "message", Role: "user", Content: rsUserContent(m.Content)})
-		case llm.RoleAssistant:
-			text := m.Text()
-			if o.replay && i > boundary && (text != "" || len(m.ToolCalls) > 0) && m.Reasoning.IssuedBy(ResponsesAPI, req.Model) {
-				for _, it := range m.Reasoning.Items {
-					if itemType(it) != "compaction" {
-						w.Input = append(w.Input, it)
-					}
-				}
-			}
-			if text != "" {
-				w.Input = append(w.Input, rsMessage{Type: "message", Role: "assistant", Content: []rsPart{{Type: "output_text", Text: text}}})
-			}
-			for _, c := range m.ToolCalls {
-				w.Input = append(w.Input, rsFunctionCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: wireArguments(c.Arguments)})
-			}
-		case llm.RoleTool:
-			w.Input = append(w.Input, rsFunctionOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Text()})
-		}
+		w.Input = appendRsItems(w.Input, m, o.replay && i > boundary, req.Model)
 	}
 	for _, t := range req.Tools {
 		params := t.Parameters
@@ -173,6 +149,38 @@ func encodeResponsesRequest(req *llm.Request, o responsesOptions) ([]byte, error
 		return nil, fmt.Errorf("encoding request: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// appendRsItems appends the input items of one message. replay says the
+// message is after the last user message, so its reasoning items of this
+// format and model go back before its output.
+func appendRsItems(items []any, m llm.Message, replay bool, model string) []any {
+	switch m.Role {
+	case llm.RoleSystem:
+		if t := m.Text(); t != "" {
+			items = append(items, rsMessage{Type: "message", Role: "developer", Content: t})
+		}
+	case llm.RoleUser:
+		items = append(items, rsMessage{Type: "message", Role: "user", Content: rsUserContent(m.Content)})
+	case llm.RoleAssistant:
+		text := m.Text()
+		if replay && (text != "" || len(m.ToolCalls) > 0) && m.Reasoning.IssuedBy(ResponsesAPI, model) {
+			for _, it := range m.Reasoning.Items {
+				if itemType(it) != "compaction" {
+					items = append(items, it)
+				}
+			}
+		}
+		if text != "" {
+			items = append(items, rsMessage{Type: "message", Role: "assistant", Content: []rsPart{{Type: "output_text", Text: text}}})
+		}
+		for _, c := range m.ToolCalls {
+			items = append(items, rsFunctionCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: wireArguments(c.Arguments)})
+		}
+	case llm.RoleTool:
+		items = append(items, rsFunctionOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Text()})
+	}
+	return items
 }
 
 // rsUserContent sends plain text as a string and switches to parts only

@@ -275,11 +275,14 @@ func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield 
 // nothing, only when o.compact is set and the endpoint rejected the
 // context_management field.
 func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o responsesOptions, yield func(llm.Event, error) bool) bool {
-	body, err := encodeResponsesRequest(req, o)
+	ctx, body, release, err := encode(ctx, req,
+		func() ([]byte, error) { return encodeResponsesRequest(req, o) },
+		func() ([]byte, string, error) { return encodeResponsesIncremental(req, o, &p.rsTools) })
 	if err != nil {
 		yield(llm.Event{}, p.localError(req.Model, err.Error()))
 		return true
 	}
+	defer release()
 	capt := &capture{}
 	opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
 	if req.APIKey != "" {

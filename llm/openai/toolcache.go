@@ -18,9 +18,10 @@ type toolCache struct {
 	enc   []byte         // `,"tools":[…]`, or nothing for no tools
 }
 
-// encoded returns the tools member of the request body for specs, as
-// encodeRequest writes it after the messages.
-func (c *toolCache) encoded(specs []llm.ToolSpec) ([]byte, error) {
+// encoded returns the tools member of the request body for specs, as the
+// full encoder writes it after the messages; wire builds one tool's wire
+// value from its spec and checked parameters (a cache serves one format).
+func (c *toolCache) encoded(specs []llm.ToolSpec, wire func(llm.ToolSpec, json.RawMessage) any) ([]byte, error) {
 	if c != nil {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -31,7 +32,7 @@ func (c *toolCache) encoded(specs []llm.ToolSpec) ([]byte, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
-	tools := make([]wireTool, 0, len(specs))
+	tools := make([]any, 0, len(specs))
 	for _, t := range specs {
 		params := t.Parameters
 		if len(bytes.TrimSpace(params)) == 0 {
@@ -39,7 +40,7 @@ func (c *toolCache) encoded(specs []llm.ToolSpec) ([]byte, error) {
 		} else if !json.Valid(params) {
 			return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
 		}
-		tools = append(tools, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params}})
+		tools = append(tools, wire(t, params))
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`,"tools":`)
@@ -69,4 +70,14 @@ func sameSpecs(a, b []llm.ToolSpec) bool {
 		}
 	}
 	return true
+}
+
+// chatTool is a Chat Completions tool for toolCache.encoded.
+func chatTool(t llm.ToolSpec, params json.RawMessage) any {
+	return wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params}}
+}
+
+// responsesTool is a Responses tool for toolCache.encoded.
+func responsesTool(t llm.ToolSpec, params json.RawMessage) any {
+	return rsTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
 }

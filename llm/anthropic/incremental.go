@@ -1,0 +1,117 @@
+package anthropic
+
+import (
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// encodeIncremental is buildRequestBody for a request that carries a wire
+// cache, byte for byte (the tests compare the two call by call): the wire
+// messages of the leading messages the cache holds are reused, only the
+// rest are built and encoded.
+//
+// Where the cut may fall: a run of user and tool messages merges into one
+// wire turn until the next assistant message, and the cache marks go on
+// the last block of the newest two user turns, so they move on every call
+// that adds a turn. The cached prefix therefore ends where the
+// second-to-last non-empty user run of the stable prefix starts (right
+// after an assistant message): the runs from there on are in every later
+// request sharing that prefix, so no mark can ever fall before it, and
+// thinking (decided on the last two wire messages) only looks after it.
+// It returns the cache key to Release the body under once it is sent.
+func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int) ([]byte, string, error) {
+	stable := 0
+	if req != nil {
+		stable = turnCut(req.Messages, min(req.Stable, len(req.Messages)))
+	}
+	if stable == 0 {
+		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
+		return body, "", err
+	}
+	suffix := buildMessages(req.Messages[stable:])
+	w, err := buildWire(req, suffix, defaultMaxTokens, thinkingBudget)
+	if err != nil {
+		return nil, "", err
+	}
+	w.Messages = []*wireMessage{}
+	envelope, err := encodeWire(w)
+	if err != nil {
+		return nil, "", err
+	}
+	head, tail, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
+	if !ok {
+		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
+		return body, "", err
+	}
+	const key = "anthropic"
+	hint := func(from int) int { return sizeHint(req.Messages[from:]) + len(tail) }
+	body, cut := req.Wire.Begin(key, head, stable, hint)
+	items := cut.Items
+	add := func(msgs []*wireMessage) error {
+		for _, m := range msgs {
+			item, err := encodeWire(m)
+			if err != nil {
+				return err
+			}
+			body = llm.AppendItem(body, item, items, len(tail))
+			items++
+		}
+		return nil
+	}
+	// cut.Msgs is a cut of an earlier call: a run starts there too, so
+	// the messages up to this call's cut build on their own.
+	if err := add(buildMessages(req.Messages[cut.Msgs:stable])); err != nil {
+		return nil, "", err
+	}
+	prefixEnd, prefixItems := len(body), items
+	if err := add(suffix); err != nil {
+		return nil, "", err
+	}
+	body = append(llm.Grow(body, len(tail)), tail...)
+	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: stable, Items: prefixItems})
+	return body, key, nil
+}
+
+// turnCut is where the second-to-last user run with any content starts in
+// msgs[:stable] (just after an assistant message), or 0 when there is no
+// such run.
+func turnCut(msgs []llm.Message, stable int) int {
+	runs, content := 0, false
+	for i := stable - 1; i >= 0; i-- {
+		switch m := &msgs[i]; m.Role {
+		case llm.RoleAssistant:
+			if content {
+				if runs++; runs == 2 {
+					return i + 1
+				}
+			}
+			content = false
+		case llm.RoleTool:
+			content = true
+		case llm.RoleUser:
+			content = content || len(contentBlocks(m.Content)) > 0
+		}
+	}
+	return 0
+}
+
+// sizeHint is about the encoded size of msgs; it only sizes buffers.
+func sizeHint(msgs []llm.Message) int {
+	n := 64
+	for i := range msgs {
+		m := &msgs[i]
+		n += 64 + len(m.ToolCallID)
+		for _, p := range m.Content {
+			n += len(p.Text) + len(p.URL) + len(p.Data)*4/3 + 64
+		}
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 64
+		}
+		if r := m.Reasoning; r != nil {
+			n += len(r.Text) + len(r.Signature) + len(r.Redacted) + 64
+			for _, b := range r.Blocks {
+				n += len(b.Thinking) + len(b.Signature) + len(b.Data) + 64
+			}
+		}
+	}
+	return n + n/16
+}

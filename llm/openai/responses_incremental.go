@@ -1,0 +1,109 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// encodeResponsesIncremental is encodeResponsesRequest for a request that
+// carries a wire cache, byte for byte (the tests compare the two call by
+// call), on the Chat Completions pattern (encodeIncremental): the input
+// items of the leading messages the cache holds are reused, the rest are
+// encoded and the tool list comes from tc.
+//
+// Where the cut may fall: a message's items depend on whether it follows
+// the last user message (reasoning replay) and on the latest compaction
+// checkpoint. With replay on, the cached prefix ends at the last user
+// message inside the stable prefix: every message up to it encodes without
+// reasoning on this call and on every later one (a later last user message
+// can only be further on). The checkpoint's index is part of the cache key
+// and its item part of the compared head, so a new checkpoint starts over.
+// It returns the cache key to Release the body under once it is sent.
+func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolCache) ([]byte, string, error) {
+	tools, err := tc.encoded(req.Tools, responsesTool)
+	if err != nil {
+		return nil, "", err
+	}
+	envReq := *req
+	envReq.Messages, envReq.Tools = nil, nil
+	envelope, err := encodeResponsesRequest(&envReq, o)
+	if err != nil {
+		return nil, "", err
+	}
+	head, rest, ok := llm.SplitEnvelope(envelope, `"input":[]`)
+	if !ok {
+		body, err := encodeResponsesRequest(req, o)
+		return body, "", err
+	}
+	tail := make([]byte, 0, len(rest)+len(tools))
+	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
+
+	var scratch bytes.Buffer
+	enc := json.NewEncoder(&scratch)
+	enc.SetEscapeHTML(false)
+	encodeItem := func(v any) ([]byte, error) {
+		scratch.Reset()
+		if err := enc.Encode(v); err != nil {
+			return nil, fmt.Errorf("encoding request: %w", err)
+		}
+		return bytes.TrimSuffix(scratch.Bytes(), []byte("\n")), nil
+	}
+
+	stable := min(req.Stable, len(req.Messages))
+	boundary, start, headItems := -1, 0, 0
+	if o.replay {
+		for i, m := range req.Messages {
+			if m.Role == llm.RoleUser {
+				boundary = i
+			}
+		}
+		cutUser := -1
+		for i := range stable {
+			if req.Messages[i].Role == llm.RoleUser {
+				cutUser = i
+			}
+		}
+		stable = cutUser + 1
+		if at, cp := latestCheckpoint(req.Messages, req.Model); at >= 0 {
+			item, err := encodeItem(cp)
+			if err != nil {
+				return nil, "", err
+			}
+			head = append(bytes.Clone(head), item...)
+			start, headItems = at, 1
+		}
+	}
+	key := "responses\x00" + strconv.FormatBool(o.replay) + "\x00" + strconv.Itoa(start)
+	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
+	body, cut := req.Wire.Begin(key, head, stable, hint)
+	items := cut.Items
+	if cut.Msgs == 0 {
+		items = headItems
+	}
+	var list []any
+	prefixEnd, prefixItems := len(body), items
+	for i := cut.Msgs; i < len(req.Messages); i++ {
+		m := req.Messages[i]
+		if i >= start || m.Role == llm.RoleSystem {
+			list = appendRsItems(list[:0], m, o.replay && i > boundary, req.Model)
+			for _, v := range list {
+				item, err := encodeItem(v)
+				if err != nil {
+					return nil, "", err
+				}
+				body = llm.AppendItem(body, item, items, len(tail))
+				items++
+			}
+		}
+		if i+1 == stable {
+			prefixEnd, prefixItems = len(body), items
+		}
+	}
+	body = append(llm.Grow(body, len(tail)), tail...)
+	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
+	return body, key, nil
+}
