@@ -85,14 +85,11 @@ func buildWire(req *llm.Request, msgs []*wireMessage, defaultMaxTokens, thinking
 
 // encodeWire is the JSON of a request body or of one wire message.
 func encodeWire(w any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Code and markup are common in prompts; \u003c escapes only cost bytes.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
+	b, err := llm.MarshalJSON(w)
+	if err != nil {
 		return nil, fmt.Errorf("%w: encoding: %w", ErrInvalidRequest, err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return b, nil
 }
 
 func buildTool(t llm.ToolSpec) (*wireTool, error) {

@@ -1,8 +1,6 @@
 package openai
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -42,15 +40,12 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolCache
 	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
 	body, cut := req.Wire.Begin(key, head, stable, hint)
 	items := cut.Items
-	var scratch bytes.Buffer
-	enc := json.NewEncoder(&scratch)
-	enc.SetEscapeHTML(false)
+	var enc llm.JSONEncoder
 	add := func(w wireMessage) error {
-		scratch.Reset()
-		if err := enc.Encode(w); err != nil {
+		item, err := enc.Encode(w)
+		if err != nil {
 			return fmt.Errorf("encoding request: %w", err)
 		}
-		item := bytes.TrimSuffix(scratch.Bytes(), []byte("\n"))
 		body = llm.AppendItem(body, item, items, len(tail))
 		items++
 		return nil

@@ -90,11 +90,9 @@ func encodeRequest(req *llm.Request, maxCompletionTokens bool) ([]byte, error) {
 		w.Messages = append(w.Messages, encodeMessage(m))
 	}
 	for _, t := range req.Tools {
-		params := t.Parameters
-		if len(bytes.TrimSpace(params)) == 0 {
-			params = json.RawMessage(emptySchema)
-		} else if !json.Valid(params) {
-			return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
+		params, err := toolParams(t)
+		if err != nil {
+			return nil, err
 		}
 		w.Tools = append(w.Tools, wireTool{
 			Type:     "function",
@@ -108,15 +106,28 @@ func encodeRequest(req *llm.Request, maxCompletionTokens bool) ([]byte, error) {
 			w.MaxTokens = req.MaxTokens
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Tool descriptions and code are full of <, > and &; escaping them would
-	// only make the body larger.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
+	return encodeBody(w)
+}
+
+// encodeBody encodes a whole request body.
+func encodeBody(w any) ([]byte, error) {
+	b, err := llm.MarshalJSON(w)
+	if err != nil {
 		return nil, fmt.Errorf("encoding request: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return b, nil
+}
+
+// toolParams is a tool's parameter schema as sent: the empty schema when it
+// has none, an error when it is not JSON.
+func toolParams(t llm.ToolSpec) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(t.Parameters)) == 0 {
+		return json.RawMessage(emptySchema), nil
+	}
+	if !json.Valid(t.Parameters) {
+		return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
+	}
+	return t.Parameters, nil
 }
 
 func encodeMessage(m llm.Message) wireMessage {

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -42,15 +41,13 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolCa
 	tail := make([]byte, 0, len(rest)+len(tools))
 	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 
-	var scratch bytes.Buffer
-	enc := json.NewEncoder(&scratch)
-	enc.SetEscapeHTML(false)
+	var enc llm.JSONEncoder
 	encodeItem := func(v any) ([]byte, error) {
-		scratch.Reset()
-		if err := enc.Encode(v); err != nil {
+		b, err := enc.Encode(v)
+		if err != nil {
 			return nil, fmt.Errorf("encoding request: %w", err)
 		}
-		return bytes.TrimSuffix(scratch.Bytes(), []byte("\n")), nil
+		return b, nil
 	}
 
 	stable := min(req.Stable, len(req.Messages))

@@ -1,9 +1,7 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -134,21 +132,13 @@ func encodeResponsesRequest(req *llm.Request, o responsesOptions) ([]byte, error
 		w.Input = appendRsItems(w.Input, m, o.replay && i > boundary, req.Model)
 	}
 	for _, t := range req.Tools {
-		params := t.Parameters
-		if len(bytes.TrimSpace(params)) == 0 {
-			params = json.RawMessage(emptySchema)
-		} else if !json.Valid(params) {
-			return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
+		params, err := toolParams(t)
+		if err != nil {
+			return nil, err
 		}
 		w.Tools = append(w.Tools, rsTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, fmt.Errorf("encoding request: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return encodeBody(w)
 }
 
 // appendRsItems appends the input items of one message. replay says the

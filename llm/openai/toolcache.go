@@ -34,11 +34,9 @@ func (c *toolCache) encoded(specs []llm.ToolSpec, wire func(llm.ToolSpec, json.R
 	}
 	tools := make([]any, 0, len(specs))
 	for _, t := range specs {
-		params := t.Parameters
-		if len(bytes.TrimSpace(params)) == 0 {
-			params = json.RawMessage(emptySchema)
-		} else if !json.Valid(params) {
-			return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
+		params, err := toolParams(t)
+		if err != nil {
+			return nil, err
 		}
 		tools = append(tools, wire(t, params))
 	}
