@@ -300,33 +300,35 @@ func TestRefreshFailureStopsTurn(t *testing.T) {
 func TestCleanupOnEveryExit(t *testing.T) {
 	cases := []struct {
 		name string
-		tool func(ctx context.Context) (tool.Result, error)
-		ctx  func(t *testing.T) context.Context
+		// tool is the turn's one tool call; interrupt cancels the turn.
+		tool func(ctx context.Context, interrupt context.CancelFunc) (tool.Result, error)
 		want turn.Exit
 	}{
-		{"completed", func(context.Context) (tool.Result, error) {
+		{"completed", func(context.Context, context.CancelFunc) (tool.Result, error) {
 			time.Sleep(60 * time.Millisecond)
 			return tool.Result{Content: "ok"}, nil
-		}, nil, turn.ExitCompleted},
-		{"interrupted", func(ctx context.Context) (tool.Result, error) {
+		}, turn.ExitCompleted},
+		{"interrupted", func(ctx context.Context, interrupt context.CancelFunc) (tool.Result, error) {
+			// Interrupt once the tool runs (not on a wall-clock deadline
+			// from the start, which a loaded machine can spend before the
+			// turn even begins).
+			time.AfterFunc(80*time.Millisecond, interrupt)
 			<-ctx.Done()
 			return tool.Result{Content: "stopped", IsError: true}, nil
-		}, func(t *testing.T) context.Context {
-			ctx, cancel := context.WithTimeout(t.Context(), 80*time.Millisecond)
-			t.Cleanup(cancel)
-			return ctx
 		}, turn.ExitInterrupted},
-		{"tool panic", func(context.Context) (tool.Result, error) {
+		{"tool panic", func(context.Context, context.CancelFunc) (tool.Result, error) {
 			time.Sleep(60 * time.Millisecond)
 			panic("tool exploded")
-		}, nil, turn.ExitPanic},
+		}, turn.ExitPanic},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var fs *testenv.FaultStore
+			ctx, interrupt := context.WithCancel(t.Context())
+			defer interrupt()
 			work := &testenv.FuncTool{
 				Meta: tool.Info{Name: "work", Description: "works", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn:   func(ctx context.Context, _ json.RawMessage) (tool.Result, error) { return c.tool(ctx) },
+				Fn:   func(ctx context.Context, _ json.RawMessage) (tool.Result, error) { return c.tool(ctx, interrupt) },
 			}
 			env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{work}, Configure: func(cfg *agent.Config) {
 				fs = testenv.NewFaultStore(cfg.Store)
@@ -335,10 +337,6 @@ func TestCleanupOnEveryExit(t *testing.T) {
 				cfg.LeaseTTL = time.Minute
 			}})
 			env.Srv.Script(fakellm.Calls(fakellm.ToolCall("work", `{}`)), fakellm.Text("worked"))
-			ctx := t.Context()
-			if c.ctx != nil {
-				ctx = c.ctx(t)
-			}
 			// A renewal hangs until well after the turn's own work is over,
 			// so the facade's cleanup finds it under way and must wait.
 			time.AfterFunc(600*time.Millisecond, fs.HoldRefreshes())
