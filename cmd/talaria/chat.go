@@ -16,6 +16,7 @@ import (
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -202,7 +203,7 @@ func (c *cli) slash(ctx context.Context, a *app, sid, line string) (bool, string
 	case "/usage":
 		s, err := a.store.GetSession(ctx, sid)
 		if err != nil {
-			fmt.Fprintln(c.stderr, "talaria: "+describeDB(err))
+			fmt.Fprintln(c.stderr, "talaria: "+store.Describe(err))
 			return false, sid
 		}
 		fmt.Fprintln(c.stdout, usageText(s, a))
@@ -214,7 +215,7 @@ func (c *cli) slash(ctx context.Context, a *app, sid, line string) (bool, string
 			return false, sid
 		}
 		if err != nil {
-			fmt.Fprintln(c.stderr, "talaria: "+describeDB(err))
+			fmt.Fprintln(c.stderr, "talaria: "+store.Describe(err))
 			return false, sid
 		}
 		fmt.Fprintln(c.stdout, "compressed: "+compactLine(out))

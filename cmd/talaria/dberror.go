@@ -11,19 +11,16 @@ import (
 // can act on: one line that names the file and says what to do.
 type dbError struct{ err error }
 
-func (e *dbError) Error() string { return describeDB(e.err) }
+func (e *dbError) Error() string { return store.Describe(e.err) }
 func (e *dbError) Unwrap() error { return e.err }
 
-// describeDB is the CLI's name for store.Describe, which owns the words.
-func describeDB(err error) string { return store.Describe(err) }
-
 // pickExit reports a failure to choose or create the session: a store
-// failure exits as a turn's persistence failure would, with describeDB's
+// failure exits as a turn's persistence failure would, with store.Describe's
 // line; anything else is a usage mistake.
 func (c *cli) pickExit(err error) int {
 	var se *store.Error
 	if errors.As(err, &se) && se.Kind != store.KindNotFound {
-		return c.fail(classExit(failover.ClassPersistence), "%s", describeDB(err))
+		return c.fail(classExit(failover.ClassPersistence), "%s", store.Describe(err))
 	}
 	return c.fail(exitUsage, "%v", err)
 }

@@ -69,12 +69,12 @@ func (c *cli) keysCmd(ctx context.Context, args []string) int {
 	defer st.Close()
 	list, err := benched(ctx, cfg, st, c.getenv, only)
 	if err != nil {
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if sub == "reset" {
 		for _, b := range list {
 			if err := st.ClearCooldown(ctx, b.Provider, b.KeyID); err != nil {
-				return c.fail(exitOther, "%s", describeDB(err))
+				return c.fail(exitOther, "%s", store.Describe(err))
 			}
 		}
 		if *jsonOut {

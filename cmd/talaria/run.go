@@ -110,7 +110,7 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 		// No turn could start: an unknown or ended session is a usage
 		// mistake, anything else a store failure.
 		if k := store.KindOf(err); k != store.KindNotFound && k != store.KindEnded {
-			return c.fail(exitOther, "%s", describeDB(err))
+			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		return c.fail(exitUsage, "%s", res.Explanation)
 	}

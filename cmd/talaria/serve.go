@@ -122,7 +122,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	log := c.logger(cfg, rf.verbose)
 	st, err := openStore(ctx, cfg, rf.database, log)
 	if err != nil {
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	defer st.Close()
 	routes, err := c.routes(cfg, &rf, st, log)
@@ -252,11 +252,11 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	}
 	if err := c.firstToken(ctx, st, url); err != nil {
 		_ = ln.Close()
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if err := g.Start(ctx); err != nil {
 		_ = ln.Close()
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	fmt.Fprintf(c.stderr, "talaria: serving on %s (Ctrl+C or SIGTERM to stop; drain %s)\n", url, *drain)
@@ -412,21 +412,21 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	}
 	st, err := openStore(ctx, cfg, dbFlag, c.logger(cfg, false))
 	if err != nil {
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	defer st.Close()
 	switch sub {
 	case "create":
 		secret, _, err := gateway.CreateToken(ctx, st, pos[0], *principal)
 		if err != nil {
-			return c.fail(exitOther, "%s", describeDB(err))
+			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		fmt.Fprintln(c.stdout, secret)
 		return exitOK
 	case "list":
 		list, err := st.ListTokens(ctx)
 		if err != nil {
-			return c.fail(exitOther, "%s", describeDB(err))
+			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		if *jsonOut {
 			type row struct {
@@ -460,7 +460,7 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	case "revoke":
 		list, err := st.ListTokens(ctx)
 		if err != nil {
-			return c.fail(exitOther, "%s", describeDB(err))
+			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		var ids []string
 		for _, t := range list {
@@ -473,7 +473,7 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 		}
 		for _, id := range ids {
 			if err := st.RevokeToken(ctx, id); err != nil {
-				return c.fail(exitOther, "%s", describeDB(err))
+				return c.fail(exitOther, "%s", store.Describe(err))
 			}
 			fmt.Fprintf(c.stderr, "talaria: revoked %s\n", id)
 		}

@@ -143,7 +143,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	case "list":
 		list, err := st.ListSessions(ctx, store.ListOptions{Limit: *limit})
 		if err != nil {
-			return c.fail(exitOther, "%s", describeDB(err))
+			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		if *jsonOut {
 			return c.printJSON(sessionsJSON(list))
@@ -175,7 +175,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		}
 		rows, err := st.Messages(ctx, id, store.MessageQuery{IncludeArchived: *all})
 		if err != nil {
-			return c.fail(exitOther, "%s", describeDB(err))
+			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		chain := lineage(ctx, st, s)
 		tree, err := childTree(ctx, st, s.ID)
@@ -198,7 +198,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		}
 		hits, err := st.Search(ctx, q, store.SearchOptions{SessionID: *sessionFilter, Limit: *limit})
 		if err != nil {
-			return c.fail(exitOther, "%s", describeDB(err))
+			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		if *jsonOut {
 			return c.printJSON(hitsJSON(hits))
@@ -220,12 +220,12 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 }
 
 // lookupExit reports a failed session lookup: an unknown id is a usage
-// mistake (exit 2), a database failure exit 1 with describeDB's line.
+// mistake (exit 2), a database failure exit 1 with store.Describe's line.
 func (c *cli) lookupExit(id string, err error) int {
 	if errors.Is(err, store.ErrNotFound) {
 		return c.fail(exitUsage, "%s", sessionLookupError(id, err))
 	}
-	return c.fail(exitOther, "%s", describeDB(err))
+	return c.fail(exitOther, "%s", store.Describe(err))
 }
 
 // compactCmd compresses a session's context now.
@@ -253,7 +253,7 @@ func (c *cli) compactCmd(ctx context.Context, rf *routeFlags, id string) int {
 	case isBusy(err):
 		return c.fail(exitBusy, "%s", busyLine(id, err))
 	case err != nil:
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	fmt.Fprintf(c.stdout, "compressed session %s: %s\n", id, compactLine(out))
 	return exitOK

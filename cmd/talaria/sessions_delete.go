@@ -47,7 +47,7 @@ func (c *cli) deleteSession(ctx context.Context, st store.Store, id string, forc
 		return c.fail(exitBusy, "%s", busyLine(id, err))
 	}
 	if err != nil {
-		return c.fail(exitOther, "%s", describeDB(err))
+		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	// The lease row goes with the session.
 	if err := st.DeleteSession(ctx, id); err != nil {
