@@ -7,7 +7,8 @@ import (
 // encodeIncremental is buildRequestBody for a request that carries a wire
 // cache, byte for byte (the tests compare the two call by call): the wire
 // messages of the leading messages the cache holds are reused, only the
-// rest are built and encoded.
+// rest are built and encoded. The tool list comes from tc, validated and
+// encoded once while it does not change.
 //
 // Where the cut may fall: a run of user and tool messages merges into one
 // wire turn until the next assistant message, and the cache marks go on
@@ -18,17 +19,24 @@ import (
 // request sharing that prefix, so no mark can ever fall before it, and
 // thinking (decided on the last two wire messages) only looks after it.
 // It returns the cache key to Release the body under once it is sent.
-func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int) ([]byte, string, error) {
-	stable := 0
-	if req != nil {
-		stable = turnCut(req.Messages, min(req.Stable, len(req.Messages)))
-	}
-	if stable == 0 {
+func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, tc *toolCaches) ([]byte, string, error) {
+	if req == nil {
 		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
 		return body, "", err
 	}
+	tools, err := tc.encoded(req.Tools, req.PromptCache)
+	if err != nil {
+		return nil, "", err
+	}
+	stable := turnCut(req.Messages, min(req.Stable, len(req.Messages)))
 	suffix := buildMessages(req.Messages[stable:])
-	w, err := buildWire(req, suffix, defaultMaxTokens, thinkingBudget)
+	// The envelope is built without the tools (their cache mark does not
+	// move the others': at most one tool and one system mark, and two on
+	// messages, never reach maxBreakpoints) and the cached list is spliced
+	// in after the messages, where the struct order puts it.
+	envReq := *req
+	envReq.Tools = nil
+	w, err := buildWire(&envReq, suffix, defaultMaxTokens, thinkingBudget)
 	if err != nil {
 		return nil, "", err
 	}
@@ -37,14 +45,23 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int) (
 	if err != nil {
 		return nil, "", err
 	}
-	head, tail, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
+	head, rest, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
 	if !ok {
 		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
 		return body, "", err
 	}
+	tail := make([]byte, 0, len(rest)+len(tools))
+	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 	const key = "anthropic"
 	hint := func(from int) int { return sizeHint(req.Messages[from:]) + len(tail) }
-	body, cut := req.Wire.Begin(key, head, stable, hint)
+	var body []byte
+	cut := llm.WireCut{}
+	if stable == 0 {
+		// No cut: the whole body, not cached.
+		body = append(llm.Grow(nil, len(head)+hint(0)), head...)
+	} else {
+		body, cut = req.Wire.Begin(key, head, stable, hint)
+	}
 	items := cut.Items
 	add := func(msgs []*wireMessage) error {
 		for _, m := range msgs {
@@ -67,8 +84,48 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int) (
 		return nil, "", err
 	}
 	body = append(llm.Grow(body, len(tail)), tail...)
+	if stable == 0 {
+		return body, "", nil
+	}
 	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: stable, Items: prefixItems})
 	return body, key, nil
+}
+
+// toolCaches are a provider's encoded tool lists, without and with the
+// prompt-cache mark on the last tool.
+type toolCaches [2]llm.ToolCache
+
+// encoded returns the tools member of the body (`,"tools":[…]`, nothing
+// for no tools), validated and encoded once while the list is unchanged.
+func (tc *toolCaches) encoded(specs []llm.ToolSpec, mark bool) ([]byte, error) {
+	var c *llm.ToolCache
+	if tc != nil {
+		c = &tc[0]
+		if mark {
+			c = &tc[1]
+		}
+	}
+	return c.Encoded(specs, func(specs []llm.ToolSpec) ([]byte, error) {
+		if len(specs) == 0 {
+			return nil, nil
+		}
+		tools := make([]*wireTool, 0, len(specs))
+		for _, t := range specs {
+			tool, err := buildTool(t)
+			if err != nil {
+				return nil, err
+			}
+			tools = append(tools, tool)
+		}
+		if mark {
+			tools[len(tools)-1].markCache()
+		}
+		b, err := encodeWire(tools)
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte(`,"tools":`), b...), nil
+	})
 }
 
 // turnCut is where the second-to-last user run with any content starts in

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -71,6 +72,7 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cache llm.WireCache
+			var tcs toolCaches
 			calls := wiretest.Calls{Cache: &cache}
 			var msgs []llm.Message
 			reused := 0
@@ -96,7 +98,7 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, key, err := encodeIncremental(req, 4096, tc.budget)
+				got, key, err := encodeIncremental(req, 4096, tc.budget, &tcs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -109,5 +111,59 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 				t.Errorf("cache used on %d calls, in place on %d", reused, calls.InPlace)
 			}
 		})
+	}
+}
+
+// TestToolListEncodedOnce: a provider validates and encodes its tool list
+// once while it does not change (the same bytes, no allocation on later
+// calls), with and without the prompt-cache mark on the last tool, and the
+// body with the cached list is the full encoder's, also after the list
+// changes.
+func TestToolListEncodedOnce(t *testing.T) {
+	tools := func(desc string) []llm.ToolSpec {
+		return []llm.ToolSpec{
+			{Name: "read_file", Description: desc, Parameters: []byte(`{"type": "object",
+				"properties": {"path": {"type": "string"}}}`)},
+			{Name: "noop"},
+		}
+	}
+	var tcs toolCaches
+	var cache llm.WireCache
+	for _, mark := range []bool{false, true} {
+		first, err := tcs.encoded(tools("Reads <a> file."), mark)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := tcs.encoded(tools("Reads <a> file."), mark)
+		if &again[0] != &first[0] {
+			t.Fatalf("mark %v: the unchanged list was encoded again", mark)
+		}
+		if n := testing.AllocsPerRun(50, func() { _, _ = tcs.encoded(tools("Reads <a> file."), mark) }); n > 2 {
+			// tools(...) itself allocates its slice and schema.
+			t.Errorf("mark %v: a cached list costs %v allocations", mark, n)
+		}
+		if got := bytes.Count(first, []byte(`"cache_control"`)); got != map[bool]int{false: 0, true: 1}[mark] {
+			t.Errorf("mark %v: %d cache marks in %s", mark, got, first)
+		}
+		for call, desc := range []string{"Reads <a> file.", "Reads <a> file.", "Reads a file.", "Reads a file."} {
+			msgs := []llm.Message{incMessage(0), incMessage(1), incMessage(2), incMessage(3), incMessage(4), incMessage(6), incMessage(7)}
+			req := &llm.Request{Model: "claude", System: "s", Messages: msgs, Tools: tools(desc), PromptCache: mark, Stable: len(msgs) - 1, Wire: &cache}
+			want, err := buildRequestBody(req, 4096, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, key, err := encodeIncremental(req, 4096, 0, &tcs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache.Release(key, got)
+			enc, _ := tcs.encoded(req.Tools, mark)
+			if !bytes.Equal(got, want) || !bytes.Contains(got, enc) {
+				t.Fatalf("mark %v, call %d: bytes differ\n got  %s\n want %s", mark, call, got, want)
+			}
+		}
+	}
+	if _, err := tcs.encoded([]llm.ToolSpec{{Name: "x", Parameters: []byte("{")}}, false); err == nil {
+		t.Fatal("an invalid schema was accepted")
 	}
 }

@@ -63,6 +63,9 @@ type Provider struct {
 	maxTokens int
 	thinking  thinkingConfig
 	client    sdk.Client
+	// tools is the tool list validated and encoded once (see
+	// encodeIncremental).
+	tools toolCaches
 	// drainWait bounds the read for the end of the body after message_stop.
 	drainWait time.Duration
 }
@@ -123,7 +126,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 		var err error
 		if req != nil && req.Wire != nil {
 			var key string
-			body, key, err = encodeIncremental(req, p.maxTokens, p.thinking.budgetFor(model))
+			body, key, err = encodeIncremental(req, p.maxTokens, p.thinking.budgetFor(model), &p.tools)
 			if err == nil {
 				var release func()
 				ctx, release = req.Wire.ReleaseAfterWrite(ctx, key, body)

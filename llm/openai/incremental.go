@@ -17,8 +17,8 @@ import (
 // The tool list comes from tc (validated and encoded once while it does
 // not change); the envelope is encoded without it and the list spliced in
 // after the messages, where the struct order puts it.
-func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolCache) ([]byte, string, error) {
-	tools, err := tc.encoded(req.Tools, chatTool)
+func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *llm.ToolCache) ([]byte, string, error) {
+	tools, err := encodedTools(tc, req.Tools, chatTool)
 	if err != nil {
 		return nil, "", err
 	}

@@ -46,7 +46,7 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 		t.Run(fmt.Sprintf("system=%t", system != ""), func(t *testing.T) {
 			var cache llm.WireCache
 			calls := wiretest.Calls{Cache: &cache}
-			var tc toolCache
+			var tc llm.ToolCache
 			var msgs []llm.Message
 			tools := []llm.ToolSpec{{Name: "read_file", Description: "Reads <a> file.", Parameters: []byte(`{"type":"object"}`)}, {Name: "noop"}}
 			for call := range 40 {

@@ -92,7 +92,7 @@ type Provider struct {
 	compactionOff atomic.Bool
 	// tools and rsTools are the tool lists validated and encoded once
 	// (Chat Completions and Responses).
-	tools, rsTools toolCache
+	tools, rsTools llm.ToolCache
 }
 
 var _ llm.Provider = (*Provider)(nil)

@@ -22,8 +22,8 @@ import (
 // can only be further on). The checkpoint's index is part of the cache key
 // and its item part of the compared head, so a new checkpoint starts over.
 // It returns the cache key to Release the body under once it is sent.
-func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolCache) ([]byte, string, error) {
-	tools, err := tc.encoded(req.Tools, responsesTool)
+func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *llm.ToolCache) ([]byte, string, error) {
+	tools, err := encodedTools(tc, req.Tools, responsesTool)
 	if err != nil {
 		return nil, "", err
 	}
