@@ -59,6 +59,8 @@ type Provider struct {
 	client   *genai.Client
 	budget   int
 	perModel map[string]int
+	// tools is the tool list validated and encoded once while unchanged.
+	tools llm.ToolCache
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -127,16 +129,34 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			yield(llm.Event{}, &llm.APIError{Provider: p.name, Message: "nil request", Err: errInvalid})
 			return
 		}
-		contents, config, err := buildRequest(req, p.budgetFor(req.Model))
+		var body []byte
+		var err error
+		budget := p.budgetFor(req.Model)
+		if req.Wire != nil {
+			var key string
+			body, key, err = encodeIncremental(req, budget, &p.tools)
+			if err == nil {
+				var release func()
+				ctx, release = req.Wire.ReleaseAfterWrite(ctx, key, body)
+				defer release()
+			}
+		} else {
+			body, err = encodeRequest(req, budget, &p.tools)
+		}
 		if err != nil {
 			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Message: err.Error(), Err: err})
 			return
 		}
-		cs := &callState{key: req.APIKey}
+		cs := &callState{key: req.APIKey, request: body}
 		ctx, cancel := context.WithCancel(context.WithValue(ctx, callKey{}, cs))
 		defer cancel()
+		// The SDK sends the call (URL, version, key and client headers,
+		// streaming, its error shapes) with an empty request; the
+		// transport puts the adapter's body in its place.
+		off := false
+		config := &genai.GenerateContentConfig{AutomaticContinuation: &off}
 		asm := &assembler{reqModel: req.Model}
-		for resp, err := range p.client.Models.GenerateContentStream(ctx, req.Model, contents, config) {
+		for resp, err := range p.client.Models.GenerateContentStream(ctx, req.Model, nil, config) {
 			if err != nil {
 				yield(llm.Event{}, p.streamError(ctx, req.Model, cs, asm, err))
 				return
@@ -165,14 +185,15 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 // callKey carries a call's callState through the SDK to the transport.
 type callKey struct{}
 
-// callState is one call's key override and the raw HTTP answer when it
-// was an error: the SDK keeps only the parsed message, and the classifier
-// needs the body and headers.
+// callState is one call's key override, its request body, and the raw
+// HTTP answer when it was an error: the SDK keeps only the parsed message,
+// and the classifier needs the body and headers.
 type callState struct {
-	key    string
-	status int
-	header http.Header
-	body   []byte
+	key     string
+	request []byte
+	status  int
+	header  http.Header
+	body    []byte
 }
 
 // maxErrorBody caps a kept error body.
@@ -182,9 +203,19 @@ type capturingTransport struct{ base http.RoundTripper }
 
 func (t *capturingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	cs, _ := r.Context().Value(callKey{}).(*callState)
-	if cs != nil && cs.key != "" {
+	if cs != nil && (cs.key != "" || cs.request != nil) {
 		r = r.Clone(r.Context())
-		r.Header.Set("x-goog-api-key", cs.key)
+		if cs.key != "" {
+			r.Header.Set("x-goog-api-key", cs.key)
+		}
+		if body := cs.request; body != nil {
+			if r.Body != nil {
+				_ = r.Body.Close()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+			r.ContentLength = int64(len(body))
+		}
 	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil || cs == nil {
