@@ -325,3 +325,38 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 		})
 	}
 }
+
+// FuzzStringsMatchSDK puts arbitrary bytes everywhere a request carries a
+// string or raw JSON (texts, names, call arguments, tool schemas, image
+// types and URLs) and compares the adapter's body with the SDK's.
+func FuzzStringsMatchSDK(f *testing.F) {
+	for _, s := range texts {
+		f.Add(s, argsPool[len(s)%len(argsPool)], schemas[len(s)%len(schemas)])
+	}
+	rec := newRecorder(f)
+	c := sdkClient(f, rec.srv.URL)
+	f.Fuzz(func(t *testing.T, text, args, schema string) {
+		call := llm.ToolCall{ID: "c1", Name: text, Arguments: args}
+		asst := llm.NewText(llm.RoleAssistant, text)
+		asst.ToolCalls = []llm.ToolCall{call, {ID: "c2", Name: "x", Arguments: text}}
+		user := llm.NewText(llm.RoleUser, text)
+		user.Content = append(user.Content, llm.Part{Type: llm.PartImage, MediaType: text, Data: []byte(args)}, llm.Part{Type: llm.PartImage, URL: text})
+		req := &llm.Request{Model: "gemini-3-pro", System: text, Messages: []llm.Message{
+			user, asst, llm.NewToolResult(call, text, false), llm.NewText(llm.RoleSystem, args),
+		}, Tools: []llm.ToolSpec{{Name: text, Description: args, Parameters: []byte(schema)}}}
+		if _, _, err := sdkBuildRequest(req, 1024); err != nil {
+			if _, err := encodeRequest(req, 1024, nil); err == nil {
+				t.Fatal("the SDK path refused the request, the adapter did not")
+			}
+			req.Tools[0].Parameters = nil // and compare the rest
+		}
+		_, _, want := sdkBody(t, c, rec, req, 1024)
+		got, err := encodeRequest(req, 1024, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("bytes differ from the SDK's\n got  %q\n want %q", got, want)
+		}
+	})
+}

@@ -35,27 +35,18 @@ func encodeIncremental(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte,
 	} else {
 		body, cut = req.Wire.Begin(key, []byte(contentsKey), stable, hint)
 	}
-	items := cut.Items
-	add := func(c *wireContent) error {
-		item, err := encodeValue(c)
-		if err != nil {
-			return err
-		}
-		body = llm.AppendItem(body, item, items, len(tail))
-		items++
-		return nil
-	}
-	if err := buildContents(req.Messages, cut.Msgs, stable, req.Model, add); err != nil {
+	w := contentWriter{body: body, items: cut.Items, reserve: len(tail)}
+	if err := buildContents(req.Messages, cut.Msgs, stable, req.Model, w.add); err != nil {
 		return nil, "", err
 	}
-	prefixEnd, prefixItems := len(body), items
-	if err := buildContents(req.Messages, stable, len(req.Messages), req.Model, add); err != nil {
+	prefixEnd, prefixItems := len(w.body), w.items
+	if err := buildContents(req.Messages, stable, len(req.Messages), req.Model, w.add); err != nil {
 		return nil, "", err
 	}
-	if stable == 0 || items == 0 {
-		return finishBody(body, items, tail), "", nil
+	if stable == 0 || w.items == 0 {
+		return finishBody(w.body, w.items, tail), "", nil
 	}
-	body = append(llm.Grow(body, len(tail)), tail...)
+	body = append(llm.Grow(w.body, len(tail)), tail...)
 	req.Wire.Commit(key, body, len(contentsKey), prefixEnd, llm.WireCut{Msgs: stable, Items: prefixItems})
 	return body, key, nil
 }

@@ -1,6 +1,13 @@
 // Package gemini implements llm.Provider over Google's Gemini API
 // (generateContent, streamed as SSE) through google.golang.org/genai.
 //
+// The SDK sends the call (URL, API version, key and client headers,
+// streaming, its error shapes), but the adapter encodes the request body
+// itself, byte for byte what the SDK would send for the same request (the
+// tests check it against the SDK), so that a long session's body is built
+// incrementally (llm.WireCache): the SDK is handed an empty request and
+// the transport puts the adapter's body in its place.
+//
 // Gemini has no tool call ids: function responses are matched to calls by
 // name and order, so the adapter sends each tool-result turn in the order
 // of the calls it answers. Thought signatures (opaque bytes on a model

@@ -112,21 +112,34 @@ func encodeRequest(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	body := append(llm.Grow(nil, len(contentsKey)+sizeHint(req.Messages)+len(tail)), contentsKey...)
-	items := 0
-	err = buildContents(req.Messages, 0, len(req.Messages), req.Model, func(c *wireContent) error {
-		item, err := encodeValue(c)
-		if err != nil {
-			return err
-		}
-		body = llm.AppendItem(body, item, items, len(tail))
-		items++
-		return nil
-	})
-	if err != nil {
+	w := contentWriter{body: append(llm.Grow(nil, len(contentsKey)+sizeHint(req.Messages)+len(tail)), contentsKey...), reserve: len(tail)}
+	if err := buildContents(req.Messages, 0, len(req.Messages), req.Model, w.add); err != nil {
 		return nil, err
 	}
-	return finishBody(body, items, tail), nil
+	return finishBody(w.body, w.items, tail), nil
+}
+
+// contentWriter appends contents to a body as the items of its contents
+// array, encoded as encodeValue does through one reused buffer.
+type contentWriter struct {
+	body    []byte
+	items   int // items in body
+	reserve int // bytes to keep free after the last item (the tail)
+	buf     bytes.Buffer
+	enc     *json.Encoder
+}
+
+func (w *contentWriter) add(c *wireContent) error {
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.buf) // HTML escaped, as the SDK's
+	}
+	w.buf.Reset()
+	if err := w.enc.Encode(c); err != nil {
+		return fmt.Errorf("%w: encoding: %w", errInvalid, err)
+	}
+	w.body = llm.AppendItem(w.body, bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")), w.items, w.reserve)
+	w.items++
+	return nil
 }
 
 // finishBody closes a body of items contents with tail (encodeTail). With
