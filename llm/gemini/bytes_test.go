@@ -360,3 +360,38 @@ func FuzzStringsMatchSDK(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamSessionSendsSDKBytes runs a growing session through the
+// provider with one wire cache, as the turn does (bodies released once
+// written, then appended to in place): every request the server gets is
+// the SDK's for the same messages.
+func TestStreamSessionSendsSDKBytes(t *testing.T) {
+	rec := newRecorder(t)
+	c := sdkClient(t, rec.srv.URL)
+	p, err := New(Config{BaseURL: rec.srv.URL, APIKey: "k", Headers: map[string]string{"X-Extra": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	base, budget := genRequest(r, 0)
+	p.budget = budget
+	var cache llm.WireCache
+	var msgs []llm.Message
+	var pending []llm.ToolCall
+	for call := range 40 {
+		stable := len(msgs)
+		for range r.IntN(5) + 1 {
+			msgs = append(msgs, genMessage(r, len(msgs), &pending))
+		}
+		req := *base
+		req.Messages, req.Stable, req.Wire = msgs[:len(msgs):len(msgs)], stable, &cache
+		if _, err := llm.Collect(p.Stream(context.Background(), &req), nil); err != nil {
+			t.Fatal(err)
+		}
+		_, _, got := rec.taken()
+		got = bytes.Clone(got)
+		if _, _, want := sdkBody(t, c, rec, &req, budget); !bytes.Equal(got, want) {
+			t.Fatalf("call %d: the server got other bytes than the SDK sends\n got  %q\n want %q", call, got, want)
+		}
+	}
+}
