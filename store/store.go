@@ -177,6 +177,17 @@ type SearchHit struct {
 	CreatedAt time.Time
 }
 
+// Spend is what model calls cost, added to a session's counters: AddUsage's
+// arguments as one value, so a write can carry them (AppendSpend).
+type Spend struct {
+	Usage    llm.Usage
+	CostUSD  float64
+	APICalls int64
+}
+
+// IsZero reports whether s adds nothing.
+func (s Spend) IsZero() bool { return s == Spend{} }
+
 // Sessions reads and writes session rows.
 type Sessions interface {
 	CreateSession(ctx context.Context, s *Session) error
@@ -196,6 +207,12 @@ type Messages interface {
 	// Append stores msgs in order, atomically, assigning ID, Seq, SessionID
 	// and CreatedAt (when zero) on the given values.
 	Append(ctx context.Context, f Fence, msgs ...*Message) error
+	// AppendSpend is Append that also adds sp to the session's counters
+	// (as AddUsage does) in the same transaction: rows and spend commit
+	// together or not at all, so a refused write (stale fence, ended
+	// session) adds no usage either. A turn records each answer's cost
+	// with the answer's row: one commit instead of two.
+	AppendSpend(ctx context.Context, f Fence, sp Spend, msgs ...*Message) error
 	// Replace atomically archives the session's live rows with Seq <=
 	// throughSeq and appends msgs (the compressed transcript).
 	Replace(ctx context.Context, f Fence, throughSeq int64, msgs ...*Message) error
@@ -211,6 +228,15 @@ type Leases interface {
 	// *LeaseHeldError when another holder's lease has not expired. It does
 	// not wait. A holder re-acquiring its own lease gets a new token.
 	AcquireLease(ctx context.Context, sessionID, holder string, ttl time.Duration) (Lease, error)
+	// AcquireLeaseAppend takes the lease as AcquireLease does and, in the
+	// same transaction, appends msgs under the new lease's fence (a turn's
+	// first rows: the user's message): one commit instead of two, and a
+	// crash leaves either both or neither. It takes the lease of a live
+	// session only: on an ended one it fails wrapping ErrEnded and changes
+	// nothing. A held lease is reported (*LeaseHeldError) before an ended
+	// session, an unknown session first of all (ErrNotFound). With no msgs
+	// it is AcquireLease that refuses ended sessions.
+	AcquireLeaseAppend(ctx context.Context, sessionID, holder string, ttl time.Duration, msgs ...*Message) (Lease, error)
 	// RefreshLease extends l; an error wrapping ErrLeaseLost means it was
 	// taken over or released.
 	RefreshLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)

@@ -19,10 +19,20 @@ import (
 const appendSQL = `WITH lease AS (
 		SELECT 1 FROM leases WHERE session_id = $1 AND token = $2 AND NOT released FOR SHARE),
 	adm AS (
-		UPDATE sessions SET last_seq = last_seq + $3, updated_at = $4
+		UPDATE sessions SET last_seq = last_seq + $3, updated_at = $4,
+			input_tokens = input_tokens + $29, output_tokens = output_tokens + $30,
+			cache_read_tokens = cache_read_tokens + $31, cache_write_tokens = cache_write_tokens + $32,
+			reasoning_tokens = reasoning_tokens + $33, usage_reported = usage_reported OR $34,
+			cost_usd = cost_usd + $35, api_calls = api_calls + $36
 		WHERE id = $1 AND ended_at IS NULL AND ($2 = 0 OR EXISTS (SELECT 1 FROM lease))
 		RETURNING last_seq),
-	ins AS (
+	` + insRowsSQL + `
+	SELECT id, seq FROM ins`
+
+// insRowsSQL is the ins CTE of appendSQL and acquireAppendSQL: the rows,
+// unnested from one array per column ($5 to $28), inserted into session $1
+// after the seqs adm reserved ($3 of them).
+const insRowsSQL = `ins AS (
 		INSERT INTO messages (session_id, seq, turn_id, role, content, text, tool_calls, tool_call_id,
 			tool_name, is_error, reasoning, api_content, display_kind, synthetic, archived, finish_reason,
 			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,
@@ -39,15 +49,78 @@ const appendSQL = `WITH lease AS (
 				reasoning, api_content, display_kind, synthetic, archived, finish_reason, input_tokens,
 				output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
 				provider, model, created_at, search, ord)
-		RETURNING id, seq)
-	SELECT id, seq FROM ins`
+		RETURNING id, seq)`
 
-// appendOne is Append as one statement (see appendSQL). A refusal is
-// explained afterwards in a transaction of its own; nothing was written.
-func (s *Store) appendOne(ctx context.Context, op string, f store.Fence, rows []row) error {
+// appendOne is Append (and AppendSpend, adding sp) as one statement (see
+// appendSQL). A refusal is explained afterwards in a transaction of its
+// own; nothing was written.
+func (s *Store) appendOne(ctx context.Context, op string, f store.Fence, rows []row, sp store.Spend) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
+	n := len(rows)
+	u := sp.Usage
+	args := append([]any{f.SessionID, f.Token, int64(n), sqlrows.Nanos(sqlrows.Now())}, columns(rows)...)
+	args = append(args, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
+		u.Reported, sp.CostUSD, sp.APICalls)
+	res, err := s.pool.Query(ctx, appendSQL, args...)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	var got []idSeq
+	for res.Next() {
+		var v idSeq
+		if err := res.Scan(&v.id, &v.seq); err != nil {
+			res.Close()
+			return s.wrap(op, err)
+		}
+		got = append(got, v)
+	}
+	res.Close()
+	if err := res.Err(); err != nil {
+		return s.wrap(op, err)
+	}
+	if len(got) == n {
+		return s.wrap(op, place(rows, got))
+	}
+	if len(got) == 0 {
+		return s.tx(ctx, op, func(tx pgx.Tx) error {
+			if err := s.whyNotLive(ctx, tx, op, f.SessionID); err != nil {
+				return err
+			}
+			return s.checkFence(ctx, tx, op, f)
+		})
+	}
+	return s.wrap(op, fmt.Errorf("append stored %d of %d rows", len(got), n))
+}
+
+// idSeq is a row's id and seq as an insert returned them.
+type idSeq struct{ id, seq int64 }
+
+// place sets each row's ID and Seq from got, one per row. The seqs are
+// consecutive; each row is placed by its seq, not by the order RETURNING
+// happened to use.
+func place(rows []row, got []idSeq) error {
+	if len(got) == 0 {
+		return nil
+	}
+	first := got[0].seq
+	for _, v := range got {
+		first = min(first, v.seq)
+	}
+	for _, v := range got {
+		k := v.seq - first
+		if k < 0 || k >= int64(len(rows)) {
+			return fmt.Errorf("append: unexpected seq %d", v.seq)
+		}
+		rows[k].ID, rows[k].Seq = v.id, v.seq
+	}
+	return nil
+}
+
+// columns are the rows as one array per column: appendSQL's and
+// acquireAppendSQL's $5 to $28.
+func columns(rows []row) []any {
 	n := len(rows)
 	var (
 		turnID, role, toolCallID, toolName, kind, finish, provider, model, search = make([]string, n),
@@ -71,49 +144,6 @@ func (s *Store) appendOne(ctx context.Context, op string, f store.Fence, rows []
 		in[i], out[i], cr[i], cw[i], rt[i], created[i] = u.InputTokens, u.OutputTokens, u.CacheReadTokens,
 			u.CacheWriteTokens, u.ReasoningTokens, r.CreatedAt
 	}
-	res, err := s.pool.Query(ctx, appendSQL, f.SessionID, f.Token, int64(n), sqlrows.Nanos(sqlrows.Now()),
-		turnID, role, content, text, toolCalls, toolCallID, toolName, isError, reasoning, apiContent, kind,
-		synthetic, archived, finish, in, out, cr, cw, rt, reported, provider, model, created, search)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	type idSeq struct{ id, seq int64 }
-	var got []idSeq
-	for res.Next() {
-		var v idSeq
-		if err := res.Scan(&v.id, &v.seq); err != nil {
-			res.Close()
-			return s.wrap(op, err)
-		}
-		got = append(got, v)
-	}
-	res.Close()
-	if err := res.Err(); err != nil {
-		return s.wrap(op, err)
-	}
-	if len(got) == n {
-		// The seqs are consecutive; place each row by its seq, not by the
-		// order RETURNING happened to use.
-		first := got[0].seq
-		for _, v := range got {
-			first = min(first, v.seq)
-		}
-		for _, v := range got {
-			k := v.seq - first
-			if k < 0 || k >= int64(n) {
-				return s.wrap(op, fmt.Errorf("append: unexpected seq %d", v.seq))
-			}
-			rows[k].ID, rows[k].Seq = v.id, v.seq
-		}
-		return nil
-	}
-	if len(got) == 0 {
-		return s.tx(ctx, op, func(tx pgx.Tx) error {
-			if err := s.whyNotLive(ctx, tx, op, f.SessionID); err != nil {
-				return err
-			}
-			return s.checkFence(ctx, tx, op, f)
-		})
-	}
-	return s.wrap(op, fmt.Errorf("append stored %d of %d rows", len(got), n))
+	return []any{turnID, role, content, text, toolCalls, toolCallID, toolName, isError, reasoning, apiContent, kind,
+		synthetic, archived, finish, in, out, cr, cw, rt, reported, provider, model, created, search}
 }

@@ -41,7 +41,31 @@ func (s *Store) Append(ctx context.Context, f store.Fence, msgs ...*store.Messag
 	if len(msgs) == 0 {
 		return s.ready("append")
 	}
-	return s.appendRows(ctx, "append", f, msgs, nil)
+	return s.appendRows(ctx, "append", f, msgs, nil, store.Spend{})
+}
+
+// AppendSpend is Append that adds sp to the session's counters in the same
+// transaction (see store.Messages): appendSQL's reservation update adds
+// it, so it costs no extra statement.
+func (s *Store) AppendSpend(ctx context.Context, f store.Fence, sp store.Spend, msgs ...*store.Message) error {
+	const op = "append"
+	if len(msgs) > 0 {
+		return s.appendRows(ctx, op, f, msgs, nil, sp)
+	}
+	if sp.IsZero() {
+		return s.ready(op)
+	}
+	// No rows: appendSQL would return nothing either way, so admit and add
+	// in a transaction of their own.
+	return s.tx(ctx, op, func(tx pgx.Tx) error {
+		if _, err := s.admit(ctx, tx, op, f, 0); err != nil {
+			return err
+		}
+		u := sp.Usage
+		_, err := tx.Exec(ctx, addUsageSQL, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens,
+			u.ReasoningTokens, u.Reported, sp.CostUSD, sp.APICalls, sqlrows.Nanos(sqlrows.Now()), f.SessionID)
+		return err
+	})
 }
 
 // Replace archives the session's live rows with Seq <= throughSeq and appends
@@ -51,18 +75,18 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 		_, err := tx.Exec(ctx, `UPDATE messages SET archived = true
 			WHERE session_id = $1 AND seq <= $2 AND NOT archived`, f.SessionID, throughSeq)
 		return err
-	})
+	}, store.Spend{})
 }
 
 func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs []*store.Message,
-	before func(ctx context.Context, tx pgx.Tx) error) error {
+	before func(ctx context.Context, tx pgx.Tx) error, sp store.Spend) error {
 	rows, err := s.encode(op, msgs)
 	if err != nil {
 		return err
 	}
 	if before == nil {
 		// A plain Append: one statement (see appendSQL).
-		err = s.appendOne(ctx, op, f, rows)
+		err = s.appendOne(ctx, op, f, rows, sp)
 	} else {
 		// Replace: the archive update must see rows committed while this
 		// write waited for the session row, so it is a statement of its
@@ -81,13 +105,19 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 	if err != nil {
 		return err
 	}
+	publish(f.SessionID, msgs, rows)
+	return nil
+}
+
+// publish assigns what the store chose (ID, Seq, SessionID, CreatedAt when
+// zero) on the written msgs.
+func publish(sessionID string, msgs []*store.Message, rows []row) {
 	for i, m := range msgs {
-		m.ID, m.Seq, m.SessionID = rows[i].ID, rows[i].Seq, f.SessionID
+		m.ID, m.Seq, m.SessionID = rows[i].ID, rows[i].Seq, sessionID
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = sqlrows.FromNanos(rows[i].CreatedAt)
 		}
 	}
-	return nil
 }
 
 // Delete removes the session's rows with the given IDs, fenced by f. IDs that

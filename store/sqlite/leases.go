@@ -25,31 +25,79 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 		if err := s.mustExist(ctx, tx, op, sessionID); err != nil {
 			return err
 		}
-		t := sqlrows.Now()
-		var (
-			curHolder string
-			token     int64
-			expires   int64
-			released  bool
-		)
-		err := tx.QueryRowContext(ctx, `SELECT holder, token, expires_at, released FROM leases WHERE session_id = ?`,
-			sessionID).Scan(&curHolder, &token, &expires, &released)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			token = 0
-		case err != nil:
-			return err
-		case !released && curHolder != holder && expires > t.UnixNano():
-			return &store.LeaseHeldError{SessionID: sessionID, Holder: curHolder, Token: token, ExpiresAt: sqlrows.FromNanos(expires)}
-		}
-		l = store.Lease{SessionID: sessionID, Holder: holder, Token: token + 1, AcquiredAt: t, ExpiresAt: t.Add(ttl)}
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, holder, token, acquired_at, expires_at, released)
-			VALUES (?, ?, ?, ?, ?, 0)
-			ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, token = excluded.token,
-				acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, released = 0`,
-			sessionID, holder, l.Token, sqlrows.Nanos(l.AcquiredAt), sqlrows.Nanos(l.ExpiresAt))
+		var err error
+		l, err = takeLease(ctx, tx, sessionID, holder, ttl)
 		return err
 	})
+	if err != nil {
+		return store.Lease{}, err
+	}
+	return l, nil
+}
+
+// AcquireLeaseAppend takes the lease of a live session and appends msgs
+// under its fence, in one transaction (see store.Leases): the held check
+// comes first, then admit checks that the session is live with the new
+// token, so an ended session rolls the lease back with the rows.
+func (s *Store) AcquireLeaseAppend(ctx context.Context, sessionID, holder string, ttl time.Duration, msgs ...*store.Message) (store.Lease, error) {
+	const op = "acquire lease"
+	if ttl <= 0 {
+		return store.Lease{}, s.wrap(op, fmt.Errorf("lease ttl %v: must be positive", ttl))
+	}
+	rows, err := sqlrows.Encode(msgs)
+	if err != nil {
+		return store.Lease{}, s.wrap(op, err)
+	}
+	var l store.Lease
+	err = s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
+		if err := s.mustExist(ctx, tx, op, sessionID); err != nil {
+			return err
+		}
+		var err error
+		if l, err = takeLease(ctx, tx, sessionID, holder, ttl); err != nil {
+			return err
+		}
+		first, err := s.admit(ctx, tx, op, l.Fence())
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		if err := s.insert(ctx, tx, sessionID, first, rows); err != nil {
+			return err
+		}
+		return s.maybeIndex(ctx, tx, rows[len(rows)-1].ID)
+	})
+	if err != nil {
+		return store.Lease{}, err
+	}
+	sqlrows.Publish(sessionID, msgs, rows)
+	return l, nil
+}
+
+// takeLease is AcquireLease's work inside tx, on a session known to exist.
+func takeLease(ctx context.Context, tx *wtx, sessionID, holder string, ttl time.Duration) (store.Lease, error) {
+	t := sqlrows.Now()
+	var (
+		curHolder string
+		token     int64
+		expires   int64
+		released  bool
+	)
+	err := tx.QueryRowContext(ctx, `SELECT holder, token, expires_at, released FROM leases WHERE session_id = ?`,
+		sessionID).Scan(&curHolder, &token, &expires, &released)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		token = 0
+	case err != nil:
+		return store.Lease{}, err
+	case !released && curHolder != holder && expires > t.UnixNano():
+		return store.Lease{}, &store.LeaseHeldError{SessionID: sessionID, Holder: curHolder, Token: token, ExpiresAt: sqlrows.FromNanos(expires)}
+	}
+	l := store.Lease{SessionID: sessionID, Holder: holder, Token: token + 1, AcquiredAt: t, ExpiresAt: t.Add(ttl)}
+	_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, holder, token, acquired_at, expires_at, released)
+		VALUES (?, ?, ?, ?, ?, 0)
+		ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, token = excluded.token,
+			acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, released = 0`,
+		sessionID, holder, l.Token, sqlrows.Nanos(l.AcquiredAt), sqlrows.Nanos(l.ExpiresAt))
 	if err != nil {
 		return store.Lease{}, err
 	}

@@ -27,7 +27,16 @@ func (s *Store) Append(ctx context.Context, f store.Fence, msgs ...*store.Messag
 	if len(msgs) == 0 {
 		return s.ready("append")
 	}
-	return s.appendRows(ctx, "append", f, msgs, nil)
+	return s.appendRows(ctx, "append", f, msgs, nil, store.Spend{})
+}
+
+// AppendSpend is Append that adds sp to the session's counters in the same
+// transaction (see store.Messages).
+func (s *Store) AppendSpend(ctx context.Context, f store.Fence, sp store.Spend, msgs ...*store.Message) error {
+	if len(msgs) == 0 && sp.IsZero() {
+		return s.ready("append")
+	}
+	return s.appendRows(ctx, "append", f, msgs, nil, sp)
 }
 
 // Replace archives the session's live rows with Seq <= throughSeq and appends
@@ -37,13 +46,13 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET archived = 1
 			WHERE session_id = ? AND seq <= ? AND archived = 0`, f.SessionID, throughSeq)
 		return err
-	})
+	}, store.Spend{})
 }
 
-// appendRows is Append and Replace: admit, then before (when not nil), then
-// the inserts, in one transaction.
+// appendRows is Append, AppendSpend and Replace: admit, then before (when
+// not nil), then the inserts and the spend, in one transaction.
 func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs []*store.Message,
-	before func(ctx context.Context, tx *wtx) error) error {
+	before func(ctx context.Context, tx *wtx) error, sp store.Spend) error {
 	rows, err := sqlrows.Encode(msgs)
 	if err != nil {
 		return s.wrap(op, err)
@@ -55,6 +64,13 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 		}
 		if before != nil {
 			if err := before(ctx, tx); err != nil {
+				return err
+			}
+		}
+		if !sp.IsZero() {
+			u := sp.Usage
+			if _, err := tx.spend.ExecContext(ctx, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens,
+				u.ReasoningTokens, u.Reported, sp.CostUSD, sp.APICalls, sqlrows.Nanos(sqlrows.Now()), f.SessionID); err != nil {
 				return err
 			}
 		}

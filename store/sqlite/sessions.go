@@ -165,15 +165,19 @@ func (s *Store) EndSession(ctx context.Context, id, reason string) error {
 // counters, atomically. It works on ended sessions too: a last call's cost
 // may be booked after the session rotated.
 func (s *Store) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error {
-	return s.updateSession(ctx, "add usage", id, `UPDATE sessions SET
-		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-		cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-		reasoning_tokens = reasoning_tokens + ?, usage_reported = usage_reported OR ?,
-		cost_usd = cost_usd + ?, api_calls = api_calls + ?, updated_at = ?
-		WHERE id = ?`,
+	return s.updateSession(ctx, "add usage", id, addUsageSQL,
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
 		costUSD, apiCalls, sqlrows.Nanos(sqlrows.Now()), id)
 }
+
+// addUsageSQL adds usage, cost and calls to session ?10 (AddUsage, and
+// AppendSpend through the writer's prepared statement).
+const addUsageSQL = `UPDATE sessions SET
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+	reasoning_tokens = reasoning_tokens + ?, usage_reported = usage_reported OR ?,
+	cost_usd = cost_usd + ?, api_calls = api_calls + ?, updated_at = ?
+	WHERE id = ?`
 
 // DeleteSession removes a session with its messages (and their search
 // entries) and its lease. Child sessions keep their ParentID.

@@ -20,6 +20,7 @@ type wtx struct {
 	begin, commit, rollback *sql.Stmt
 	admit                   *sql.Stmt // live session + fence check + seq reservation
 	insert                  *sql.Stmt // one message row
+	spend                   *sql.Stmt // AppendSpend's counters (addUsageSQL)
 }
 
 // admitSQL is the whole admission of a write, and only reads: session ?1
@@ -159,6 +160,9 @@ func (s *Store) writer(ctx context.Context) (*wtx, error) {
 	if err == nil {
 		tx.insert, err = conn.PrepareContext(ctx, insertSQL)
 	}
+	if err == nil {
+		tx.spend, err = conn.PrepareContext(ctx, addUsageSQL)
+	}
 	if err != nil {
 		closeWriter(tx, true)
 		return nil, err
@@ -179,7 +183,7 @@ func (s *Store) dropWriter() {
 // closeWriter closes tx's statements and gives its connection back to the
 // pool, or, when discard is set, makes the pool close it.
 func closeWriter(tx *wtx, discard bool) {
-	for _, st := range []*sql.Stmt{tx.begin, tx.commit, tx.rollback, tx.admit, tx.insert} {
+	for _, st := range []*sql.Stmt{tx.begin, tx.commit, tx.rollback, tx.admit, tx.insert, tx.spend} {
 		if st != nil {
 			_ = st.Close() // fails only on a dead connection, which is going anyway
 		}

@@ -24,6 +24,7 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (a, b store.Store)) {
 		{"TakeoverAfterExpiry", testSharedTakeover},
 		{"TakeoverDuringAppendsNeverInterleaves", testSharedTakeoverRace},
 		{"OneWinnerAcrossNodes", testSharedAcquireRace},
+		{"FoldedAcquireOneWinnerAcrossNodes", testSharedFoldedRace},
 		{"CooldownSeenByOtherNode", testSharedCooldown},
 	}
 	for _, c := range cases {

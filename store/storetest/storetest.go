@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Search", searchCases},
 		{"Leases", leaseCases},
 		{"Fencing", fenceCases},
+		{"Folded", foldCases},
 		{"Cooldowns", cooldownCases},
 		{"TurnEvents", eventCases},
 		{"Concurrency", concurrencyCases},
