@@ -287,20 +287,21 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 		}
 	}
 
-	sess, lease, early, err := a.admit(ctx, sess, msg, turnID)
+	sess, lease, user, early, err := a.admit(ctx, sess, msg, turnID)
 	if early != nil {
 		return *early, err
 	}
 	at := &activeTurn{session: sess, turnID: turnID, tools: a.tools, hooks: in.Hooks, source: sess.ID}
-	res = a.runAdmitted(ctx, a.engine, sess, lease, turnID, msg, in, at)
+	res = a.runAdmitted(ctx, a.engine, sess, lease, turnID, user, in, at)
 	a.afterTurn(res)
 	return res, nil
 }
 
-// runAdmitted runs the turn under its lease. Whatever happens inside — a
-// normal end, an interrupt, a lost lease, a panic — the deferred cleanup
-// stops the refresher, waits for it, and releases the lease.
-func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.Session, lease store.Lease, turnID string, msg llm.Message, in Input, at *activeTurn) (res turn.Result) {
+// runAdmitted runs the turn under its lease; user is the user's message as
+// admit stored it with the lease. Whatever happens inside — a normal end,
+// an interrupt, a lost lease, a panic — the deferred cleanup stops the
+// refresher, waits for it, and releases the lease.
+func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.Session, lease store.Lease, turnID string, user *store.Message, in Input, at *activeTurn) (res turn.Result) {
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	// Registered so Interrupt reaches this turn and, through the context
 	// its delegate calls derive from, every child it runs.
@@ -337,7 +338,8 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 		Session:    sess,
 		Fence:      lease.Fence(),
 		TurnID:     turnID,
-		Message:    msg,
+		Message:    user.Message,
+		Stored:     user,
 		Hooks:      in.Hooks,
 		Unattended: in.Unattended,
 		Prefix:     in.prefix,

@@ -45,29 +45,35 @@ func (e *tipError) Unwrap() error { return e.err }
 // leaseTip takes the turn lease of sess's live tip. It tries to take the
 // lease and, while another holder has it, tries again — backing off from
 // leaseRetryFirst to leaseRetryMax — until AdmitWait has passed on the
-// agent's clock or ctx ends. Holding the lease, it checks that the session
-// is still live: one rotated while this waited moves the wait to its newest
-// tip (at most maxAdoptions times), each session waited for up to AdmitWait.
-// Rotation ends a session only under its lease, so a session seen live
-// under the lease stays live while the lease is held.
+// agent's clock or ctx ends. The lease is taken only while the session is
+// live, checked in the same transaction (store.AcquireLeaseAppend): one
+// rotated while this waited moves the wait to its newest tip (at most
+// maxAdoptions times), each session waited for up to AdmitWait. Rotation
+// ends a session only under its lease, so a session leased live stays live
+// while the lease is held.
+//
+// rows, when given, are the turn's first rows (the user's message): they
+// are written in the transaction that takes the lease, so a turn's
+// admission and its first write are one commit, and a crash leaves both or
+// neither. On success they carry their ID and Seq.
 //
 // It returns the session it holds the lease of; on failure the last session
 // it tried and an error: the *store.LeaseHeldError of a wait that timed
 // out, ctx's error when ctx ended, a *tipError when there is no live tip,
 // and the store's error otherwise.
-func (a *Agent) leaseTip(ctx context.Context, sess *store.Session) (*store.Session, store.Lease, error) {
+func (a *Agent) leaseTip(ctx context.Context, sess *store.Session, rows ...*store.Message) (*store.Session, store.Lease, error) {
 	for hop := 0; ; hop++ {
-		lease, err := a.acquireWaiting(ctx, sess.ID)
-		if err != nil {
-			return sess, store.Lease{}, err
-		}
-		cur, err := a.cfg.Store.GetSession(ctx, sess.ID)
-		if err == nil && cur.Live() {
+		lease, err := a.acquireWaiting(ctx, sess.ID, rows)
+		if err == nil {
+			cur, err := a.cfg.Store.GetSession(ctx, sess.ID)
+			if err != nil {
+				a.releaseQuietly(ctx, lease)
+				return sess, store.Lease{}, &tipError{id: sess.ID, err: err}
+			}
 			return cur, lease, nil
 		}
-		a.releaseQuietly(ctx, lease)
-		if err != nil {
-			return sess, store.Lease{}, &tipError{id: sess.ID, err: err}
+		if !errors.Is(err, store.ErrEnded) {
+			return sess, store.Lease{}, err
 		}
 		if hop >= maxAdoptions {
 			return sess, store.Lease{}, &tipError{id: sess.ID, moving: true,
@@ -82,13 +88,13 @@ func (a *Agent) leaseTip(ctx context.Context, sess *store.Session) (*store.Sessi
 	}
 }
 
-// acquireWaiting takes a session's lease, waiting up to AdmitWait for
-// another holder (see leaseTip).
-func (a *Agent) acquireWaiting(ctx context.Context, sessionID string) (store.Lease, error) {
+// acquireWaiting takes a live session's lease, writing rows with it,
+// waiting up to AdmitWait for another holder (see leaseTip).
+func (a *Agent) acquireWaiting(ctx context.Context, sessionID string, rows []*store.Message) (store.Lease, error) {
 	deadline := a.now().Add(a.cfg.AdmitWait)
 	wait := leaseRetryFirst
 	for {
-		lease, err := a.acquire(ctx, sessionID)
+		lease, err := a.acquire(ctx, sessionID, rows)
 		var held *store.LeaseHeldError
 		switch {
 		case err == nil:
@@ -114,13 +120,14 @@ func (a *Agent) acquireWaiting(ctx context.Context, sessionID string) (store.Lea
 	}
 }
 
-// acquire tries once to take the session's lease. A lease whose holder is a
-// killed process on this host (see holderGone) is released and taken at
-// once: after a kill -9 the session is usable again right away instead of
-// when the dead turn's lease expires. Releasing by the dead holder's token
-// frees nothing if anyone else got the lease meanwhile.
-func (a *Agent) acquire(ctx context.Context, sessionID string) (store.Lease, error) {
-	lease, err := a.cfg.Store.AcquireLease(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL)
+// acquire tries once to take a live session's lease, writing rows with it.
+// A lease whose holder is a killed process on this host (see holderGone)
+// is released and taken at once: after a kill -9 the session is usable
+// again right away instead of when the dead turn's lease expires.
+// Releasing by the dead holder's token frees nothing if anyone else got
+// the lease meanwhile.
+func (a *Agent) acquire(ctx context.Context, sessionID string, rows []*store.Message) (store.Lease, error) {
+	lease, err := a.cfg.Store.AcquireLeaseAppend(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL, rows...)
 	var held *store.LeaseHeldError
 	if err == nil || !errors.As(err, &held) || held.Token == 0 || !holderGone(held.Holder) {
 		return lease, err
@@ -131,7 +138,7 @@ func (a *Agent) acquire(ctx context.Context, sessionID string) (store.Lease, err
 	if rerr := a.cfg.Store.ReleaseLease(ctx, dead); rerr != nil {
 		return lease, err
 	}
-	return a.cfg.Store.AcquireLease(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL)
+	return a.cfg.Store.AcquireLeaseAppend(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL, rows...)
 }
 
 func (a *Agent) releaseQuietly(ctx context.Context, l store.Lease) {
@@ -142,35 +149,38 @@ func (a *Agent) releaseQuietly(ctx context.Context, l store.Lease) {
 	}
 }
 
-// admit admits a turn on sess's live tip (leaseTip). When it cannot it
+// admit admits a turn on sess's live tip (leaseTip), writing the user's
+// message with the lease; it returns that row as stored. When it cannot it
 // returns the turn's result instead: a session with no live tip fails
 // closed (the error says why); a timeout (busy), an interrupt or a store
 // failure end the turn early after saving the user's message as an
 // unsent, display-only row, so nothing typed is lost and the running
 // turn's rows are not disturbed.
-func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message, turnID string) (*store.Session, store.Lease, *turn.Result, error) {
-	sess, lease, err := a.leaseTip(ctx, sess)
+func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message, turnID string) (*store.Session, store.Lease, *store.Message, *turn.Result, error) {
+	user := &store.Message{Message: msg, TurnID: turnID, CreatedAt: a.now()}
+	user.Role = llm.RoleUser
+	sess, lease, err := a.leaseTip(ctx, sess, user)
 	var te *tipError
 	var held *store.LeaseHeldError
 	switch {
 	case err == nil:
-		return sess, lease, nil, nil
+		return sess, lease, user, nil, nil
 	case errors.As(err, &te):
 		res := &turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitFailed,
 			Failure: &turn.Failure{Class: failover.ClassSession, Message: sessionError(te.id, te.err), Detail: te.err.Error()}}
 		res.Explanation = res.Failure.Message
-		return sess, store.Lease{}, res, err
+		return sess, store.Lease{}, nil, res, err
 	case errors.As(err, &held):
-		return sess, store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitBusy, &turn.Failure{
+		return sess, store.Lease{}, nil, a.early(ctx, sess, msg, turnID, turn.ExitBusy, &turn.Failure{
 			Class:     failover.ClassBusy,
 			Retryable: true,
 			Message: fmt.Sprintf("Session %s is busy: another turn (held by %s) is still running. Your message was saved but not sent; send it again when that turn ends.",
 				sess.ID, held.Holder),
 		}), nil
 	case ctx.Err() != nil:
-		return sess, store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitInterrupted, nil), nil
+		return sess, store.Lease{}, nil, a.early(ctx, sess, msg, turnID, turn.ExitInterrupted, nil), nil
 	}
-	return sess, store.Lease{}, a.early(ctx, sess, msg, turnID, turn.ExitPersistenceFailed, turn.StoreFailure("Could not start the turn", err)), nil
+	return sess, store.Lease{}, nil, a.early(ctx, sess, msg, turnID, turn.ExitPersistenceFailed, turn.StoreFailure("Could not start the turn", err)), nil
 }
 
 // early builds the result of a turn that was never admitted and keeps the

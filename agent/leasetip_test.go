@@ -26,6 +26,19 @@ type triesStore struct {
 
 func (s *triesStore) AcquireLease(ctx context.Context, id, holder string, ttl time.Duration) (store.Lease, error) {
 	l, err := s.Store.AcquireLease(ctx, id, holder, ttl)
+	s.report(id, err)
+	return l, err
+}
+
+// AcquireLeaseAppend is how turns and compactions take the lease.
+func (s *triesStore) AcquireLeaseAppend(ctx context.Context, id, holder string, ttl time.Duration, msgs ...*store.Message) (store.Lease, error) {
+	l, err := s.Store.AcquireLeaseAppend(ctx, id, holder, ttl, msgs...)
+	s.report(id, err)
+	return l, err
+}
+
+// report tells a listener that the lease of id was found held.
+func (s *triesStore) report(id string, err error) {
 	var h *store.LeaseHeldError
 	if errors.As(err, &h) {
 		select {
@@ -33,7 +46,6 @@ func (s *triesStore) AcquireLease(ctx context.Context, id, holder string, ttl ti
 		default: // nobody listening for more
 		}
 	}
-	return l, err
 }
 
 // waitTried waits until the agent found the lease of id held.
@@ -319,24 +331,23 @@ func TestCompactAfterRotationWritesToTip(t *testing.T) {
 	}
 }
 
-// movingStore continues every session in a new child right after the
+// movingStore continues every session in a new child right before the
 // agent takes its lease, as if a rotation always won the race.
 type movingStore struct {
 	store.Store
 	leased atomic.Int32
 }
 
-func (s *movingStore) AcquireLease(ctx context.Context, id, holder string, ttl time.Duration) (store.Lease, error) {
-	l, err := s.Store.AcquireLease(ctx, id, holder, ttl)
-	if err != nil {
-		return l, err
-	}
+func (s *movingStore) AcquireLeaseAppend(ctx context.Context, id, holder string, ttl time.Duration, msgs ...*store.Message) (store.Lease, error) {
 	n := s.leased.Add(1)
 	child := &store.Session{ID: fmt.Sprintf("%s-%d", id, n), ParentID: id}
 	if err := s.Store.CreateSession(ctx, child); err != nil {
-		return l, err
+		return store.Lease{}, err
 	}
-	return l, s.Store.EndSession(ctx, id, store.EndCompression)
+	if err := s.Store.EndSession(ctx, id, store.EndCompression); err != nil {
+		return store.Lease{}, err
+	}
+	return s.Store.AcquireLeaseAppend(ctx, id, holder, ttl, msgs...)
 }
 
 // The wait follows a moving tip a bounded number of times, then gives up

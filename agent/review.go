@@ -164,11 +164,11 @@ func (a *Agent) review(ctx context.Context, sid string) {
 	msg := userMessage(in)
 	turnID := newTurnID(a.now())
 	var res turn.Result
-	if _, lease, early, _ := a.admit(ctx, rs, msg, turnID); early != nil {
+	if _, lease, user, early, _ := a.admit(ctx, rs, msg, turnID); early != nil {
 		res = *early
 	} else {
 		at := &activeTurn{session: rs, turnID: turnID, depth: a.cfg.Subagents.MaxDepth, tools: tools, source: sid}
-		res = a.runAdmitted(ctx, eng, rs, lease, turnID, msg, in, at)
+		res = a.runAdmitted(ctx, eng, rs, lease, turnID, user, in, at)
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 	defer cancel()

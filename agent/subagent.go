@@ -215,14 +215,14 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	msg := userMessage(in)
 	turnID := newTurnID(a.now())
 	var res turn.Result
-	_, lease, early, _ := a.admit(childCtx, sess, msg, turnID)
+	_, lease, user, early, _ := a.admit(childCtx, sess, msg, turnID)
 	if early != nil {
 		res = *early
 	} else {
 		at := &activeTurn{session: sess, turnID: turnID, depth: parent.depth + 1, tools: tools,
 			hooks:  turn.Hooks{SubagentStarted: parent.hooks.SubagentStarted, SubagentFinished: parent.hooks.SubagentFinished},
 			source: sess.ID}
-		res = a.runAdmitted(childCtx, eng, sess, lease, turnID, msg, in, at)
+		res = a.runAdmitted(childCtx, eng, sess, lease, turnID, user, in, at)
 	}
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 	if err := a.cfg.Store.EndSession(dctx, sess.ID, endReason(res.Exit)); err != nil {

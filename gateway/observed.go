@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"time"
 
 	"github.com/talaria-agent/talaria/store"
 )
@@ -16,13 +17,37 @@ type observedStore struct {
 }
 
 func (o *observedStore) Append(ctx context.Context, f store.Fence, msgs ...*store.Message) error {
-	h, err := o.hubs.get(ctx, f.SessionID)
+	return o.publishing(ctx, f.SessionID, msgs, func() error { return o.Store.Append(ctx, f, msgs...) })
+}
+
+func (o *observedStore) AppendSpend(ctx context.Context, f store.Fence, sp store.Spend, msgs ...*store.Message) error {
+	return o.publishing(ctx, f.SessionID, msgs, func() error { return o.Store.AppendSpend(ctx, f, sp, msgs...) })
+}
+
+// AcquireLeaseAppend publishes the turn's first rows (the user's message),
+// which a turn writes with its lease.
+func (o *observedStore) AcquireLeaseAppend(ctx context.Context, sessionID, holder string, ttl time.Duration, msgs ...*store.Message) (store.Lease, error) {
+	var l store.Lease
+	err := o.publishing(ctx, sessionID, msgs, func() (err error) {
+		l, err = o.Store.AcquireLeaseAppend(ctx, sessionID, holder, ttl, msgs...)
+		return err
+	})
+	return l, err
+}
+
+// publishing runs write, which stores msgs, under the session hub's append
+// lock and publishes msgs once it committed.
+func (o *observedStore) publishing(ctx context.Context, sessionID string, msgs []*store.Message, write func() error) error {
+	if len(msgs) == 0 {
+		return write()
+	}
+	h, err := o.hubs.get(ctx, sessionID)
 	if err != nil {
-		return o.Store.Append(ctx, f, msgs...)
+		return write()
 	}
 	h.appendMu.Lock()
 	defer h.appendMu.Unlock()
-	if err := o.Store.Append(ctx, f, msgs...); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
 	for _, m := range msgs {

@@ -9,9 +9,13 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-// begin opens an iteration: it stops on an interrupt and spends the
-// iteration budget, switching to the grace call when it is gone.
+// begin opens an iteration: it saves spending no row carried, stops on an
+// interrupt and spends the iteration budget, switching to the grace call
+// when it is gone.
 func (e *Engine) begin(ctx context.Context, st *state) verdict {
+	// An answer that wrote no row (an empty one retried, a refusal that
+	// falls back) has its cost on disk before the next call.
+	e.flushUsage(ctx, st)
 	if e.interrupted(ctx, st) {
 		return finish
 	}

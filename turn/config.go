@@ -17,7 +17,7 @@ import (
 
 // Store is what the engine needs from persistence.
 type Store interface {
-	Append(ctx context.Context, f store.Fence, msgs ...*store.Message) error
+	AppendSpend(ctx context.Context, f store.Fence, sp store.Spend, msgs ...*store.Message) error
 	Replace(ctx context.Context, f store.Fence, throughSeq int64, msgs ...*store.Message) error
 	Delete(ctx context.Context, f store.Fence, ids ...int64) error
 	Messages(ctx context.Context, sessionID string, q store.MessageQuery) ([]store.Message, error)

@@ -8,7 +8,8 @@ import (
 )
 
 // loadHistory loads the session's live transcript and makes the user's
-// message durable before any API call (invariant 1).
+// message durable before any API call (invariant 1), unless the agent
+// already did with the lease (Input.Stored).
 func (e *Engine) loadHistory(ctx context.Context, st *state) verdict {
 	dctx, cancel := durable(ctx)
 	rows, err := e.cfg.Store.Messages(dctx, st.sessionID(), store.MessageQuery{})
@@ -22,6 +23,10 @@ func (e *Engine) loadHistory(ctx context.Context, st *state) verdict {
 	}
 	st.rows = rows
 	e.stripScaffolding(ctx, st) // left by a turn that crashed before its finalizer
+	if st.in.Stored != nil {
+		// Written with the lease (Input.Stored), so it is in rows already.
+		return proceed
+	}
 	msg := st.in.Message
 	msg.Role = llm.RoleUser
 	user := &store.Message{Message: msg}

@@ -12,6 +12,12 @@ type Input struct {
 	TurnID  string
 	// Message is the user's message (role user).
 	Message llm.Message
+	// Stored, when set, is Message as already written under Fence: the
+	// agent writes it in the transaction that takes the lease
+	// (store.AcquireLeaseAppend), one commit for both. The engine then
+	// finds it in the history it loads instead of appending it; unset, the
+	// engine appends Message itself before the first call.
+	Stored *store.Message
 	Hooks   Hooks
 	// Unattended turns (gateway, run --yes) may be stopped by the tool-loop guard.
 	Unattended bool

@@ -18,8 +18,8 @@ func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) v
 	st.res.Iterations++
 	st.res.Usage.Add(resp.Usage)
 	e.accountCall(st, resp)
-	// On disk per answer, not per turn: a killed turn keeps what it spent.
-	e.flushUsage(ctx, st)
+	// Its cost goes to disk with the answer's row (appendRows), or on its
+	// own at the next iteration when no row follows (see unsaved).
 	st.acct.Observe(st.req, resp.Usage)
 	// The provider proved the prompt is back well under the threshold:
 	// give compression its attempts back and lift a no-progress block.

@@ -17,8 +17,9 @@ func durable(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 }
 
-// appendRows writes rows durably under the turn's fence and mirrors them in
-// st.rows. On error nothing is mirrored.
+// appendRows writes rows durably under the turn's fence, with what the turn
+// spent since the last such write (see unsaved), and mirrors them in
+// st.rows. On error nothing is mirrored and the spend stays unsaved.
 func (e *Engine) appendRows(ctx context.Context, st *state, rows ...*store.Message) error {
 	for _, r := range rows {
 		if r.TurnID == "" {
@@ -28,11 +29,13 @@ func (e *Engine) appendRows(ctx context.Context, st *state, rows ...*store.Messa
 			r.CreatedAt = e.cfg.Now()
 		}
 	}
+	sp, now := st.unsaved()
 	dctx, cancel := durable(ctx)
 	defer cancel()
-	if err := e.cfg.Store.Append(dctx, st.live.fence, rows...); err != nil {
+	if err := e.cfg.Store.AppendSpend(dctx, st.live.fence, sp, rows...); err != nil {
 		return err
 	}
+	st.saved = now
 	for _, r := range rows {
 		st.rows = append(st.rows, *r)
 	}

@@ -27,25 +27,48 @@ type FaultStore struct {
 // NewFaultStore wraps s.
 func NewFaultStore(s store.Store) *FaultStore { return &FaultStore{Store: s} }
 
-// FailAppends makes every Append ask fn first: a non-nil error fails the
-// append without writing anything. nil lets appends through again.
+// FailAppends makes every write of rows (Append, AppendSpend, and
+// AcquireLeaseAppend given rows) ask fn first: a non-nil error fails the
+// write without writing anything. nil lets them through again.
 func (f *FaultStore) FailAppends(fn func(msgs []*store.Message) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.onAppend = fn
 }
 
-// Append implements store.Messages.
-func (f *FaultStore) Append(ctx context.Context, fence store.Fence, msgs ...*store.Message) error {
+// appendFault is FailAppends' verdict on msgs.
+func (f *FaultStore) appendFault(msgs []*store.Message) error {
 	f.mu.Lock()
 	fn := f.onAppend
 	f.mu.Unlock()
-	if fn != nil {
-		if err := fn(msgs); err != nil {
-			return err
-		}
+	if fn == nil || len(msgs) == 0 {
+		return nil
+	}
+	return fn(msgs)
+}
+
+// Append implements store.Messages.
+func (f *FaultStore) Append(ctx context.Context, fence store.Fence, msgs ...*store.Message) error {
+	if err := f.appendFault(msgs); err != nil {
+		return err
 	}
 	return f.Store.Append(ctx, fence, msgs...)
+}
+
+// AppendSpend implements store.Messages.
+func (f *FaultStore) AppendSpend(ctx context.Context, fence store.Fence, sp store.Spend, msgs ...*store.Message) error {
+	if err := f.appendFault(msgs); err != nil {
+		return err
+	}
+	return f.Store.AppendSpend(ctx, fence, sp, msgs...)
+}
+
+// AcquireLeaseAppend implements store.Leases.
+func (f *FaultStore) AcquireLeaseAppend(ctx context.Context, sessionID, holder string, ttl time.Duration, msgs ...*store.Message) (store.Lease, error) {
+	if err := f.appendFault(msgs); err != nil {
+		return store.Lease{}, err
+	}
+	return f.Store.AcquireLeaseAppend(ctx, sessionID, holder, ttl, msgs...)
 }
 
 // HoldRefreshes makes RefreshLease block — ignoring its context, like a
