@@ -18,7 +18,7 @@ type Input struct {
 	// finds it in the history it loads instead of appending it; unset, the
 	// engine appends Message itself before the first call.
 	Stored *store.Message
-	Hooks   Hooks
+	Hooks  Hooks
 	// Unattended turns (gateway, run --yes) may be stopped by the tool-loop guard.
 	Unattended bool
 	// Rotator, when set, continues the session in a child session at each
