@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/talaria-agent/talaria/internal/pgtest"
+	"github.com/talaria-agent/talaria/internal/transcriptgen"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -70,4 +73,55 @@ func BenchmarkLeaseRefresh10k(b *testing.B) {
 	after := xactCommits(b, dsn)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "refreshes/s")
 	b.ReportMetric(float64(after-before-2)/float64(b.N), "xacts/refresh")
+}
+
+// BenchmarkTurnWrites makes the writes of one ten-round tool turn per op
+// (transcriptgen.WriteTurn): "separate" as before issue 18's folding (the
+// lease, the user's message, each call's cost and the release each a
+// write: 35), "folded" as the engine writes now (23). It reports the
+// server's write transactions per turn: transaction ids assigned
+// (pg_current_xact_id), which every transaction that writes takes, counted
+// by the server itself, not by the client.
+func BenchmarkTurnWrites(b *testing.B) {
+	for _, folded := range []bool{false, true} {
+		name := map[bool]string{false: "separate", true: "folded"}[folded]
+		b.Run(name, func(b *testing.B) {
+			dsn := pgtest.New(b)
+			s := openAt(b, dsn)
+			ctx := context.Background()
+			if err := s.CreateSession(ctx, &store.Session{ID: "a"}); err != nil {
+				b.Fatal(err)
+			}
+			before := xactID(b, dsn)
+			writes := 0
+			b.ResetTimer()
+			for range b.N {
+				n, err := transcriptgen.WriteTurn(ctx, s, "a", 10, folded)
+				if err != nil {
+					b.Fatal(err)
+				}
+				writes += n
+			}
+			b.StopTimer()
+			after := xactID(b, dsn)
+			b.ReportMetric(float64(writes)/float64(b.N), "writes/turn")
+			b.ReportMetric(float64(after-before-1)/float64(b.N), "xacts/turn") // less the first probe's own
+		})
+	}
+}
+
+// xactID assigns and returns a new transaction id: the count of write
+// transactions the server has started.
+func xactID(b *testing.B, dsn string) int64 {
+	b.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var n int64
+	if err := c.QueryRow(context.Background(), `SELECT pg_current_xact_id()::text::bigint`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

@@ -253,3 +253,31 @@ func BenchmarkSearch50k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTurnWrites makes the writes of one ten-round tool turn per op
+// (transcriptgen.WriteTurn): "separate" as before issue 18's folding (the
+// lease, the user's message, each call's cost and the release each a
+// commit: 35), "folded" as the engine writes now (23).
+func BenchmarkTurnWrites(b *testing.B) {
+	for _, folded := range []bool{false, true} {
+		name := map[bool]string{false: "separate", true: "folded"}[folded]
+		b.Run(name, func(b *testing.B) {
+			s := openTemp(b, sqlite.Options{})
+			ctx := b.Context()
+			if err := s.CreateSession(ctx, &store.Session{ID: "a"}); err != nil {
+				b.Fatal(err)
+			}
+			writes := 0
+			start := cpuTime()
+			for b.Loop() {
+				n, err := transcriptgen.WriteTurn(ctx, s, "a", 10, folded)
+				if err != nil {
+					b.Fatal(err)
+				}
+				writes += n
+			}
+			reportCPU(b, start)
+			b.ReportMetric(float64(writes)/float64(b.N), "commits/turn")
+		})
+	}
+}
