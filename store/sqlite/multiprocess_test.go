@@ -1,10 +1,12 @@
 package sqlite_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/transcriptgen"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
@@ -29,8 +32,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envHelper) == "append" {
+	switch os.Getenv(envHelper) {
+	case "append":
 		os.Exit(helperAppend())
+	case "turns":
+		os.Exit(helperTurns())
 	}
 	os.Exit(m.Run())
 }
@@ -58,6 +64,25 @@ func helperAppend() int {
 		}
 	}
 	return 0
+}
+
+// helperTurns makes folded turn writes (transcriptgen.WriteTurn) on the
+// session "shared" until it is killed, saying "wrote" after each turn.
+func helperTurns() int {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, os.Getenv(envPath), sqlite.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer s.Close()
+	for {
+		if _, err := transcriptgen.WriteTurn(ctx, s, "shared", 3, true); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println("wrote")
+	}
 }
 
 // helper is a running helper process; stderr holds what it reported.
@@ -146,4 +171,77 @@ func TestSeveralProcesses(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != exitLeaseLost {
 		t.Fatalf("helper with a stale token: %v, want exit code %d", err, exitLeaseLost)
 	}
+}
+
+// A process killed with SIGKILL at any moment of its folded turn writes
+// leaves each write whole or absent: every lease token was taken with its
+// user's message (AcquireLeaseAppend), and the session's counters hold
+// exactly the cost of the answers stored (AppendSpend). Each kill lands
+// at a random point after the process has written at least one turn.
+func TestKilledFoldedWritesAreAllOrNothing(t *testing.T) {
+	s := openTemp(t, sqlite.Options{})
+	ctx := t.Context()
+	if err := s.CreateSession(ctx, &store.Session{ID: "shared"}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for kill := range 8 {
+		cmd := exec.CommandContext(ctx, os.Args[0])
+		cmd.Env = append(os.Environ(), envHelper+"=turns", envPath+"="+s.Path())
+		stderr := new(bytes.Buffer)
+		cmd.Stderr = stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("kill %d: the helper wrote no turn: %v; stderr: %s", kill, err, stderr)
+		}
+		time.Sleep(time.Duration(rng.IntN(20000)) * time.Microsecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		if stderr.Len() > 0 {
+			t.Fatalf("kill %d: the helper failed: %s", kill, stderr)
+		}
+	}
+	// The dead helpers' holder is this test's too (same name): take over.
+	l, err := s.AcquireLease(ctx, "shared", "bench:1:x", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Messages(ctx, "shared", store.MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users, answers int64
+	for i, m := range rows {
+		if m.Seq != int64(i+1) {
+			t.Fatalf("row %d has Seq %d", i, m.Seq)
+		}
+		switch m.Role {
+		case llm.RoleUser:
+			users++
+		case llm.RoleAssistant:
+			answers++
+		}
+	}
+	if users != l.Token-1 {
+		t.Errorf("%d user rows, but %d leases were taken with one: a lease without its message or a message without its lease", users, l.Token-1)
+	}
+	sess, err := s.GetSession(ctx, "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.APICalls != answers || sess.Usage.InputTokens != 1200*answers {
+		t.Errorf("counters: %d calls, %d input tokens; %d answers stored: a cost without its row or a row without its cost",
+			sess.APICalls, sess.Usage.InputTokens, answers)
+	}
+	t.Logf("%d turns begun, %d answers", users, answers)
 }
