@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/talaria-agent/talaria/internal/pgtest"
 	"github.com/talaria-agent/talaria/internal/transcriptgen"
 	"github.com/talaria-agent/talaria/store"
@@ -113,15 +111,5 @@ func BenchmarkTurnWrites(b *testing.B) {
 // xactID assigns and returns a new transaction id: the count of write
 // transactions the server has started.
 func xactID(b *testing.B, dsn string) int64 {
-	b.Helper()
-	c, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close(context.Background())
-	var n int64
-	if err := c.QueryRow(context.Background(), `SELECT pg_current_xact_id()::text::bigint`).Scan(&n); err != nil {
-		b.Fatal(err)
-	}
-	return n
+	return serverCount(b, dsn, `SELECT pg_current_xact_id()::text::bigint`)
 }

@@ -95,6 +95,12 @@ func BenchmarkNodes(b *testing.B) {
 
 // xactCommits is the database's committed transaction count so far.
 func xactCommits(b *testing.B, dsn string) int64 {
+	return serverCount(b, dsn, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`)
+}
+
+// serverCount runs query, which returns one number, on a connection of
+// its own.
+func serverCount(b *testing.B, dsn, query string) int64 {
 	b.Helper()
 	c, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
@@ -102,8 +108,7 @@ func xactCommits(b *testing.B, dsn string) int64 {
 	}
 	defer c.Close(context.Background())
 	var n int64
-	if err := c.QueryRow(context.Background(),
-		`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+	if err := c.QueryRow(context.Background(), query).Scan(&n); err != nil {
 		b.Fatal(err)
 	}
 	return n
