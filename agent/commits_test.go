@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,15 +148,19 @@ func TestTurnCommits(t *testing.T) {
 	}
 	turns := []struct {
 		name   string
-		script func(fakellm.Request) fakellm.Step
+		script func() func(fakellm.Request) fakellm.Step // a fresh one per run
 		calls  int
 		want   map[string]int
 	}{
-		{"question", func(fakellm.Request) fakellm.Step { return fakellm.Text("hi") }, 1,
+		{"question", emptyThen(0, "hi"), 1,
 			map[string]int{"AcquireLeaseAppend": 1, "AppendSpend": 1, "ReleaseLease": 1}},
-		{"ten tool rounds", benchscript.Noop, benchscript.Rounds + 1,
+		{"ten tool rounds", func() func(fakellm.Request) fakellm.Step { return benchscript.Noop }, benchscript.Rounds + 1,
 			// 10 × (the call's row with its cost + the result) + the answer.
 			map[string]int{"AcquireLeaseAppend": 1, "AppendSpend": 2*benchscript.Rounds + 1, "ReleaseLease": 1}},
+		// An empty answer writes no row: its cost is saved on its own
+		// before the retry is sent.
+		{"empty answer retried", emptyThen(1, "hi"), 2,
+			map[string]int{"AcquireLeaseAppend": 1, "AddUsage": 1, "AppendSpend": 1, "ReleaseLease": 1}},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -174,7 +179,7 @@ func TestTurnCommits(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					env.Srv.SetDefault(tc.script)
+					env.Srv.SetDefault(tc.script())
 					cc.reset()
 					res, err := env.Agent.RunTurn(t.Context(), sess.ID, agent.Input{Text: "go"})
 					got := cc.reset()
@@ -196,7 +201,8 @@ func TestTurnCommits(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if want := 1 + 2*(tc.calls-1) + 1; len(rows) != want || rows[0].Role != llm.RoleUser || rows[0].Text() != "go" {
+					// The user's message, then a row per AppendSpend.
+					if want := 1 + tc.want["AppendSpend"]; len(rows) != want || rows[0].Role != llm.RoleUser || rows[0].Text() != "go" {
 						t.Errorf("rows %v, want %d starting with the user's message", testenv.Roles(rows), want)
 					}
 					if _, err := cc.Store.AcquireLease(t.Context(), sess.ID, "checker:1:x", time.Minute); err != nil {
@@ -205,5 +211,19 @@ func TestTurnCommits(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// emptyThen makes scripts that answer the first empties requests with
+// nothing and every later one with text.
+func emptyThen(empties int32, text string) func() func(fakellm.Request) fakellm.Step {
+	return func() func(fakellm.Request) fakellm.Step {
+		var n atomic.Int32
+		return func(fakellm.Request) fakellm.Step {
+			if n.Add(1) <= empties {
+				return fakellm.Text("")
+			}
+			return fakellm.Text(text)
+		}
 	}
 }
