@@ -251,6 +251,15 @@ func TestTakenOverTurnIsFencedOut(t *testing.T) {
 	if ran.Load() != 1 {
 		t.Errorf("the slow tool ran %d times", ran.Load())
 	}
+	// A's call was paid for: its cost stays counted although A's later
+	// writes were refused (it went to disk with the call's row).
+	s, err := env.Store.GetSession(t.Context(), env.Session.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.APICalls != int64(a.APICalls+resB.APICalls) {
+		t.Errorf("session counts %d calls; want A's %d and B's %d", s.APICalls, a.APICalls, resB.APICalls)
+	}
 	msgs := env.ContinueOK("C's task")
 	if len(msgs) < 3 || msgs[2].Role != "tool" || !strings.Contains(msgs[2].Text, "interrupted") {
 		t.Errorf("next request %+v; want A's orphan call answered by a synthetic result", msgs)
