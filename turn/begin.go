@@ -9,7 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-// begin opens an iteration: it saves spending no row carried, stops on an
+// begin opens an iteration: it saves any cost no row carried, stops on an
 // interrupt and spends the iteration budget, switching to the grace call
 // when it is gone.
 func (e *Engine) begin(ctx context.Context, st *state) verdict {
