@@ -65,7 +65,11 @@ func (a *Agent) leaseTip(ctx context.Context, sess *store.Session, rows ...*stor
 	for hop := 0; ; hop++ {
 		lease, err := a.acquireWaiting(ctx, sess.ID, rows)
 		if err == nil {
-			cur, err := a.cfg.Store.GetSession(ctx, sess.ID)
+			// Not cut by ctx either: the lease is held and the rows are
+			// written, so the turn goes on (and ends at once if ctx ended).
+			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
+			cur, err := a.cfg.Store.GetSession(gctx, sess.ID)
+			cancel()
 			if err != nil {
 				a.releaseQuietly(ctx, lease)
 				return sess, store.Lease{}, &tipError{id: sess.ID, err: err}
@@ -94,6 +98,9 @@ func (a *Agent) acquireWaiting(ctx context.Context, sessionID string, rows []*st
 	deadline := a.now().Add(a.cfg.AdmitWait)
 	wait := leaseRetryFirst
 	for {
+		if err := ctx.Err(); err != nil {
+			return store.Lease{}, err
+		}
 		lease, err := a.acquire(ctx, sessionID, rows)
 		var held *store.LeaseHeldError
 		switch {
@@ -126,7 +133,15 @@ func (a *Agent) acquireWaiting(ctx context.Context, sessionID string, rows []*st
 // again right away instead of when the dead turn's lease expires.
 // Releasing by the dead holder's token frees nothing if anyone else got
 // the lease meanwhile.
+//
+// The write is not cut by ctx (only bounded in time): a cancel that lands
+// as it commits would leave its outcome unknown — the lease taken and the
+// user's message stored, or neither — and the caller would then save the
+// message a second time as unsent and leave the lease to expire. Finished,
+// its outcome is known; the caller checks ctx before each try.
 func (a *Agent) acquire(ctx context.Context, sessionID string, rows []*store.Message) (store.Lease, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
+	defer cancel()
 	lease, err := a.cfg.Store.AcquireLeaseAppend(ctx, sessionID, a.cfg.Holder, a.cfg.LeaseTTL, rows...)
 	var held *store.LeaseHeldError
 	if err == nil || !errors.As(err, &held) || held.Token == 0 || !holderGone(held.Holder) {
