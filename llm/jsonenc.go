@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // JSONEncoder encodes request bodies and their parts the way every adapter
@@ -31,4 +32,76 @@ func (e *JSONEncoder) Encode(v any) ([]byte, error) {
 func MarshalJSON(v any) ([]byte, error) {
 	var e JSONEncoder
 	return e.Encode(v)
+}
+
+// AppendString appends s as a JSON string exactly as JSONEncoder writes it
+// (encoding/json without HTML escaping): \" \\ \n \r \t \b \f, other
+// control characters as \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
+// escaped, everything else as is. The adapters' hand-written message
+// encoders build on it; their fuzz tests hold it to encoding/json.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(dst, s[start:]...), '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendValue appends v as JSONEncoder encodes it: the hand-written
+// encoders' way out for values they do not spell themselves.
+func AppendValue(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return AppendString(dst, v), nil
+	}
+	b, err := MarshalJSON(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }

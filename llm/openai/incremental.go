@@ -1,8 +1,6 @@
 package openai
 
 import (
-	"fmt"
-
 	"github.com/talaria-agent/talaria/llm"
 )
 
@@ -40,11 +38,11 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *llm.ToolC
 	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
 	body, cut := req.Wire.Begin(key, head, stable, hint)
 	items := cut.Items
-	var enc llm.JSONEncoder
+	var item []byte // one message's JSON, reused
 	add := func(w wireMessage) error {
-		item, err := enc.Encode(w)
-		if err != nil {
-			return fmt.Errorf("encoding request: %w", err)
+		var err error
+		if item, err = w.appendJSON(item[:0]); err != nil {
+			return err
 		}
 		body = llm.AppendItem(body, item, items, len(tail))
 		items++

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -42,12 +41,11 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *llm.To
 	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 
 	var enc llm.JSONEncoder
+	var scratch []byte // one item's JSON, reused
 	encodeItem := func(v any) ([]byte, error) {
-		b, err := enc.Encode(v)
-		if err != nil {
-			return nil, fmt.Errorf("encoding request: %w", err)
-		}
-		return b, nil
+		var err error
+		scratch, err = appendItem(scratch[:0], v, &enc)
+		return scratch, err
 	}
 
 	stable := min(req.Stable, len(req.Messages))

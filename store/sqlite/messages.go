@@ -222,10 +222,10 @@ func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.Mess
 	}
 	defer rows.Close()
 	out := make([]store.Message, 0, min(capacity, maxPrealloc))
-	var raw sqlrows.MessageRow[sql.RawBytes, string] // scanned in place, decoded at once
+	var raw loadRow // scanned in place, decoded at once
 	for rows.Next() {
 		out = append(out, store.Message{SessionID: sessionID})
-		if err := raw.Scan(rows, &out[len(out)-1]); err != nil {
+		if err := raw.scan(rows, &out[len(out)-1]); err != nil {
 			return nil, err
 		}
 	}

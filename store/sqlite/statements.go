@@ -15,7 +15,7 @@ type statements struct {
 
 func (st *statements) prepare(ctx context.Context, r *sql.DB) error {
 	var err error
-	st.load, err = r.PrepareContext(ctx, `SELECT `+sqlrows.MessageCols+` FROM messages
+	st.load, err = r.PrepareContext(ctx, `SELECT `+loadCols+` FROM messages
 		WHERE session_id = ? AND seq > ? AND (? OR archived = 0) ORDER BY seq LIMIT ?`)
 	return err
 }

@@ -43,20 +43,26 @@ func (r *MessageRow[B, T]) Scan(sc Scanner, m *store.Message) error {
 	m.FinishReason = llm.FinishReason(r.finish)
 	m.APIContent = string(r.apiCon)
 	m.CreatedAt = FromNanos(r.created)
+	return DecodeParts(m, r.content, string(r.text), r.toolCalls, r.reasoning)
+}
+
+// DecodeParts sets m's content, tool calls and reasoning from their
+// columns (nil: NULL); m.ID only names the row in errors.
+func DecodeParts(m *store.Message, content []byte, text string, toolCalls, reasoning []byte) error {
 	var err error
-	if m.Content, err = DecodeContent(r.content, string(r.text)); err != nil {
+	if m.Content, err = DecodeContent(content, text); err != nil {
 		return fmt.Errorf("message %d: %w", m.ID, err)
 	}
 	m.ToolCalls = nil
-	if r.toolCalls != nil {
-		if err := json.Unmarshal(r.toolCalls, &m.ToolCalls); err != nil {
+	if toolCalls != nil {
+		if err := json.Unmarshal(toolCalls, &m.ToolCalls); err != nil {
 			return fmt.Errorf("message %d: decode tool calls: %w", m.ID, err)
 		}
 	}
 	m.Reasoning = nil
-	if r.reasoning != nil {
+	if reasoning != nil {
 		m.Reasoning = new(llm.Reasoning)
-		if err := json.Unmarshal(r.reasoning, m.Reasoning); err != nil {
+		if err := json.Unmarshal(reasoning, m.Reasoning); err != nil {
 			return fmt.Errorf("message %d: decode reasoning: %w", m.ID, err)
 		}
 	}
