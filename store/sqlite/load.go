@@ -83,7 +83,7 @@ func (r *loadRow) scan(rows *sql.Rows, m *store.Message) error {
 	return sqlrows.DecodeParts(m, r.content, r.text, r.toolCalls, r.reasoning)
 }
 
-// nullText is a NULLIF(text, '') column's value.
+// nullText is the value of a text column folded to NULL when empty.
 func nullText(v any) (string, error) {
 	switch v := v.(type) {
 	case nil:
@@ -96,7 +96,7 @@ func nullText(v any) (string, error) {
 	return "", fmt.Errorf("unexpected %T in a text column", v)
 }
 
-// nullInt is a NULLIF(integer, 0) column's value.
+// nullInt is the value of an integer column folded to NULL when zero.
 func nullInt(v any) (int64, error) {
 	switch v := v.(type) {
 	case nil:
