@@ -75,6 +75,26 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
+// TestAppendStringWordAtATime puts every byte value at every position of
+// strings long enough for the 8-byte fast path, and runs of non-ASCII.
+func TestAppendStringWordAtATime(t *testing.T) {
+	for b := range 256 {
+		for pos := range 19 {
+			in := []byte("abcdefghijklmnopqrs")
+			in[pos] = byte(b)
+			s := string(in)
+			if got, want := string(AppendString(nil, s)), stdString(t, s); got != want {
+				t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"12345678 abcdefgh", "éééééééé12345678", strings.Repeat("x", 64) + `\`} {
+		if got, want := string(AppendString(nil, s)), stdString(t, s); got != want {
+			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
 func TestAppendValue(t *testing.T) {
 	for _, v := range []any{nil, "a<b>\n", []string{"x"}, []int(nil), map[string]any{"k": 1}} {
 		got, err := AppendValue(nil, v)
