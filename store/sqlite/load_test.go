@@ -119,3 +119,163 @@ func TestParseUsageRejectsMalformed(t *testing.T) {
 		}
 	}
 }
+
+// bigSession writes n rows into a new session and returns its lease.
+func bigSession(t *testing.T, s *Store, id string, n int) store.Lease {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.CreateSession(ctx, &store.Session{ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.AcquireLease(ctx, id, "test", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []*store.Message
+	for i := range n {
+		batch = append(batch, &store.Message{TurnID: "t", Message: llm.NewText(llm.RoleUser, "row")})
+		if len(batch) == 500 || i == n-1 {
+			if err := s.Append(ctx, l.Fence(), batch...); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	return l
+}
+
+// TestSplitLoadMatchesOneStatement: a history long enough to be read in
+// two halves reads the same as in one statement, archived rows in or out.
+func TestSplitLoadMatchesOneStatement(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := bigSession(t, s, "big", splitLoadRows+1001)
+	if err := s.Replace(ctx, l.Fence(), 700, &store.Message{Message: llm.NewText(llm.RoleUser, "summary")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []store.MessageQuery{{}, {IncludeArchived: true}, {AfterSeq: 3}, {AfterSeq: 3, IncludeArchived: true}} {
+		var last int64
+		if err := s.r.QueryRowContext(ctx, lastSeqSQL, "big").Scan(&last); err != nil {
+			t.Fatal(err)
+		}
+		split, ok, err := s.loadSplit(ctx, "big", q, last)
+		if err != nil || !ok {
+			t.Fatalf("%+v: loadSplit: ok %v, %v", q, ok, err)
+		}
+		whole, err := s.loadMessages(ctx, s.st.load, "big", q, -1, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Messages(ctx, "big", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(split, whole) || !reflect.DeepEqual(got, whole) {
+			t.Fatalf("%+v: split %d rows, Messages %d, one statement %d: not the same", q, len(split), len(got), len(whole))
+		}
+	}
+}
+
+// TestSplitLoadNoticesACommit: a commit by another connection while the
+// halves are read (here: before either starts, so the test does not
+// depend on timing) makes loadSplit give up, and Messages reads the rows
+// in one statement instead; with no commit the halves stand.
+func TestSplitLoadNoticesACommit(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := bigSession(t, s, "busy", splitLoadRows+1000)
+	var last int64
+	if err := s.r.QueryRowContext(ctx, lastSeqSQL, "busy").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.loadSplit(ctx, "busy", store.MessageQuery{}, last); err != nil || !ok {
+		t.Fatalf("quiet database: loadSplit ok %v, %v", ok, err)
+	}
+	// Archive the first 3,000 rows between the two data_version reads: the
+	// halves could each have seen a different side of it.
+	s.splitHook = func() {
+		s.splitHook = nil
+		if err := s.Replace(ctx, l.Fence(), 3000, &store.Message{Message: llm.NewText(llm.RoleUser, "summary")}); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, ok, err := s.loadSplit(ctx, "busy", store.MessageQuery{}, last); err != nil || ok {
+		t.Fatalf("a commit during the load went unnoticed: ok %v, %v", ok, err)
+	}
+	s.splitHook = func() {
+		s.splitHook = nil
+		if err := s.Append(ctx, l.Fence(), &store.Message{Message: llm.NewText(llm.RoleUser, "more")}); err != nil {
+			t.Error(err)
+		}
+	}
+	rows, err := s.Messages(ctx, "busy", store.MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != splitLoadRows+1000-3000+2 || rows[0].Seq != 3001 {
+		t.Fatalf("after the fallback: %d rows from seq %d", len(rows), rows[0].Seq)
+	}
+}
+
+// TestSplitLoadSeesOneSnapshot reads a long history while a writer keeps
+// archiving all but its newest rows and appending: every read must be one
+// snapshot, whose live rows have consecutive seqs. Halves from two
+// snapshots astride an archiving show a gap.
+func TestSplitLoadSeesOneSnapshot(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := bigSession(t, s, "busy", splitLoadRows+1000)
+	stop := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { writerDone <- err }()
+		for seq := int64(splitLoadRows + 1000); ; {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Archive all but the newest 10 rows, then add 20.
+			if err = s.Replace(ctx, l.Fence(), seq-10, &store.Message{Message: llm.NewText(llm.RoleUser, "summary")}); err != nil {
+				return
+			}
+			batch := make([]*store.Message, 20)
+			for i := range batch {
+				batch[i] = &store.Message{Message: llm.NewText(llm.RoleUser, "more")}
+			}
+			if err = s.Append(ctx, l.Fence(), batch...); err != nil {
+				return
+			}
+			seq += 21
+		}
+	}()
+	for range 30 {
+		rows, err := s.Messages(ctx, "busy", store.MessageQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(rows); i++ {
+			if rows[i].Seq != rows[i-1].Seq+1 || rows[i].Archived {
+				t.Fatalf("rows %d and %d of %d: seq %d then %d (archived %v): not one snapshot",
+					i-1, i, len(rows), rows[i-1].Seq, rows[i].Seq, rows[i].Archived)
+			}
+		}
+	}
+	close(stop)
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
+	}
+}

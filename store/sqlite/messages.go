@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -206,17 +207,28 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 		limit = int64(q.Limit)
 		capacity = min(capacity, limit)
 	}
-	out, err := s.loadMessages(ctx, sessionID, q, limit, capacity)
+	if q.Limit <= 0 && capacity >= splitLoadRows && runtime.GOMAXPROCS(0) > 1 {
+		out, ok, err := s.loadSplit(ctx, sessionID, q, last)
+		if err != nil {
+			return nil, s.wrap(op, err)
+		}
+		if ok {
+			return out, nil
+		}
+		// Something committed while the halves were read: read it whole.
+	}
+	out, err := s.loadMessages(ctx, s.st.load, sessionID, q, limit, capacity)
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}
 	return out, nil
 }
 
-// loadMessages runs the load statement; capacity sizes the result.
-func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.MessageQuery,
+// loadMessages runs a load statement (loadSQL, or loadRangeSQL with limit
+// as the last seq); capacity sizes the result.
+func (s *Store) loadMessages(ctx context.Context, stmt querier, sessionID string, q store.MessageQuery,
 	limit, capacity int64) ([]store.Message, error) {
-	rows, err := s.st.load.QueryContext(ctx, sessionID, q.AfterSeq, q.IncludeArchived, limit)
+	rows, err := stmt.QueryContext(ctx, sessionID, q.AfterSeq, q.IncludeArchived, limit)
 	if err != nil {
 		return nil, err
 	}
