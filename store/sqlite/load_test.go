@@ -262,7 +262,7 @@ func TestSplitLoadSeesOneSnapshot(t *testing.T) {
 			seq += 21
 		}
 	}()
-	for range 30 {
+	for range 10 {
 		rows, err := s.Messages(ctx, "busy", store.MessageQuery{})
 		if err != nil {
 			t.Fatal(err)
