@@ -176,7 +176,11 @@ func (s *Store) loadSplit(ctx context.Context, sessionID string, q store.Message
 	if s.splitHook != nil {
 		s.splitHook() // tests: a commit here must be noticed
 	}
+	// One array for both halves: a half has at most as many rows as seqs,
+	// so each appends within its own part, and the second then moves down
+	// to follow the first.
 	mid := q.AfterSeq + (last-q.AfterSeq)/2
+	buf := make([]store.Message, last-q.AfterSeq)
 	var (
 		second    []store.Message
 		secondErr error
@@ -185,16 +189,18 @@ func (s *Store) loadSplit(ctx context.Context, sessionID string, q store.Message
 	go func() {
 		defer close(done)
 		second, secondErr = s.loadMessages(ctx, s.st.loadRange, sessionID,
-			store.MessageQuery{AfterSeq: mid, IncludeArchived: q.IncludeArchived}, last, last-mid)
+			store.MessageQuery{AfterSeq: mid, IncludeArchived: q.IncludeArchived}, last, buf[mid-q.AfterSeq:mid-q.AfterSeq])
 	}()
-	first, err := s.loadMessages(ctx, connQuery{c, loadRangeSQL}, sessionID, q, mid, last-q.AfterSeq)
+	first, err := s.loadMessages(ctx, connQuery{c, loadRangeSQL}, sessionID, q, mid, buf[:0:mid-q.AfterSeq])
 	<-done
 	if err = cmp.Or(err, secondErr); err != nil {
 		return nil, false, err
 	}
 	after, err := version()
-	if err != nil || after != before {
+	if err != nil || after != before || len(first) > int(mid-q.AfterSeq) {
 		return nil, false, err
 	}
-	return append(first, second...), true, nil
+	n := copy(buf[len(first):], second) + len(first)
+	clear(buf[n:]) // the moved rows' old places: no stale references for the GC
+	return buf[:n], true, nil
 }

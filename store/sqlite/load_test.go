@@ -166,7 +166,7 @@ func TestSplitLoadMatchesOneStatement(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%+v: loadSplit: ok %v, %v", q, ok, err)
 		}
-		whole, err := s.loadMessages(ctx, s.st.load, "big", q, -1, last)
+		whole, err := s.loadMessages(ctx, s.st.load, "big", q, -1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
