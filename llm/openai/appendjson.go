@@ -49,11 +49,7 @@ func (w wireMessage) appendJSON(dst []byte) ([]byte, error) {
 		return dst, fmt.Errorf("encoding request: %w", err)
 	}
 	if len(w.ToolCalls) > 0 {
-		dst = append(dst, `,"tool_calls":[`...)
-		for i, c := range w.ToolCalls {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
+		dst = appendList(append(dst, `,"tool_calls":`...), w.ToolCalls, func(dst []byte, c wireToolCall) []byte {
 			dst = append(dst, `{"id":`...)
 			dst = llm.AppendString(dst, c.ID)
 			dst = append(dst, `,"type":`...)
@@ -62,9 +58,8 @@ func (w wireMessage) appendJSON(dst []byte) ([]byte, error) {
 			dst = llm.AppendString(dst, c.Function.Name)
 			dst = append(dst, `,"arguments":`...)
 			dst = llm.AppendString(dst, c.Function.Arguments)
-			dst = append(dst, "}}"...)
-		}
-		dst = append(dst, ']')
+			return append(dst, "}}"...)
+		})
 	}
 	if w.ToolCallID != "" {
 		dst = append(dst, `,"tool_call_id":`...)
@@ -73,15 +68,24 @@ func (w wireMessage) appendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-func appendWireParts(dst []byte, parts []wirePart) []byte {
-	if parts == nil {
+// appendList appends a JSON array of items written by each; a nil slice
+// is null, as encoding/json writes it.
+func appendList[T any](dst []byte, items []T, each func([]byte, T) []byte) []byte {
+	if items == nil {
 		return append(dst, "null"...)
 	}
 	dst = append(dst, '[')
-	for i, p := range parts {
+	for i, it := range items {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		dst = each(dst, it)
+	}
+	return append(dst, ']')
+}
+
+func appendWireParts(dst []byte, parts []wirePart) []byte {
+	return appendList(dst, parts, func(dst []byte, p wirePart) []byte {
 		dst = append(dst, `{"type":`...)
 		dst = llm.AppendString(dst, p.Type)
 		if p.Text != "" {
@@ -93,9 +97,8 @@ func appendWireParts(dst []byte, parts []wirePart) []byte {
 			dst = llm.AppendString(dst, p.ImageURL.URL)
 			dst = append(dst, '}')
 		}
-		dst = append(dst, '}')
-	}
-	return append(dst, ']')
+		return append(dst, '}')
+	})
 }
 
 func (m rsMessage) appendJSON(dst []byte) ([]byte, error) {
@@ -114,14 +117,7 @@ func (m rsMessage) appendJSON(dst []byte) ([]byte, error) {
 }
 
 func appendRsParts(dst []byte, parts []rsPart) []byte {
-	if parts == nil {
-		return append(dst, "null"...)
-	}
-	dst = append(dst, '[')
-	for i, p := range parts {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+	return appendList(dst, parts, func(dst []byte, p rsPart) []byte {
 		dst = append(dst, `{"type":`...)
 		dst = llm.AppendString(dst, p.Type)
 		if p.Text != "" {
@@ -132,9 +128,8 @@ func appendRsParts(dst []byte, parts []rsPart) []byte {
 			dst = append(dst, `,"image_url":`...)
 			dst = llm.AppendString(dst, p.ImageURL)
 		}
-		dst = append(dst, '}')
-	}
-	return append(dst, ']')
+		return append(dst, '}')
+	})
 }
 
 func (c rsFunctionCall) appendJSON(dst []byte) []byte {

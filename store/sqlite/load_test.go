@@ -21,11 +21,7 @@ import (
 // in between, edge values included, read back both ways.
 func TestLoadColsMatchFullColumns(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	const id = "fold"
 	if err := s.CreateSession(ctx, &store.Session{ID: id}); err != nil {
 		t.Fatal(err)
@@ -120,6 +116,17 @@ func TestParseUsageRejectsMalformed(t *testing.T) {
 	}
 }
 
+// openStore opens a store in a temporary directory for one test.
+func openStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // bigSession writes n rows into a new session and returns its lease.
 func bigSession(t *testing.T, s *Store, id string, n int) store.Lease {
 	t.Helper()
@@ -148,11 +155,7 @@ func bigSession(t *testing.T, s *Store, id string, n int) store.Lease {
 // two halves reads the same as in one statement, archived rows in or out.
 func TestSplitLoadMatchesOneStatement(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	l := bigSession(t, s, "big", splitLoadRows+1001)
 	if err := s.Replace(ctx, l.Fence(), 700, &store.Message{Message: llm.NewText(llm.RoleUser, "summary")}); err != nil {
 		t.Fatal(err)
@@ -186,11 +189,7 @@ func TestSplitLoadMatchesOneStatement(t *testing.T) {
 // in one statement instead; with no commit the halves stand.
 func TestSplitLoadNoticesACommit(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	l := bigSession(t, s, "busy", splitLoadRows+1000)
 	var last int64
 	if err := s.r.QueryRowContext(ctx, lastSeqSQL, "busy").Scan(&last); err != nil {
@@ -231,11 +230,7 @@ func TestSplitLoadNoticesACommit(t *testing.T) {
 // snapshots astride an archiving show a gap.
 func TestSplitLoadSeesOneSnapshot(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	l := bigSession(t, s, "busy", splitLoadRows+1000)
 	stop := make(chan struct{})
 	writerDone := make(chan error, 1)
