@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
-	"context"
 	"database/sql"
 	"fmt"
 	"strconv"
@@ -129,78 +127,4 @@ func parseUsage(v any) (llm.Usage, error) {
 	}
 	return llm.Usage{InputTokens: n[0], OutputTokens: n[1], CacheReadTokens: n[2], CacheWriteTokens: n[3],
 		ReasoningTokens: n[4], Reported: n[5] != 0}, nil
-}
-
-// splitLoadRows is the session size from which Messages reads a whole
-// history as two halves by seq on two connections at once (WAL readers
-// run side by side): decoding rows is CPU-bound in the driver, and a
-// resumed session's first request waits for all of them.
-const splitLoadRows = 4096
-
-// querier is a statement or a connection's query method with its SQL.
-type querier interface {
-	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
-}
-
-// connQuery runs one SQL text on a pinned connection.
-type connQuery struct {
-	c     *sql.Conn
-	query string
-}
-
-func (q connQuery) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
-	return q.c.QueryContext(ctx, q.query, args...)
-}
-
-// loadSplit reads the rows of session after q.AfterSeq up to last, the
-// first half on a pinned connection and the second on another at the same
-// time. Each statement reads one snapshot of its own; they are the same
-// snapshot when no other connection committed between them, which the
-// pinned connection's data_version, read before both and after both,
-// proves (it changes whenever another connection, of this process or
-// another, has committed since its last read). ok is false when it
-// changed: the caller reads the rows again in one statement.
-func (s *Store) loadSplit(ctx context.Context, sessionID string, q store.MessageQuery, last int64) (_ []store.Message, ok bool, err error) {
-	c, err := s.r.Conn(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	defer c.Close()
-	version := func() (v int64, err error) {
-		return v, c.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
-	}
-	before, err := version()
-	if err != nil {
-		return nil, false, err
-	}
-	if s.splitHook != nil {
-		s.splitHook() // tests: a commit here must be noticed
-	}
-	// One array for both halves: a half has at most as many rows as seqs,
-	// so each appends within its own part, and the second then moves down
-	// to follow the first.
-	mid := q.AfterSeq + (last-q.AfterSeq)/2
-	buf := make([]store.Message, last-q.AfterSeq)
-	var (
-		second    []store.Message
-		secondErr error
-		done      = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		second, secondErr = s.loadMessages(ctx, s.st.loadRange, sessionID,
-			store.MessageQuery{AfterSeq: mid, IncludeArchived: q.IncludeArchived}, last, buf[mid-q.AfterSeq:mid-q.AfterSeq])
-	}()
-	first, err := s.loadMessages(ctx, connQuery{c, loadRangeSQL}, sessionID, q, mid, buf[:0:mid-q.AfterSeq])
-	<-done
-	if err = cmp.Or(err, secondErr); err != nil {
-		return nil, false, err
-	}
-	after, err := version()
-	if err != nil || after != before || len(first) > int(mid-q.AfterSeq) {
-		return nil, false, err
-	}
-	n := copy(buf[len(first):], second) + len(first)
-	clear(buf[n:]) // the moved rows' old places: no stale references for the GC
-	return buf[:n], true, nil
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -207,33 +206,22 @@ func (s *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 		limit = int64(q.Limit)
 		capacity = min(capacity, limit)
 	}
-	if q.Limit <= 0 && capacity >= splitLoadRows && capacity <= maxPrealloc && runtime.GOMAXPROCS(0) > 1 {
-		out, ok, err := s.loadSplit(ctx, sessionID, q, last)
-		if err != nil {
-			return nil, s.wrap(op, err)
-		}
-		if ok {
-			return out, nil
-		}
-		// Something committed while the halves were read: read it whole.
-	}
-	out, err := s.loadMessages(ctx, s.st.load, sessionID, q, limit,
-		make([]store.Message, 0, min(capacity, maxPrealloc)))
+	out, err := s.loadMessages(ctx, sessionID, q, limit, capacity)
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}
 	return out, nil
 }
 
-// loadMessages runs a load statement (loadSQL, or loadRangeSQL with limit
-// as the last seq) and appends the rows to out, which the caller sizes.
-func (s *Store) loadMessages(ctx context.Context, stmt querier, sessionID string, q store.MessageQuery,
-	limit int64, out []store.Message) ([]store.Message, error) {
-	rows, err := stmt.QueryContext(ctx, sessionID, q.AfterSeq, q.IncludeArchived, limit)
+// loadMessages runs the load statement; capacity sizes the result.
+func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.MessageQuery,
+	limit, capacity int64) ([]store.Message, error) {
+	rows, err := s.st.load.QueryContext(ctx, sessionID, q.AfterSeq, q.IncludeArchived, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	out := make([]store.Message, 0, min(capacity, maxPrealloc))
 	var raw loadRow // scanned in place, decoded at once
 	for rows.Next() {
 		out = append(out, store.Message{SessionID: sessionID})

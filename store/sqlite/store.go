@@ -86,9 +86,6 @@ type Store struct {
 	// ftsUpto caches fts_state.indexed_upto to decide cheaply when an
 	// append should index the backlog; the table is the truth.
 	ftsUpto atomic.Int64
-	// splitHook, when set (tests), runs in loadSplit after the first
-	// data_version read, before the halves are read.
-	splitHook func()
 }
 
 // Open opens (creating when missing) the database at path, creating its
