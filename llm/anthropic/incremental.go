@@ -63,10 +63,11 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 		body, cut = req.Wire.Begin(key, head, stable, hint)
 	}
 	items := cut.Items
+	var item []byte // one message's JSON, reused
 	add := func(msgs []*wireMessage) error {
 		for _, m := range msgs {
-			item, err := encodeWire(m)
-			if err != nil {
+			var err error
+			if item, err = appendMessage(item[:0], m); err != nil {
 				return err
 			}
 			body = llm.AppendItem(body, item, items, len(tail))
