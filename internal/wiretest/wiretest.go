@@ -4,6 +4,8 @@ package wiretest
 
 import (
 	"bytes"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -38,6 +40,22 @@ func (c *Calls) Check(t testing.TB, call int, got, want []byte, key string) {
 	for _, h := range c.held {
 		if !bytes.Equal(h[0], h[1]) {
 			t.Fatalf("call %d: a body the transport had not finished was written over", call)
+		}
+	}
+}
+
+// CheckJSONFields fails t for each struct type whose JSON tags, in field
+// order, are not the ones given: a hand-written encoder of the type writes
+// exactly those, so a field added or removed must change it too.
+func CheckJSONFields(t testing.TB, want map[reflect.Type][]string) {
+	t.Helper()
+	for typ, tags := range want {
+		var got []string
+		for f := range typ.Fields() {
+			got = append(got, f.Tag.Get("json"))
+		}
+		if !slices.Equal(got, tags) {
+			t.Errorf("%s has JSON fields %q; its hand-written encoder writes %q", typ, got, tags)
 		}
 	}
 }

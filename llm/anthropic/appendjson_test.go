@@ -3,9 +3,10 @@ package anthropic
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/talaria-agent/talaria/internal/wiretest"
 )
 
 // appendCases are wire messages built from a few strings so the fuzzer
@@ -115,13 +116,5 @@ func TestAppendersCoverEveryField(t *testing.T) {
 		reflect.TypeFor[cacheMark]():             {"cache_control,omitempty"},
 		reflect.TypeFor[cacheControl]():          {"type"},
 	}
-	for typ, tags := range want {
-		var got []string
-		for f := range typ.Fields() {
-			got = append(got, f.Tag.Get("json"))
-		}
-		if !slices.Equal(got, tags) {
-			t.Errorf("%s has JSON fields %q; appendMessage writes %q", typ, got, tags)
-		}
-	}
+	wiretest.CheckJSONFields(t, want)
 }

@@ -3,10 +3,9 @@ package openai
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
 
+	"github.com/talaria-agent/talaria/internal/wiretest"
 	"github.com/talaria-agent/talaria/llm"
 )
 
@@ -108,13 +107,5 @@ func TestAppendersCoverEveryField(t *testing.T) {
 		reflect.TypeFor[rsFunctionCall]():   {"type", "call_id", "name", "arguments"},
 		reflect.TypeFor[rsFunctionOutput](): {"type", "call_id", "output"},
 	}
-	for typ, tags := range want {
-		var got []string
-		for f := range typ.Fields() {
-			got = append(got, f.Tag.Get("json"))
-		}
-		if !slices.Equal(got, tags) {
-			t.Errorf("%s has JSON fields %s; its appendJSON writes %s", typ, strings.Join(got, " "), strings.Join(tags, " "))
-		}
-	}
+	wiretest.CheckJSONFields(t, want)
 }
