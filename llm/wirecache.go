@@ -58,7 +58,10 @@ func (c *WireCache) Reset() {
 // anyone else until Commit. head is the envelope up to and including the
 // message array's opening bracket.
 func (c *WireCache) Begin(key string, head []byte, stable int, sizeHint func(from int) int) ([]byte, WireCut) {
-	fresh := func() []byte { return append(Grow(nil, len(head)+sizeHint(0)), head...) }
+	// A fresh body gets what the hint says and no more: the hint already
+	// over-estimates (escapes), and at 50,000 messages an eighth more
+	// would be 3-4 MB the first call never touches.
+	fresh := func() []byte { return append(make([]byte, 0, len(head)+sizeHint(0)), head...) }
 	if c == nil {
 		return fresh(), WireCut{}
 	}

@@ -157,6 +157,10 @@ type MessageQuery struct {
 	IncludeArchived bool
 	AfterSeq        int64 // only rows with Seq > AfterSeq
 	Limit           int   // 0: all
+	// Spare asks for room for this many more rows in the result's
+	// capacity, for a caller that appends to it (a turn mirrors the rows
+	// it writes): a long session is then not copied on the first append.
+	Spare int
 }
 
 // SearchOptions narrows a full-text search.

@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"slices"
+
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -141,11 +143,19 @@ func (p *Projector) promote(rows []store.Message, in []llm.Message) bool {
 			p.all[c.ID] = struct{}{}
 		}
 	}
-	for _, m := range out {
-		m, _ = cleanMessage(m)
-		p.msgs = append(p.msgs, m)
+	for i := range out {
+		out[i], _ = cleanMessage(out[i])
+	}
+	// The first prefix of a long session is most of it: out becomes the
+	// prefix as it is, and the keys are sized once, so no copy is grown
+	// message by message.
+	if len(p.msgs) == 0 {
+		p.msgs = out
+	} else {
+		p.msgs = append(p.msgs, out...)
 	}
 	last := len(rows) - 1
+	p.keys = slices.Grow(p.keys, last)
 	for i := range rows[:last] {
 		p.keys = append(p.keys, keyOf(&rows[i]))
 	}

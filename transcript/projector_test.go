@@ -1,8 +1,11 @@
 package transcript
 
 import (
+	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -94,4 +97,36 @@ func FuzzProjector(f *testing.F) {
 			n += 1 + int(data[step%len(data)]%3)
 		}
 	})
+}
+
+// The first call of a resumed session projects all of it: the prefix it
+// keeps is the repaired messages themselves and its row keys are sized
+// once, not grown message by message (which allocated about five times
+// the prefix in copies: 28 MB of garbage at 50,000 rows).
+func TestProjectorFirstCallAllocation(t *testing.T) {
+	const n = 6000
+	rows := make([]store.Message, 0, n)
+	for i := 0; len(rows) < n; i++ {
+		id := fmt.Sprint("call_", i)
+		for _, m := range []llm.Message{user(fmt.Sprint("task ", i)), asst("", call(id)), result(id, "output"), asst("done")} {
+			rows = append(rows, store.Message{ID: int64(len(rows) + 1), Seq: int64(len(rows) + 1), Message: m})
+		}
+	}
+	var p Projector
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	msgs, stable, _ := p.Project(rows)
+	runtime.ReadMemStats(&after)
+	if len(msgs) != n || stable < n-4 {
+		t.Fatalf("%d messages, %d stable; want %d, nearly all stable", len(msgs), stable, n)
+	}
+	// What must be allocated: the projected input, the repaired prefix,
+	// the result (a copy the caller may keep) and the row keys, plus the
+	// repairer's bookkeeping and the id sets: about 490 bytes a row here.
+	// The copies grown message by message made it about 1,000.
+	perRow := (after.TotalAlloc - before.TotalAlloc) / n
+	msgSize := uint64(unsafe.Sizeof(llm.Message{}))
+	if limit := 5*msgSize + 120; perRow > limit {
+		t.Errorf("first Project allocated %d bytes a row, want at most %d", perRow, limit)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/talaria-agent/talaria/internal/memlimit"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -60,6 +62,13 @@ func main() {
 	// one) must not print timestamped lines around the one-line error a
 	// command promises; the commands' own logger honours log_level.
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "chat") {
+		// A resumed session is held whole (its rows, its last request
+		// body): keep the heap near its live size rather than at twice
+		// it. Only these one-session commands: serve's live heap is many
+		// sessions' and GOGC paces it.
+		memlimit.Start(os.Getenv)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 

@@ -264,7 +264,7 @@ func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.Mess
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]store.Message, 0, min(capacity, maxPrealloc))
+	out := make([]store.Message, 0, min(capacity, maxPrealloc)+int64(max(q.Spare, 0)))
 	var raw sqlrows.MessageRow[[]byte, []byte]
 	for rows.Next() {
 		out = append(out, store.Message{SessionID: sessionID})

@@ -221,7 +221,7 @@ func (s *Store) loadMessages(ctx context.Context, sessionID string, q store.Mess
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]store.Message, 0, min(capacity, maxPrealloc))
+	out := make([]store.Message, 0, min(capacity, maxPrealloc)+int64(max(q.Spare, 0)))
 	var raw loadRow // scanned in place, decoded at once
 	for rows.Next() {
 		out = append(out, store.Message{SessionID: sessionID})

@@ -17,6 +17,7 @@ var messageCases = []testCase{
 	{"AppendUnknownSession", testAppendUnknown},
 	{"AppendEndedSession", testAppendEnded},
 	{"QueryAfterSeqAndLimit", testQueryPaging},
+	{"QuerySpareCapacity", testQuerySpare},
 	{"ArchivedFiltering", testArchived},
 	{"Replace", testReplace},
 	{"Delete", testDelete},
@@ -216,6 +217,27 @@ func testQueryPaging(t *testing.T, s store.Store) {
 				t.Fatalf("seqs = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// testQuerySpare: Spare leaves room to append that many rows without a
+// copy, and changes nothing else.
+func testQuerySpare(t *testing.T, s store.Store) {
+	a := newSession(t, s)
+	f := store.Fence{SessionID: a.ID}
+	for i := range 4 {
+		appendMsgs(t, s, f, text(llm.RoleUser, fmt.Sprint("m", i+1)))
+	}
+	for _, q := range []store.MessageQuery{{Spare: 100}, {AfterSeq: 1, Spare: 7}, {Limit: 2, Spare: 3}} {
+		got := load(t, s, a.ID, q)
+		plain := q
+		plain.Spare = 0
+		if want := load(t, s, a.ID, plain); fmt.Sprint(seqs(got)) != fmt.Sprint(seqs(want)) {
+			t.Errorf("%+v: seqs = %v, without Spare %v", q, seqs(got), seqs(want))
+		}
+		if cap(got)-len(got) < q.Spare {
+			t.Errorf("%+v: %d rows, capacity %d: want room for %d more", q, len(got), cap(got), q.Spare)
+		}
 	}
 }
 
