@@ -1,10 +1,12 @@
 package turn
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -238,20 +240,33 @@ func pairText(x Exit) string {
 
 // uniqueCallIDs gives calls without an id, or with an id already used in
 // this session, a fresh one, so results pair unambiguously.
+//
+// Every id it looks up starts with a call's id, or with the fresh ids'
+// base when a call has none, so only the session's ids with such a prefix
+// are collected: a map of a few entries rather than of every call in the
+// session (12,500 at 50,000 messages, rebuilt on every tool round).
 func uniqueCallIDs(calls []llm.ToolCall, st *state) []llm.ToolCall {
+	fresh := "call_" + st.in.TurnID
+	relevant := func(id string) bool {
+		for _, c := range calls {
+			if strings.HasPrefix(id, cmp.Or(c.ID, fresh)) {
+				return true
+			}
+		}
+		return false
+	}
 	seen := map[string]bool{}
-	for _, r := range st.rows {
-		for _, c := range r.ToolCalls {
-			seen[c.ID] = true
+	for i := range st.rows {
+		for _, c := range st.rows[i].ToolCalls {
+			if relevant(c.ID) {
+				seen[c.ID] = true
+			}
 		}
 	}
 	out := make([]llm.ToolCall, len(calls))
 	for i, c := range calls {
 		if c.ID == "" || seen[c.ID] {
-			base := c.ID
-			if base == "" {
-				base = "call_" + st.in.TurnID
-			}
+			base := cmp.Or(c.ID, fresh)
 			for n := i + 1; ; n++ {
 				id := base + "_" + strconv.Itoa(n)
 				if !seen[id] {

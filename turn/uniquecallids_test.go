@@ -2,6 +2,7 @@ package turn
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -70,5 +71,24 @@ func TestUniqueCallIDs(t *testing.T) {
 				seen[id] = true
 			}
 		})
+	}
+}
+
+// A tool round in a long session does not rebuild a set of every call id
+// the session holds: what it allocates does not grow with the history.
+func TestUniqueCallIDsCostIndependentOfHistory(t *testing.T) {
+	rows := make([]store.Message, 5000)
+	for i := range rows {
+		rows[i] = store.Message{Message: llm.Message{Role: llm.RoleAssistant,
+			ToolCalls: []llm.ToolCall{{ID: "call_" + strconv.Itoa(i), Name: "read"}}}}
+	}
+	st := &state{in: Input{TurnID: "t9"}, rows: rows}
+	calls := []llm.ToolCall{{ID: "call_7", Name: "read"}, {ID: "fresh", Name: "read"}, {Name: "read"}}
+	got := uniqueCallIDs(calls, st)
+	if ids := []string{got[0].ID, got[1].ID, got[2].ID}; !slices.Equal(ids, []string{"call_7_1", "fresh", "call_t9_3"}) {
+		t.Fatalf("ids = %v", ids)
+	}
+	if n := testing.AllocsPerRun(20, func() { uniqueCallIDs(calls, st) }); n > 20 {
+		t.Errorf("%.0f allocations for 3 calls in a session of %d calls: grows with the history", n, len(rows))
 	}
 }
