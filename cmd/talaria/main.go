@@ -62,14 +62,22 @@ func main() {
 	// one) must not print timestamped lines around the one-line error a
 	// command promises; the commands' own logger honours log_level.
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "chat") {
-		// A resumed session is held whole (its rows, its last request
-		// body): keep the heap near its live size rather than at twice
-		// it. Only these one-session commands: serve's live heap is many
-		// sessions' and GOGC paces it.
-		memlimit.Start(os.Getenv)
-	}
+	trackMemory(os.Args[1:], os.Getenv)
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// trackMemory keeps the GC memory limit a margin above the live heap
+// (internal/memlimit) for run and chat: a resumed session is held whole
+// (its rows, its last request body), and with GOGC alone the heap would
+// grow to twice that between collections. Not for serve, whose live heap
+// is many sessions' and changes with them, nor for the short commands. It
+// returns nil when it tracks nothing (another command, or GOMEMLIMIT or
+// GOGC set by the user).
+func trackMemory(args []string, getenv func(string) string) *memlimit.Tracker {
+	if len(args) == 0 || (args[0] != "run" && args[0] != "chat") {
+		return nil
+	}
+	return memlimit.Start(getenv)
 }
 
 // cli carries a command's environment so commands can run in-process in tests.
