@@ -19,11 +19,16 @@ import (
 	"sync"
 )
 
-// MinMargin is the least room above the live heap the limit leaves.
-const MinMargin = 16 << 20
+// MinMargin is the least room above the live heap the limit leaves. Below
+// 32 MiB of live heap GOGC's own goal is the lower one, so the collector
+// paces a small process (and a large session's rows while they load) as
+// it would without a limit; 16 MiB cut the peak at 50,000 messages by
+// another ~8 MB but collected half again as often (12 cycles against 8,
+// ~15% more CPU in the run).
+const MinMargin = 32 << 20
 
 // Margin is the room above a live heap of live bytes: a quarter of it, at
-// least MinMargin (so small heaps keep GOGC's pacing).
+// least MinMargin.
 func Margin(live uint64) uint64 { return max(live/4, MinMargin) }
 
 // Tracker follows the live heap with the memory limit until Stop.
