@@ -90,8 +90,7 @@ func TestMargin(t *testing.T) {
 		{0, MinMargin},
 		{10 << 20, MinMargin},
 		{64 << 20, MinMargin},
-		{128 << 20, 32 << 20},
-		{200 << 20, 50 << 20},
+		{100 << 20, 25 << 20},
 		{4 << 30, 1 << 30},
 	}
 	for _, tt := range tests {
