@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/talaria-agent/talaria/internal/memlimit"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -62,22 +62,11 @@ func main() {
 	// one) must not print timestamped lines around the one-line error a
 	// command promises; the commands' own logger honours log_level.
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	trackMemory(os.Args[1:], os.Getenv)
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
-}
-
-// trackMemory keeps the GC memory limit a margin above the live heap
-// (internal/memlimit) for run and chat: a resumed session is held whole
-// (its rows, its last request body), and with GOGC alone the heap would
-// grow to twice that between collections. Not for serve, whose live heap
-// is many sessions' and changes with them, nor for the short commands. It
-// returns nil when it tracks nothing (another command, or GOMEMLIMIT or
-// GOGC set by the user).
-func trackMemory(args []string, getenv func(string) string) *memlimit.Tracker {
-	if len(args) == 0 || (args[0] != "run" && args[0] != "chat") {
-		return nil
-	}
-	return memlimit.Start(getenv)
+	c := newCLI(os.Stdin, os.Stdout, os.Stderr, os.Getenv, isTerminal(os.Stdout), isTerminal(os.Stderr))
+	// The GC memory limit is process-wide: only the real process follows
+	// the live heap, never a command run in-process by a test.
+	c.memory = memoryObserverFor(os.Args[1:], os.Getenv)
+	os.Exit(c.dispatch(context.Background(), os.Args[1:]))
 }
 
 // cli carries a command's environment so commands can run in-process in tests.
@@ -94,6 +83,8 @@ type cli struct {
 	lastError string
 	// clients are the providers' shared HTTP clients.
 	clients httpClients
+	// memory, when set, joins the turns' observers (memoryObserver).
+	memory turn.Observer
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {

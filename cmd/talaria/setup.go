@@ -238,6 +238,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		a.Close()
 		return nil, err
 	}
+	ac.Observer = turn.MultiObserver(ac.Observer, c.memory)
 	if !f.yes && cfg.Approvals != "auto" {
 		ac.Approver = approver
 	}
