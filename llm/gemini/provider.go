@@ -1,12 +1,13 @@
 // Package gemini implements llm.Provider over Google's Gemini API
-// (generateContent, streamed as SSE) through google.golang.org/genai.
+// (streamGenerateContent, streamed as SSE).
 //
-// The SDK sends the call (URL, API version, key and client headers,
-// streaming, its error shapes), but the adapter encodes the request body
-// itself, byte for byte what the SDK would send for the same request (the
-// tests check it against the SDK), so that a long session's body is built
-// incrementally (llm.WireCache): the SDK is handed an empty request and
-// the transport puts the adapter's body in its place.
+// The adapter sends the call itself (client.go: URL, API version, key and
+// client headers, SSE framing, error shapes) and encodes the request body
+// itself, byte for byte the request google.golang.org/genai sent for the
+// same call (the tests check body and headers against the SDK, which is a
+// test-only dependency: its Google auth stack would pull gRPC into every
+// binary), so that a long session's body is built incrementally
+// (llm.WireCache).
 //
 // Gemini has no tool call ids: function responses are matched to calls by
 // name and order, so the adapter sends each tool-result turn in the order
@@ -19,17 +20,12 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"iter"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
-
-	"google.golang.org/genai"
 
 	"github.com/talaria-agent/talaria/llm"
 )
@@ -44,7 +40,8 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
 type Config struct {
 	// Name is the provider name in errors and status lines; default "gemini".
 	Name string
-	// BaseURL is the server root without /v1beta (the SDK adds the version).
+	// BaseURL is the server root without /v1beta (the adapter adds the
+	// version).
 	BaseURL string
 	// APIKey is the default key, sent as x-goog-api-key; llm.Request.APIKey
 	// overrides it per call.
@@ -63,7 +60,7 @@ type Config struct {
 // Provider is the Gemini adapter. It is safe for concurrent use.
 type Provider struct {
 	name     string
-	client   *genai.Client
+	client   *client
 	budget   int
 	perModel map[string]int
 	// tools is the tool list validated and encoded once while unchanged.
@@ -72,8 +69,8 @@ type Provider struct {
 
 var _ llm.Provider = (*Provider)(nil)
 
-// New builds a Provider. Only cfg decides where calls go: the SDK's
-// GOOGLE_* / GEMINI_* environment defaults are overridden.
+// New builds a Provider. Only cfg decides where calls go (no GOOGLE_* /
+// GEMINI_* environment defaults are read).
 func New(cfg Config) (*Provider, error) {
 	name := cfg.Name
 	if name == "" {
@@ -83,37 +80,26 @@ func New(cfg Config) (*Provider, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	// The SDK appends "v1beta/..."; a root given with the version is
+	// The adapter appends "v1beta/..."; a root given with the version is
 	// tolerated.
 	base = strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1beta") + "/"
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = llm.NewHTTPClient(llm.Timeouts{})
 	}
-	inner := hc.Transport
-	if inner == nil {
-		inner = http.DefaultTransport
-	}
-	wrapped := *hc
-	wrapped.Transport = &capturingTransport{base: inner}
 	headers := http.Header{}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
 		headers.Set(k, cfg.Headers[k])
 	}
 	key := cfg.APIKey
 	if key == "" {
-		// The SDK insists on a key for the Gemini backend; local servers
-		// need none, so an inert one is sent.
+		// The SDK insisted on a key for the Gemini backend and sent an
+		// inert one for local servers that need none; the wire stays so.
 		key = "no-key"
 	}
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:      key,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  &wrapped,
-		HTTPOptions: genai.HTTPOptions{BaseURL: base, APIVersion: "v1beta", Headers: headers},
-	})
+	client, err := newClient(base, key, hc, headers)
 	if err != nil {
-		return nil, fmt.Errorf("gemini client: %w", err)
+		return nil, err
 	}
 	return &Provider{name: name, client: client, budget: cfg.ThinkingBudget, perModel: maps.Clone(cfg.ModelThinking)}, nil
 }
@@ -154,18 +140,17 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Message: err.Error(), Err: err})
 			return
 		}
-		cs := &callState{key: req.APIKey, request: body}
-		ctx, cancel := context.WithCancel(context.WithValue(ctx, callKey{}, cs))
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		// The SDK sends the call (URL, version, key and client headers,
-		// streaming, its error shapes) with an empty request; the
-		// transport puts the adapter's body in its place.
-		off := false
-		config := &genai.GenerateContentConfig{AutomaticContinuation: &off}
 		asm := &assembler{reqModel: req.Model}
-		for resp, err := range p.client.Models.GenerateContentStream(ctx, req.Model, nil, config) {
+		header, chunks, err := p.client.stream(ctx, req.Model, req.APIKey, body)
+		if err != nil {
+			yield(llm.Event{}, p.streamError(ctx, req.Model, header, false, asm, err))
+			return
+		}
+		for resp, err := range chunks {
 			if err != nil {
-				yield(llm.Event{}, p.streamError(ctx, req.Model, cs, asm, err))
+				yield(llm.Event{}, p.streamError(ctx, req.Model, header, true, asm, err))
 				return
 			}
 			for _, ev := range asm.feed(resp) {
@@ -178,62 +163,16 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			}
 		}
 		if ctx.Err() != nil {
-			yield(llm.Event{}, p.streamError(ctx, req.Model, cs, asm, ctx.Err()))
+			yield(llm.Event{}, p.streamError(ctx, req.Model, header, true, asm, ctx.Err()))
 			return
 		}
 		if !asm.finished() {
-			yield(llm.Event{}, p.streamError(ctx, req.Model, cs, asm, errNoFinish))
+			yield(llm.Event{}, p.streamError(ctx, req.Model, header, true, asm, errNoFinish))
 			return
 		}
 		yield(llm.Event{Type: llm.EventDone, Response: asm.response()}, nil)
 	}
 }
 
-// callKey carries a call's callState through the SDK to the transport.
-type callKey struct{}
-
-// callState is one call's key override, its request body, and the raw
-// HTTP answer when it was an error: the SDK keeps only the parsed message,
-// and the classifier needs the body and headers.
-type callState struct {
-	key     string
-	request []byte
-	status  int
-	header  http.Header
-	body    []byte
-}
-
 // maxErrorBody caps a kept error body.
 const maxErrorBody = 64 << 10
-
-type capturingTransport struct{ base http.RoundTripper }
-
-func (t *capturingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	cs, _ := r.Context().Value(callKey{}).(*callState)
-	if cs != nil && (cs.key != "" || cs.request != nil) {
-		r = r.Clone(r.Context())
-		if cs.key != "" {
-			r.Header.Set("x-goog-api-key", cs.key)
-		}
-		if body := cs.request; body != nil {
-			if r.Body != nil {
-				_ = r.Body.Close()
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-			r.ContentLength = int64(len(body))
-		}
-	}
-	resp, err := t.base.RoundTrip(r)
-	if err != nil || cs == nil {
-		return resp, err
-	}
-	cs.status, cs.header = resp.StatusCode, resp.Header.Clone()
-	if resp.StatusCode >= 300 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		_ = resp.Body.Close()
-		cs.body = body
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	return resp, nil
-}

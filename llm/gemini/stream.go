@@ -7,9 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
-
-	"google.golang.org/genai"
 
 	"github.com/talaria-agent/talaria/llm"
 )
@@ -32,7 +31,7 @@ type assembler struct {
 	out       []llm.Event
 }
 
-func (a *assembler) feed(r *genai.GenerateContentResponse) []llm.Event {
+func (a *assembler) feed(r *response) []llm.Event {
 	a.out = a.out[:0]
 	if r == nil {
 		return nil
@@ -55,7 +54,7 @@ func (a *assembler) feed(r *genai.GenerateContentResponse) []llm.Event {
 	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
 		// The prompt itself was blocked: no candidates will come.
 		a.blocked = true
-		a.finish, a.rawFinish = llm.FinishContentFilter, "prompt_blocked:"+string(pf.BlockReason)
+		a.finish, a.rawFinish = llm.FinishContentFilter, "prompt_blocked:"+pf.BlockReason
 		return a.out
 	}
 	if len(r.Candidates) == 0 {
@@ -67,15 +66,15 @@ func (a *assembler) feed(r *genai.GenerateContentResponse) []llm.Event {
 			a.part(p)
 		}
 	}
-	if c.FinishReason != "" && c.FinishReason != genai.FinishReasonUnspecified {
+	if c.FinishReason != "" && c.FinishReason != "FINISH_REASON_UNSPECIFIED" {
 		a.emitText(a.think.Flush())
-		a.rawFinish = string(c.FinishReason)
+		a.rawFinish = c.FinishReason
 		a.finish = mapFinish(c.FinishReason)
 	}
 	return a.out
 }
 
-func (a *assembler) part(p *genai.Part) {
+func (a *assembler) part(p *part) {
 	if p == nil {
 		return
 	}
@@ -168,25 +167,26 @@ func (a *assembler) response() *llm.Response {
 	return &llm.Response{Message: msg, FinishReason: finish, RawFinishReason: a.rawFinish, Usage: a.usage, Model: a.model, ID: a.id}
 }
 
-func mapFinish(f genai.FinishReason) llm.FinishReason {
+func mapFinish(f string) llm.FinishReason {
 	switch f {
-	case genai.FinishReasonStop:
+	case "STOP":
 		return llm.FinishStop
-	case genai.FinishReasonMaxTokens:
+	case "MAX_TOKENS":
 		return llm.FinishLength
-	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonBlocklist,
-		genai.FinishReasonProhibitedContent, genai.FinishReasonSPII, genai.FinishReasonImageSafety:
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY":
 		return llm.FinishContentFilter
 	}
 	return llm.FinishUnknown
 }
 
-// streamError builds the APIError for a failed call: the HTTP error the
-// transport captured, an error object inside the stream, or a connection
-// failure. The caller's ctx wins.
-func (p *Provider) streamError(ctx context.Context, model string, cs *callState, a *assembler, err error) *llm.APIError {
+// streamError builds the APIError for a failed call: an HTTP error, an
+// error object inside the stream, or a connection failure; header is the
+// answer's (nil when none came) and started says the 200 stream had
+// begun. The caller's ctx wins.
+func (p *Provider) streamError(ctx context.Context, model string, header http.Header, started bool, a *assembler, err error) *llm.APIError {
 	e := &llm.APIError{Provider: p.name, Model: model, Err: err, PartialText: a.text.String()}
-	var ge genai.APIError
+	var he *httpError
+	var ae *apiError
 	switch {
 	case ctx.Err() != nil:
 		e.Message = ctx.Err().Error()
@@ -194,31 +194,34 @@ func (p *Provider) streamError(ctx context.Context, model string, cs *callState,
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			e.Transport = llm.TransportTimeout
 		}
-		e.MidStream = cs.status == 200
-	case cs.status >= 300:
-		e.StatusCode, e.Header, e.Body = cs.status, cs.header, cs.body
-		e.Message = errorMessage(cs.body, err)
-	case errors.As(err, &ge):
+		e.MidStream = started
+	case errors.As(err, &he):
+		e.StatusCode, e.Header, e.Body = he.status, he.header, he.body
+		e.Message = errorMessage(he.body, err)
+	case errors.As(err, &ae):
 		// An error object inside a 200 stream.
 		e.MidStream = true
-		e.StatusCode = ge.Code
-		e.Header = cs.header
-		body, _ := json.Marshal(map[string]any{"error": ge})
+		e.StatusCode = ae.Code
+		e.Header = header
+		body, _ := json.Marshal(map[string]any{"error": ae})
 		e.Body = body
-		e.Message = ge.Message
+		e.Message = ae.Message
+	case errors.Is(err, errInvalid):
+		e.Message = err.Error()
 	default:
 		e.Message = err.Error()
 		e.Transport = llm.ClassifyTransport(err)
 		if e.Transport == llm.TransportNone {
 			e.Transport = llm.TransportEOF
 		}
-		e.MidStream = cs.status == 200
+		e.MidStream = started
 	}
 	return e
 }
 
 // errorMessage is the provider's message from an error body: an object or
-// a list of objects ({"error":{"message":…}}), else the SDK's text.
+// a list of objects ({"error":{"message":…}}), else the body itself, else
+// err's text.
 func errorMessage(body []byte, err error) string {
 	type wrapped struct {
 		Error struct {
@@ -233,9 +236,11 @@ func errorMessage(body []byte, err error) string {
 	if json.Unmarshal(body, &list) == nil && len(list) > 0 && list[0].Error.Message != "" {
 		return list[0].Error.Message
 	}
-	var ge genai.APIError
-	if errors.As(err, &ge) && ge.Message != "" {
-		return ge.Message
+	if t := strings.TrimSpace(string(body[:min(len(body), 512)])); t != "" {
+		return t
+	}
+	if err == nil {
+		return "no error message"
 	}
 	return err.Error()
 }
