@@ -1,3 +1,5 @@
+//go:build otlpgrpc
+
 package observe_test
 
 import (

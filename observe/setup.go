@@ -9,10 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -77,7 +73,9 @@ func PrometheusReader(reg prometheus.Registerer) (sdkmetric.Reader, error) {
 // endpoint, protocol, service name and export switches are read through
 // it; the exporters read the remaining OTEL_* variables (headers,
 // timeouts, TLS, OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES) as the
-// OpenTelemetry SDK always does.
+// OpenTelemetry SDK does (the http/protobuf exporter is this package's own:
+// OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]HEADERS, TIMEOUT, COMPRESSION,
+// CERTIFICATE, CLIENT_CERTIFICATE and CLIENT_KEY are read through getenv).
 func Setup(ctx context.Context, s Settings, getenv func(string) string) (*Telemetry, error) {
 	t := &Telemetry{}
 	if s.Disabled || strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
@@ -107,6 +105,9 @@ func Setup(ctx context.Context, s Settings, getenv func(string) string) (*Teleme
 		if p != "http/protobuf" && p != "grpc" {
 			return nil, fmt.Errorf("telemetry: OTLP protocol %q is not supported: use http/protobuf or grpc", p)
 		}
+		if p == "grpc" && !grpcBuilt {
+			return nil, ErrGRPCNotBuilt
+		}
 	}
 	res, err := newResource(ctx, s, getenv)
 	if err != nil {
@@ -119,7 +120,7 @@ func Setup(ctx context.Context, s Settings, getenv func(string) string) (*Teleme
 	}()
 	if traceEP != "" {
 		var exp sdktrace.SpanExporter
-		exp, err = traceExporter(ctx, traceProto, traceEP, s.Headers)
+		exp, err = traceExporter(ctx, traceProto, traceEP, s.Headers, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: trace exporter for %s: %w", traceEP, err)
 		}
@@ -129,7 +130,7 @@ func Setup(ctx context.Context, s Settings, getenv func(string) string) (*Teleme
 	readers := append([]sdkmetric.Reader(nil), s.Readers...)
 	if metricEP != "" {
 		var exp sdkmetric.Exporter
-		exp, err = metricExporter(ctx, metricProto, metricEP, s.Headers)
+		exp, err = metricExporter(ctx, metricProto, metricEP, s.Headers, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: metric exporter for %s: %w", metricEP, err)
 		}
@@ -215,34 +216,18 @@ func newResource(ctx context.Context, s Settings, getenv func(string) string) (*
 	return res, nil
 }
 
-func traceExporter(ctx context.Context, proto, endpoint string, headers map[string]string) (sdktrace.SpanExporter, error) {
+func traceExporter(ctx context.Context, proto, endpoint string, headers map[string]string, getenv func(string) string) (sdktrace.SpanExporter, error) {
 	if proto == "grpc" {
-		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(endpoint)}
-		if len(headers) > 0 {
-			opts = append(opts, otlptracegrpc.WithHeaders(headers))
-		}
-		return otlptracegrpc.New(ctx, opts...)
+		return grpcTraceExporter(ctx, endpoint, headers)
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint)}
-	if len(headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(headers))
-	}
-	return otlptracehttp.New(ctx, opts...)
+	return httpTraceExporter(ctx, endpoint, headers, getenv)
 }
 
-func metricExporter(ctx context.Context, proto, endpoint string, headers map[string]string) (sdkmetric.Exporter, error) {
+func metricExporter(ctx context.Context, proto, endpoint string, headers map[string]string, getenv func(string) string) (sdkmetric.Exporter, error) {
 	if proto == "grpc" {
-		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpointURL(endpoint)}
-		if len(headers) > 0 {
-			opts = append(opts, otlpmetricgrpc.WithHeaders(headers))
-		}
-		return otlpmetricgrpc.New(ctx, opts...)
+		return grpcMetricExporter(ctx, endpoint, headers)
 	}
-	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(endpoint)}
-	if len(headers) > 0 {
-		opts = append(opts, otlpmetrichttp.WithHeaders(headers))
-	}
-	return otlpmetrichttp.New(ctx, opts...)
+	return httpMetricExporterFor(endpoint, headers, getenv)
 }
 
 // signalURL turns a base OTLP endpoint into a signal's URL for

@@ -6,6 +6,7 @@
 package telemetrytest
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -81,7 +82,17 @@ func decode(t testing.TB, w http.ResponseWriter, req *http.Request, m proto.Mess
 	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
 		t.Errorf("OTLP content type %q", ct)
 	}
-	body, err := io.ReadAll(req.Body)
+	var src io.Reader = req.Body
+	if req.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(req.Body)
+		if err != nil {
+			t.Errorf("OTLP gzip body: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return false
+		}
+		src = zr
+	}
+	body, err := io.ReadAll(src)
 	if err == nil {
 		err = proto.Unmarshal(body, m)
 	}
