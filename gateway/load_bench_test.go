@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/tool"
@@ -121,7 +122,7 @@ func BenchmarkGatewayTurns(b *testing.B) {
 	const model = 50 * time.Millisecond
 	for range b.N {
 		_, g, srv, tok := benchGateway(b, model, func(c *Config) { c.MaxConcurrentTurns = n })
-		cl := &Client{BaseURL: srv.URL, Token: tok, HTTP: benchClient(n)}
+		cl := &client.Client{BaseURL: srv.URL, Token: tok, HTTP: benchClient(n)}
 		ids := make([]string, n)
 		for i := range ids {
 			id, err := cl.CreateSession(context.Background())
@@ -210,7 +211,7 @@ func BenchmarkSSEFanOut(b *testing.B) {
 	m := envInt("TALARIA_BENCH_SUBSCRIBERS", 1000)
 	for range b.N {
 		env, g, srv, tok := benchGateway(b, 0, nil)
-		cl := &Client{BaseURL: srv.URL, Token: tok, HTTP: benchClient(m)}
+		cl := &client.Client{BaseURL: srv.URL, Token: tok, HTTP: benchClient(m)}
 		sid, err := cl.CreateSession(context.Background())
 		if err != nil {
 			b.Fatal(err)
@@ -251,7 +252,7 @@ func BenchmarkSSEFanOut(b *testing.B) {
 					return
 				}
 				defer resp.Body.Close()
-				_ = ParseSSE(resp.Body, func(id int64, typ string, _ []byte) bool {
+				_ = client.ParseSSE(resp.Body, func(id int64, typ string, _ []byte) bool {
 					recs[i] = append(recs[i], rec{id, time.Now()})
 					return typ != string(EventTurnFinished)
 				})

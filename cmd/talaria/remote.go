@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/talaria-agent/talaria/gateway"
+	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -18,7 +18,7 @@ import (
 
 // remoteClient is the client of `run --server` and `chat --server`; the
 // token comes from TALARIA_TOKEN.
-func (c *cli) remoteClient(server string) (*gateway.Client, error) {
+func (c *cli) remoteClient(server string) (*client.Client, error) {
 	tok := strings.TrimSpace(c.getenv("TALARIA_TOKEN"))
 	if tok == "" {
 		return nil, &setupError{"--server needs a token: set TALARIA_TOKEN (create one with `talaria serve token create NAME` on the server)"}
@@ -26,7 +26,7 @@ func (c *cli) remoteClient(server string) (*gateway.Client, error) {
 	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
 		return nil, &setupError{fmt.Sprintf("--server %q: use a URL like http://127.0.0.1:7420", server)}
 	}
-	return &gateway.Client{BaseURL: server, Token: tok}, nil
+	return &client.Client{BaseURL: server, Token: tok}, nil
 }
 
 // remoteExit maps a failure to reach or use the server to an exit code.
@@ -35,12 +35,12 @@ func (c *cli) remoteExit(err error) int {
 	if errors.As(err, &se) {
 		return c.fail(exitUsage, "%s", se.msg)
 	}
-	var ae *gateway.APIError
+	var ae *client.APIError
 	if errors.As(err, &ae) {
 		switch {
 		case ae.Status == 401:
 			return c.fail(exitAuth, "the server refused the token (TALARIA_TOKEN): %s", ae.Message)
-		case ae.Code == gateway.CodeSessionBusy || ae.Code == gateway.CodeQueueFull:
+		case ae.Code == client.CodeSessionBusy || ae.Code == client.CodeQueueFull:
 			return c.fail(exitBusy, "%s", ae.Message)
 		case ae.Status == 404 || ae.Status == 400:
 			return c.fail(exitUsage, "%s", ae.Message)
@@ -184,7 +184,7 @@ func (allowAll) Approve(context.Context, llm.ToolCall, tool.Info) (bool, string)
 
 // remoteSession picks the server session a remote run or chat talks to:
 // the one named, the newest (-c), or a new one.
-func remoteSession(ctx context.Context, cl *gateway.Client, sessionID string, cont bool) (string, error) {
+func remoteSession(ctx context.Context, cl *client.Client, sessionID string, cont bool) (string, error) {
 	switch {
 	case sessionID != "":
 		return sessionID, nil

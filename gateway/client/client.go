@@ -1,4 +1,9 @@
-package gateway
+// Package client is the Go client of `talaria serve`'s HTTP API: it
+// drives a remote agent the way the CLI drives a local one (the same
+// hooks, the same approver, the same turn.Result). It imports nothing of
+// the server (no Prometheus, OpenTelemetry or gRPC), so a program that
+// only talks to a server links only net/http and the engine's types.
+package client
 
 import (
 	"bytes"
@@ -97,7 +102,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 
 // CreateSession creates a session and returns its id.
 func (c *Client) CreateSession(ctx context.Context) (string, error) {
-	var s SessionView
+	var s session
 	if err := c.Do(ctx, "POST", "/v1/sessions", map[string]any{}, &s); err != nil {
 		return "", err
 	}
@@ -106,7 +111,7 @@ func (c *Client) CreateSession(ctx context.Context) (string, error) {
 
 // LatestSession returns the most recently updated session's id.
 func (c *Client) LatestSession(ctx context.Context) (string, error) {
-	var out struct{ Sessions []SessionView }
+	var out struct{ Sessions []session }
 	if err := c.Do(ctx, "GET", "/v1/sessions?limit=1", nil, &out); err != nil {
 		return "", err
 	}
@@ -182,7 +187,7 @@ func (c *Client) follow(ctx context.Context, body io.Reader, turnID string, last
 		if json.Unmarshal(data, &ev) != nil || ev.TurnID != turnID {
 			return true
 		}
-		switch EventType(typ) {
+		switch typ {
 		case EventTextDelta:
 			if hooks.TextDelta != nil {
 				hooks.TextDelta(ev.Text)
@@ -247,6 +252,32 @@ func (c *Client) follow(ctx context.Context, body io.Reader, turnID string, last
 	}
 	return done, err
 }
+
+// session is the part of the API's session view the client reads.
+type session struct {
+	ID string `json:"id"`
+}
+
+// The API's wire names the client reads: event types (gateway's
+// EventType), approval decisions and error codes. gateway's tests check
+// that they match the server's.
+const (
+	EventTextDelta        = "text_delta"
+	EventReasoningDelta   = "reasoning_delta"
+	EventDiscard          = "discard"
+	EventStatus           = "status"
+	EventToolStarted      = "tool_started"
+	EventToolFinished     = "tool_finished"
+	EventApprovalRequired = "approval_required"
+	EventTurnFinished     = "turn_finished"
+
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+
+	CodeSessionBusy = "session_busy"
+	CodeQueueFull   = "queue_full"
+	CodeNoApproval  = "approval_not_found"
+)
 
 // ParseSSE reads Server-Sent Events from r and calls fn for each until fn
 // returns false or the stream ends.

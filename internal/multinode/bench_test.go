@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/talaria-agent/talaria/gateway"
+	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -120,7 +120,7 @@ func (c *cluster) streamTurn(ctx context.Context, nd *node, sid, text string) (t
 		return turn.Result{}, fmt.Errorf("node %d: %s", nd.i, resp.Status)
 	}
 	var res turn.Result
-	err = gateway.ParseSSE(bufio.NewReader(resp.Body), func(_ int64, typ string, data []byte) bool {
+	err = client.ParseSSE(bufio.NewReader(resp.Body), func(_ int64, typ string, data []byte) bool {
 		if typ != "turn_finished" {
 			return true
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/gateway"
+	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/pgtest"
 	"github.com/talaria-agent/talaria/internal/testenv"
@@ -287,7 +288,7 @@ func (c *cluster) subscribeOpen(ctx context.Context, nd *node, sid string, after
 	if open != nil {
 		open()
 	}
-	return gateway.ParseSSE(bufio.NewReader(resp.Body), func(id int64, typ string, data []byte) bool {
+	return client.ParseSSE(bufio.NewReader(resp.Body), func(id int64, typ string, data []byte) bool {
 		var head struct {
 			TurnID string `json:"turn_id"`
 		}
