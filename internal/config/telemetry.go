@@ -8,7 +8,8 @@ type Telemetry struct {
 	// http/protobuf, "http://localhost:4317" for grpc); empty exports
 	// nothing unless the environment names one.
 	Endpoint string `yaml:"endpoint"`
-	// Protocol is "http/protobuf" (default) or "grpc".
+	// Protocol is "http/protobuf" (default) or "grpc" (a binary built
+	// with -tags otlpgrpc; the default build says so and stops).
 	Protocol string            `yaml:"protocol"`
 	Headers  map[string]string `yaml:"headers"`
 	// ServiceName defaults to "talaria".

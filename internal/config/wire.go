@@ -11,7 +11,7 @@ const (
 	APIOpenAI          = "openai"           // Chat Completions, any compatible server
 	APIOpenAIResponses = "openai-responses" // OpenAI Responses (reasoning items replayed)
 	APIAnthropic       = "anthropic"        // Anthropic Messages (extended thinking)
-	APIGemini          = "gemini"           // Gemini generateContent (google.golang.org/genai)
+	APIGemini          = "gemini"           // Gemini streamGenerateContent (SSE)
 )
 
 // APIs lists every wire format, for help texts and validation.
