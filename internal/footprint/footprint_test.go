@@ -153,3 +153,21 @@ func TestLinkedBinary(t *testing.T) {
 		t.Errorf("stripped binary is %.1f MiB, over the %d MiB budget", float64(fi.Size())/(1<<20), maxStripped>>20)
 	}
 }
+
+// The Go client of `talaria serve` links nothing of the server: no
+// Prometheus, OpenTelemetry or gRPC.
+func TestClientLinksNoServer(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./gateway/client")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./gateway/client: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, rule := range []string{"github.com/prometheus/", "go.opentelemetry.io/", "google.golang.org/grpc", "github.com/talaria-agent/talaria/gateway"} {
+			if matches(pkg, rule) && pkg != "github.com/talaria-agent/talaria/gateway/client" {
+				t.Errorf("gateway/client links %s", pkg)
+			}
+		}
+	}
+}
