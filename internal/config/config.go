@@ -10,9 +10,11 @@ import (
 	"github.com/talaria-agent/talaria/internal/lazy"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -160,22 +162,25 @@ type Config struct {
 // Duration is a time.Duration written as "90s" or "2m" in YAML.
 type Duration time.Duration
 
-// UnmarshalYAML reads "90s", "2m", or a plain number of seconds.
+// UnmarshalYAML reads a Go duration ("90s", "2m", "1h30m") or a plain
+// number of seconds ("30", "1.5"); anything else ("5 minutes", "2 mins")
+// is an error naming the line, never a quiet reading of its leading number.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string
 	if err := n.Decode(&s); err != nil {
 		return err
 	}
-	if v, err := time.ParseDuration(s); err == nil {
+	t := strings.TrimSpace(s)
+	if v, err := time.ParseDuration(t); err == nil {
 		*d = Duration(v)
 		return nil
 	}
-	var secs float64
-	if _, err := fmt.Sscanf(s, "%g", &secs); err == nil {
+	if secs, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(secs, 0) && !math.IsNaN(secs) &&
+		math.Abs(secs) < float64(math.MaxInt64/int64(time.Second)) {
 		*d = Duration(time.Duration(secs * float64(time.Second)))
 		return nil
 	}
-	return fmt.Errorf("line %d: %q is not a duration (use e.g. 90s or 2m)", n.Line, s)
+	return fmt.Errorf("line %d: %q is not a duration (use a Go duration such as 90s, 5m or 1h30m, or a plain number of seconds)", n.Line, s)
 }
 
 // Home returns the configuration directory: $TALARIA_HOME, else ~/.talaria.

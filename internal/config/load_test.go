@@ -197,6 +197,12 @@ func TestLoadErrors(t *testing.T) {
 		{"several problems on one line", "approval: auto\nmax_iteration: 3\n", nil, []string{"line 1: unknown key approval; line 2: unknown key max_iteration"}},
 		{"wrong type", "max_iterations: lots\n", nil, []string{"line 1", "lots"}},
 		{"bad duration", "shell_timeout: soon\n", nil, []string{"line 1", `"soon" is not a duration`}},
+		// A leading number must not be read as seconds (issue 25 item 2).
+		{"duration in words", "shell_timeout: 5 minutes\n", nil, []string{"line 1", `"5 minutes" is not a duration`, "90s"}},
+		{"timeout in words", "timeouts:\n  response_header: 2 minutes\n", nil, []string{"line 2", `"2 minutes" is not a duration`}},
+		{"compression timeout in words", "compression:\n  timeout: 30 secs\n", nil, []string{"line 2", `"30 secs"`}},
+		{"number with a unit typo", "shell_timeout: 10sec\n", nil, []string{"line 1", `"10sec"`}},
+		{"review idle in words", "review:\n  idle: 1 hour\n", nil, []string{"line 2", `"1 hour"`}},
 		{"bad api", "providers:\n  x:\n    api: palm\n", nil, []string{"providers.x.api", "use one of openai, openai-responses, anthropic, gemini"}},
 		{"thinking budget below the minimum", "providers:\n  x:\n    api: anthropic\n    base_url: http://127.0.0.1:1\n    thinking:\n      budget_tokens: 100\n", nil, []string{"providers.x.thinking.budget_tokens is 100"}},
 		{"bad reasoning effort", "providers:\n  x:\n    api: openai-responses\n    base_url: http://127.0.0.1:1/v1\n    reasoning:\n      effort: max\n", nil, []string{"providers.x.reasoning.effort"}},
