@@ -8,10 +8,18 @@ import (
 
 // who names the failing provider for people, crediting the upstream behind
 // an aggregator.
+// Who names the provider of a failure as a person knows it: its entry
+// name, or for a --base-url server (entry "custom") the server's URL.
+func (c Classified) Who() string { return who(c) }
+
 func who(c Classified) string {
 	p := c.Provider
-	if p == "" {
+	switch {
+	case p == "":
 		p = "the provider"
+	case p == "custom" && c.BaseURL != "":
+		// Every --base-url server is entry "custom"; name the one meant.
+		p = "the server at " + c.BaseURL
 	}
 	if c.UpstreamProvider != "" {
 		p += " (upstream " + c.UpstreamProvider + ")"

@@ -127,7 +127,10 @@ type Limits struct {
 	// (failover.DefaultMaxRetries); Backoff spaces them (failover's
 	// defaults for unset fields).
 	MaxRetries int
-	Backoff    failover.Backoff
+	// NoRetries makes a zero MaxRetries mean no retries (max_retries: 0)
+	// instead of the default.
+	NoRetries bool
+	Backoff   failover.Backoff
 	// MaxTokens caps each call's output; 0 asks for the model's catalogue
 	// maximum within a default cap (see maxTokensFor).
 	MaxTokens int
@@ -143,7 +146,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxIterations <= 0 {
 		l.MaxIterations = DefaultMaxIterations
 	}
-	if l.MaxRetries <= 0 {
+	if l.MaxRetries <= 0 && !l.NoRetries {
 		l.MaxRetries = failover.DefaultMaxRetries
 	}
 	if l.LengthContinuations <= 0 {

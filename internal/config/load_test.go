@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,7 +217,8 @@ func TestLoadErrors(t *testing.T) {
 		{"relative database path", "database:\n  path: state.db\n", nil, []string{"database.path", "relative", "./state.db"}},
 		{"unset variable in database path", "database:\n  path: $NOPE_DIR/state.db\n", nil, []string{"database.path uses $NOPE_DIR, which is not set"}},
 		{"other user's home", "database:\n  path: ~bob/state.db\n", nil, []string{"database.path", "~bob"}},
-		{"relative TALARIA_DB", "-", map[string]string{"TALARIA_DB": "x.db"}, []string{"TALARIA_DB", "relative"}},
+		{"relative sqlite database.url", "database:\n  url: sqlite://state.db\n", nil, []string{"database.url", "relative"}},
+		{"unset variable in TALARIA_DB", "-", map[string]string{"TALARIA_DB": "$NOPE_DIR/x.db"}, []string{"TALARIA_DB uses $NOPE_DIR"}},
 		{"unknown default provider", "provider: nope\n", nil, []string{`provider "nope" is not configured`, "anthropic, openai"}},
 		{"unknown provider from env", "-", map[string]string{"TALARIA_PROVIDER": "nope"}, []string{`provider "nope"`}},
 		{"unknown fallback", "fallback:\n  - provider: nope\n", nil, []string{"fallback[0].provider"}},
@@ -329,6 +331,47 @@ func TestKeyList(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.p.KeyList(env); !slices.Equal(got, tc.want) {
 				t.Errorf("KeyList = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Paths from the environment follow the shell's rule, as flags do: ~ and
+// $VAR expanded, a relative path resolved against the current directory
+// (issue 25 item 8). The config file keeps refusing a bare relative path.
+func TestEnvironmentPathsFollowTheShellRule(t *testing.T) {
+	home := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		env      map[string]string
+		wantPath string
+		wantURL  string
+	}{
+		{"relative TALARIA_DB", map[string]string{"TALARIA_DB": "x.db"}, filepath.Join(wd, "x.db"), ""},
+		{"TALARIA_DB under ~", map[string]string{"TALARIA_DB": "~/d/x.db"}, filepath.Join(home, "d", "x.db"), ""},
+		{"TALARIA_DB with a variable", map[string]string{"TALARIA_DB": "$DATA/x.db", "DATA": "/srv"}, "/srv/x.db", ""},
+		{"sqlite URL under ~", map[string]string{"TALARIA_DATABASE_URL": "sqlite://~/y.db"}, "", "sqlite://" + filepath.Join(home, "y.db")},
+		{"relative sqlite URL", map[string]string{"TALARIA_DATABASE_URL": "sqlite://y.db"}, "", "sqlite://" + filepath.Join(wd, "y.db")},
+		{"absolute sqlite URL", map[string]string{"TALARIA_DATABASE_URL": "sqlite:///tmp/y.db"}, "", "sqlite:///tmp/y.db"},
+		{"postgres URL untouched", map[string]string{"TALARIA_DATABASE_URL": "postgres://u@h/db"}, "", "postgres://u@h/db"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"HOME": home}
+			maps.Copy(env, tc.env)
+			c, err := load(t, "-", env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantPath != "" && c.Database.Path != tc.wantPath {
+				t.Errorf("path %q, want %q", c.Database.Path, tc.wantPath)
+			}
+			if c.Database.URL != tc.wantURL {
+				t.Errorf("url %q, want %q", c.Database.URL, tc.wantURL)
 			}
 		})
 	}
