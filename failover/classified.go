@@ -48,6 +48,8 @@ type Classified struct {
 	Transport llm.TransportKind
 	Connect   llm.ConnectCause
 	BaseURL   string
+	// NoKeyHint is Input.NoKeyHint: no key was sent, and how to send one.
+	NoKeyHint string
 }
 
 // classifiedJSON is the wire shape of `talaria explain-error --json`.

@@ -149,7 +149,7 @@ func (f *facts) finish(v verdict) Classified {
 		Compress: r.compress, Certain: !v.uncertain, Status: f.in.Status,
 		Provider: f.in.Provider, Model: f.in.Model, OutputCapLimit: v.capLimit,
 		RetryAfter: f.hints.retryAfter, ResetAt: f.hints.resetAt,
-		Transport: f.in.Transport, Connect: f.in.Connect, BaseURL: f.in.BaseURL,
+		Transport: f.in.Transport, Connect: f.in.Connect, BaseURL: f.in.BaseURL, NoKeyHint: f.in.NoKeyHint,
 	}
 	if v.class == ClassFormatError {
 		c.Fallback = v.fallback

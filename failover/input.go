@@ -25,6 +25,10 @@ type Input struct {
 	// Session size, for overflow heuristics (an empty 400 or a bare
 	// disconnect on a very large request).
 	ContextTokens, ContextWindow, Messages int
+	// NoKeyHint, when set, says the request carried no API key and how a
+	// person gives the route one ("set LOCAL_KEY"): a 401 is then a
+	// missing key, not a refused one.
+	NoKeyHint string
 	// Now is the clock for HTTP-date Retry-After and relative reset headers;
 	// zero means time.Now().
 	Now time.Time

@@ -49,6 +49,9 @@ func summary(c Classified) string {
 	p, s := who(c), statusSuffix(c)
 	switch c.Class {
 	case ClassAuth:
+		if c.NoKeyHint != "" {
+			return p + " wants an API key and none was sent" + s
+		}
 		return p + " rejected the credential" + s
 	case ClassAuthPermanent:
 		return p + " account access is disabled" + s
@@ -151,6 +154,9 @@ func advice(c Classified) string {
 	}
 	switch c.Class {
 	case ClassAuth:
+		if c.NoKeyHint != "" {
+			return "No API key was sent to " + who(c) + ", and it asks for one: " + c.NoKeyHint + "."
+		}
 		return "The API key was refused; retrying with it will not help. Check the key for " + who(c) + " (expired, revoked or mistyped) or add another."
 	case ClassAuthPermanent:
 		return "The account behind this key is disabled; no retry or other key of the same account helps. Contact the provider or configure a different provider."

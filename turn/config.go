@@ -45,6 +45,10 @@ type Route struct {
 	// Subscription marks a route whose calls are included in a
 	// subscription: they have no per-call price (reported as such, not $0).
 	Subscription bool
+	// NoKeyHint, when set, says this route sends no API key and how a
+	// person gives it one ("set LOCAL_KEY"), so a 401 is explained as a
+	// missing key rather than a refused one.
+	NoKeyHint string
 }
 
 // Name is "provider/model", for status lines.

@@ -250,6 +250,7 @@ func (e *Engine) classify(st *state, err error) failover.Classified {
 	}
 	in.API = r.API
 	in.BaseURL = r.BaseURL
+	in.NoKeyHint = r.NoKeyHint
 	in.ContextTokens = st.estimate
 	in.ContextWindow = st.model.Window
 	in.Messages = len(st.req.Messages)

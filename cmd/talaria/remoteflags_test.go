@@ -58,3 +58,13 @@ func TestServerRefusesOrPassesRouteFlags(t *testing.T) {
 		}
 	})
 }
+
+// A TLS certificate that cannot be loaded is a setup error before anything
+// is announced, not "serving on https://…" followed by a failure.
+func TestServeChecksTLSBeforeAnnouncing(t *testing.T) {
+	e := newCLIEnv(t)
+	out := e.run("", append([]string{"serve", "--addr", "127.0.0.1:0", "--tls-cert", "/nope.pem", "--tls-key", "/nope.key"}, e.routeArgs("openai")...)...)
+	if out.code != exitUsage || strings.Contains(out.stderr, "serving on") || !strings.Contains(out.stderr, "/nope.pem") {
+		t.Errorf("exit %d, want 2 naming the file and no \"serving on\":\n%s", out.code, out.stderr)
+	}
+}

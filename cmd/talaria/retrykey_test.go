@@ -65,3 +65,45 @@ func TestUnsetKeyEnvIsSaid(t *testing.T) {
 		t.Errorf("warned with the key set:\n%s", out.stderr)
 	}
 }
+
+// A 401 from a server that was sent no key says so and what to set, not
+// "the API key was refused… check the key for custom" (issue 25 item 9).
+func TestUnauthorizedWithoutAKeySaysNoneWasSent(t *testing.T) {
+	cases := []struct {
+		name   string
+		config string
+		args   []string
+		want   []string
+	}{
+		{"--base-url", "", []string{"--api", "openai", "--base-url", "{URL}", "--model", testModel},
+			[]string{"No API key was sent to the server at {URL}", "--api-key-env"}},
+		{"config entry with an unset key_env", "provider: local\nproviders:\n  local:\n    base_url: {URL}\n    key_env: LOCAL_KEY\n    model: " + testModel + "\n", nil,
+			[]string{"No API key was sent to local", "set LOCAL_KEY"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newCLIEnv(t)
+			u := e.srv.OpenAIBaseURL()
+			if tc.config != "" {
+				e.writeConfig(strings.ReplaceAll(tc.config, "{URL}", u))
+			}
+			e.srv.Script(fakellm.RawError(401, openAIBadKeyBody))
+			args := []string{"run", "--workspace", e.ws}
+			for _, a := range tc.args {
+				args = append(args, strings.ReplaceAll(a, "{URL}", u))
+			}
+			out := e.run("", append(args, "hi")...)
+			if out.code != exitAuth {
+				t.Errorf("exit %d, want %d", out.code, exitAuth)
+			}
+			for _, w := range tc.want {
+				if w = strings.ReplaceAll(w, "{URL}", u); !strings.Contains(out.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, out.stderr)
+				}
+			}
+			if strings.Contains(out.stderr, "was refused") || strings.Contains(out.stderr, "custom") {
+				t.Errorf("stderr speaks of a refused key or of \"custom\":\n%s", out.stderr)
+			}
+		})
+	}
+}

@@ -474,11 +474,26 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	r := turn.Route{Provider: prov, Model: model, API: p.API, BaseURL: p.BaseURL,
 		// subscription: included calls are reported as such, not as $0.
 		Subscription: p.Subscription}
+	if len(keys) == 0 {
+		r.NoKeyHint = noKeyHint(name, p)
+	}
 	if len(keys) > 0 {
 		// Cooldowns belong to provider + endpoint + key fingerprint.
 		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL).WithLogger(log)
 	}
 	return r, nil
+}
+
+// noKeyHint says how a person gives entry name (which sends no key) one.
+func noKeyHint(name string, p config.Provider) string {
+	switch {
+	case p.KeyEnv != "":
+		return "set " + p.KeyEnv + " (it is empty)"
+	case name == "custom":
+		return "pass --api-key-env VAR naming the environment variable that holds its key"
+	default:
+		return "set providers." + name + ".key_env in the config, or pass --api-key-env VAR naming the environment variable that holds its key"
+	}
 }
 
 // warnUnsetKey says on stderr that entry name names a key variable that is
