@@ -114,6 +114,9 @@ func summary(c Classified) string {
 	case ClassImageUnsupported:
 		return modelName(c) + " does not accept images" + s
 	case ClassEndpointNotFound:
+		if c.Malformed {
+			return p + " sent a malformed response" + s
+		}
 		return p + " has no such endpoint" + s
 	case ClassLongContextUnavailable:
 		return p + " refused the long-context beta for this account" + s
@@ -205,6 +208,9 @@ func advice(c Classified) string {
 	case ClassOutputCap:
 		return "The requested output length exceeds what the model can produce; lowering max_tokens to the model's limit fixes it."
 	case ClassEndpointNotFound:
+		if c.Malformed {
+			return "The server answered " + strconv.Itoa(c.Status) + " with a body that is not a model answer (a malformed response), so there was nothing to retry or price; the base URL most likely points at another service or a proxy page: check base_url or --base-url."
+		}
 		return "The server answered 404 for the API path itself, not for a model: the base URL is most likely wrong (a missing or extra /v1, the native API instead of the OpenAI-compatible one, a proxy path). Check base_url in the config."
 	case ClassLongContextUnavailable:
 		return "The account cannot use the long-context (1M token) beta. Remove the context-1m beta header from the provider's headers, or use a model or account with the larger window; the conversation must fit the standard window."
