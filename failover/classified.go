@@ -48,6 +48,10 @@ type Classified struct {
 	Transport llm.TransportKind
 	Connect   llm.ConnectCause
 	BaseURL   string
+	// NoKeyHint is Input.NoKeyHint: no key was sent, and how to send one.
+	NoKeyHint string
+	// Malformed: the answer was not of the wire format (Input.Malformed).
+	Malformed bool
 }
 
 // classifiedJSON is the wire shape of `talaria explain-error --json`.

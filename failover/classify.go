@@ -121,6 +121,11 @@ func Classify(in Input) Classified {
 	if in.Transport == llm.TransportCanceled {
 		v, ok = is(ClassCanceled), true
 	}
+	if in.Malformed && !ok {
+		// A 200 that is no answer: the endpoint is not the API it should
+		// be (another service, a proxy page); fall back, else stop.
+		v, ok = is(ClassEndpointNotFound), true
+	}
 	for _, stage := range []func(*facts) (verdict, bool){byProviderShape, byStatus, byCode, byMessage, byTransport} {
 		if ok {
 			break
@@ -149,7 +154,8 @@ func (f *facts) finish(v verdict) Classified {
 		Compress: r.compress, Certain: !v.uncertain, Status: f.in.Status,
 		Provider: f.in.Provider, Model: f.in.Model, OutputCapLimit: v.capLimit,
 		RetryAfter: f.hints.retryAfter, ResetAt: f.hints.resetAt,
-		Transport: f.in.Transport, Connect: f.in.Connect, BaseURL: f.in.BaseURL,
+		Transport: f.in.Transport, Connect: f.in.Connect, BaseURL: f.in.BaseURL, NoKeyHint: f.in.NoKeyHint,
+		Malformed: f.in.Malformed,
 	}
 	if v.class == ClassFormatError {
 		c.Fallback = v.fallback

@@ -46,6 +46,7 @@ const fallbackAfterFails = 3
 type Attempt struct {
 	Retries        int  // retries already made for this call on this route
 	MaxRetries     int  // default 3
+	NoRetries      bool // MaxRetries 0 means none, not the default
 	SameClassFails int  // consecutive failures of this class on this route, including this one
 	CanRotate      bool // another key of this provider is available (for rate limits: Pool.Failed said rotate)
 	CanFallback    bool // a fallback route is left
@@ -75,6 +76,9 @@ func Decide(c Classified, a Attempt) Action {
 	maxRetries := a.MaxRetries
 	if maxRetries <= 0 {
 		maxRetries = DefaultMaxRetries
+	}
+	if a.NoRetries {
+		maxRetries = 0
 	}
 	retriesLeft := a.Retries < maxRetries
 	fallbackOr := func(otherwise Action) Action {

@@ -45,6 +45,8 @@ func TestDecide(t *testing.T) {
 		{"server error retries", cls(ClassServerError), Attempt{Retries: 2, SameClassFails: 3, CanFallback: true}, ActionRetry},
 		{"server error falls back at MaxRetries", cls(ClassServerError), Attempt{Retries: 3, CanFallback: true}, ActionFallback},
 		{"custom MaxRetries", cls(ClassServerError), Attempt{Retries: 5, MaxRetries: 6}, ActionRetry},
+		{"NoRetries: zero means none", cls(ClassServerError), Attempt{Retries: 0, NoRetries: true}, ActionTerminate},
+		{"NoRetries falls back at once", cls(ClassServerError), Attempt{Retries: 0, NoRetries: true, CanFallback: true}, ActionFallback},
 		{"unknown retries", cls(ClassUnknown), Attempt{}, ActionRetry},
 		{"unknown stops after retries", cls(ClassUnknown), Attempt{Retries: 3}, ActionTerminate},
 

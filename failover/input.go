@@ -25,6 +25,13 @@ type Input struct {
 	// Session size, for overflow heuristics (an empty 400 or a bare
 	// disconnect on a very large request).
 	ContextTokens, ContextWindow, Messages int
+	// NoKeyHint, when set, says the request carried no API key and how a
+	// person gives the route one ("set LOCAL_KEY"): a 401 is then a
+	// missing key, not a refused one.
+	NoKeyHint string
+	// Malformed: a successful status whose body is no answer of the wire
+	// format (llm.APIError.Malformed).
+	Malformed bool
 	// Now is the clock for HTTP-date Retry-After and relative reset headers;
 	// zero means time.Now().
 	Now time.Time
@@ -44,6 +51,7 @@ func InputFromError(err error) Input {
 		in = Input{
 			Provider: ae.Provider, Model: ae.Model, Status: ae.StatusCode, Header: ae.Header,
 			Body: ae.Body, Message: ae.Message, Transport: ae.Transport, MidStream: ae.MidStream,
+			Malformed: ae.Malformed,
 		}
 		if in.Message == "" && ae.Err != nil {
 			in.Message = ae.Err.Error()

@@ -8,10 +8,18 @@ import (
 
 // who names the failing provider for people, crediting the upstream behind
 // an aggregator.
+// Who names the provider of a failure as a person knows it: its entry
+// name, or for a --base-url server (entry "custom") the server's URL.
+func (c Classified) Who() string { return who(c) }
+
 func who(c Classified) string {
 	p := c.Provider
-	if p == "" {
+	switch {
+	case p == "":
 		p = "the provider"
+	case p == "custom" && c.BaseURL != "":
+		// Every --base-url server is entry "custom"; name the one meant.
+		p = "the server at " + c.BaseURL
 	}
 	if c.UpstreamProvider != "" {
 		p += " (upstream " + c.UpstreamProvider + ")"
@@ -41,6 +49,9 @@ func summary(c Classified) string {
 	p, s := who(c), statusSuffix(c)
 	switch c.Class {
 	case ClassAuth:
+		if c.NoKeyHint != "" {
+			return p + " wants an API key and none was sent" + s
+		}
 		return p + " rejected the credential" + s
 	case ClassAuthPermanent:
 		return p + " account access is disabled" + s
@@ -103,6 +114,9 @@ func summary(c Classified) string {
 	case ClassImageUnsupported:
 		return modelName(c) + " does not accept images" + s
 	case ClassEndpointNotFound:
+		if c.Malformed {
+			return p + " sent a malformed response" + s
+		}
 		return p + " has no such endpoint" + s
 	case ClassLongContextUnavailable:
 		return p + " refused the long-context beta for this account" + s
@@ -143,6 +157,9 @@ func advice(c Classified) string {
 	}
 	switch c.Class {
 	case ClassAuth:
+		if c.NoKeyHint != "" {
+			return "No API key was sent to " + who(c) + ", and it asks for one: " + c.NoKeyHint + "."
+		}
 		return "The API key was refused; retrying with it will not help. Check the key for " + who(c) + " (expired, revoked or mistyped) or add another."
 	case ClassAuthPermanent:
 		return "The account behind this key is disabled; no retry or other key of the same account helps. Contact the provider or configure a different provider."
@@ -191,6 +208,9 @@ func advice(c Classified) string {
 	case ClassOutputCap:
 		return "The requested output length exceeds what the model can produce; lowering max_tokens to the model's limit fixes it."
 	case ClassEndpointNotFound:
+		if c.Malformed {
+			return "The server answered " + strconv.Itoa(c.Status) + " with a body that is not a model answer (a malformed response), so there was nothing to retry or price; the base URL most likely points at another service or a proxy page: check base_url or --base-url."
+		}
 		return "The server answered 404 for the API path itself, not for a model: the base URL is most likely wrong (a missing or extra /v1, the native API instead of the OpenAI-compatible one, a proxy path). Check base_url in the config."
 	case ClassLongContextUnavailable:
 		return "The account cannot use the long-context (1M token) beta. Remove the context-1m beta header from the provider's headers, or use a model or account with the larger window; the conversation must fit the standard window."

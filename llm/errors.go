@@ -40,6 +40,10 @@ type APIError struct {
 	// PartialText then holds what was already shown, which callers discard.
 	MidStream   bool
 	PartialText string
+	// Malformed marks a successful status whose body is not an answer of
+	// the wire format at all (a 200 of {"foo":1}): a wrong or broken
+	// server, not an empty answer.
+	Malformed bool
 	// Err is the underlying cause (a net.Error, context error, SDK error).
 	Err error
 }

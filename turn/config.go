@@ -45,6 +45,10 @@ type Route struct {
 	// Subscription marks a route whose calls are included in a
 	// subscription: they have no per-call price (reported as such, not $0).
 	Subscription bool
+	// NoKeyHint, when set, says this route sends no API key and how a
+	// person gives it one ("set LOCAL_KEY"), so a 401 is explained as a
+	// missing key rather than a refused one.
+	NoKeyHint string
 }
 
 // Name is "provider/model", for status lines.
@@ -127,7 +131,10 @@ type Limits struct {
 	// (failover.DefaultMaxRetries); Backoff spaces them (failover's
 	// defaults for unset fields).
 	MaxRetries int
-	Backoff    failover.Backoff
+	// NoRetries makes a zero MaxRetries mean no retries (max_retries: 0)
+	// instead of the default.
+	NoRetries bool
+	Backoff   failover.Backoff
 	// MaxTokens caps each call's output; 0 asks for the model's catalogue
 	// maximum within a default cap (see maxTokensFor).
 	MaxTokens int
@@ -143,7 +150,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxIterations <= 0 {
 		l.MaxIterations = DefaultMaxIterations
 	}
-	if l.MaxRetries <= 0 {
+	if l.MaxRetries <= 0 && !l.NoRetries {
 		l.MaxRetries = failover.DefaultMaxRetries
 	}
 	if l.LengthContinuations <= 0 {

@@ -30,6 +30,9 @@ func TestConfigDefaults(t *testing.T) {
 			ToolConcurrency: turn.DefaultToolConcurrency}},
 		{"set values are kept", turn.Limits{MaxIterations: 7, MaxRetries: 1, MaxTokens: 900, LengthContinuations: 2, ToolConcurrency: 3},
 			turn.Limits{MaxIterations: 7, MaxRetries: 1, MaxTokens: 900, LengthContinuations: 2, ToolConcurrency: 3}},
+		{"NoRetries keeps zero retries", turn.Limits{NoRetries: true}, turn.Limits{MaxIterations: turn.DefaultMaxIterations,
+			MaxRetries: 0, NoRetries: true, LengthContinuations: turn.DefaultLengthContinuations,
+			ToolConcurrency: turn.DefaultToolConcurrency}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

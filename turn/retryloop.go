@@ -75,6 +75,7 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		a := failover.Attempt{
 			Retries:        retries,
 			MaxRetries:     e.cfg.Limits.MaxRetries,
+			NoRetries:      e.cfg.Limits.NoRetries,
 			SameClassFails: sameClass,
 			CanRotate:      canRotate,
 			CanFallback:    st.routeIdx+1 < len(e.cfg.Routes),
@@ -249,6 +250,7 @@ func (e *Engine) classify(st *state, err error) failover.Classified {
 	}
 	in.API = r.API
 	in.BaseURL = r.BaseURL
+	in.NoKeyHint = r.NoKeyHint
 	in.ContextTokens = st.estimate
 	in.ContextWindow = st.model.Window
 	in.Messages = len(st.req.Messages)
@@ -289,9 +291,9 @@ func (e *Engine) fail(st *state, c failover.Classified, note string) {
 	// The provider's own words often say exactly what to change (which
 	// parameter, which limit); the person should not need --json to see them.
 	if pm := clipWords(c.ProviderMessage, maxQuoted); pm != "" {
-		who := c.Provider
-		if who == "" {
-			who = "The provider"
+		who := c.Who()
+		if strings.HasPrefix(who, "the ") {
+			who = "The" + who[3:]
 		}
 		msg += " " + who + " said: \"" + pm + "\""
 	}

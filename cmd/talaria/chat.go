@@ -64,7 +64,10 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		return c.usageError(chatCmdHelp, "%v", err)
 	}
 	if *server != "" {
-		return c.chatRemote(ctx, *server, *sessionID, cont)
+		if err := remoteFlags(fs, *sessionID != "" || cont); err != nil {
+			return c.usageError(chatCmdHelp, "%v", err)
+		}
+		return c.chatRemote(ctx, *server, *sessionID, rf.model, cont)
 	}
 	lines := readLines(c.stdin)
 	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}

@@ -25,7 +25,7 @@ for a run is in place, 2 when something must be fixed.`,
 
 // check is one line of doctor's report.
 type check struct {
-	Status string `json:"status"` // ok, fail, info
+	Status string `json:"status"` // ok, fail, warn, info
 	Item   string `json:"item"`   // configuration, database, provider NAME, benched, workspace
 	Detail string `json:"detail"`
 }
@@ -51,7 +51,7 @@ func (c *cli) doctorCmd(ctx context.Context, args []string) int {
 		c.printJSON(map[string]any{"ok": ok, "checks": checks})
 	} else {
 		for _, ch := range checks {
-			mark := map[string]string{"ok": "ok  ", "fail": "FAIL", "info": "--  "}[ch.Status]
+			mark := map[string]string{"ok": "ok  ", "fail": "FAIL", "warn": "WARN", "info": "--  "}[ch.Status]
 			fmt.Fprintf(c.stdout, "%s %s: %s\n", mark, ch.Item, ch.Detail)
 		}
 	}
@@ -119,6 +119,10 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 		switch {
 		case len(keys) > 0:
 			add("ok", item, "%s API at %s, model %s (%s), %d key(s)", p.API, p.BaseURL, p.Model, window, len(keys))
+		case !officialHost(p.BaseURL) && p.KeyEnv != "":
+			// A named key that is not there: said, not failed (the
+			// server may need none), as run and chat say it.
+			add("warn", item, "%s API at %s, model %s (%s): key_env %s is not set, so no key is sent (fine if the server needs none)", p.API, p.BaseURL, p.Model, window, p.KeyEnv)
 		case !officialHost(p.BaseURL):
 			// As in run: a local server (vLLM, llama.cpp, Ollama) usually
 			// needs no key.

@@ -312,7 +312,11 @@ func TestRunFailureExplainedOnStderr(t *testing.T) {
 	srv := fakellm.New()
 	t.Cleanup(srv.Close)
 	srv.Script(fakellm.RawError(401, openAIBadKeyBody))
-	code, out, errOut := cliRun(t, context.Background(), runEnv(t), "", runArgs(t, srv)...)
+	// A key is sent (--api-key-env), so the 401 refuses it; without one the
+	// sentence says none was sent (TestUnauthorizedWithoutAKeySaysNoneWasSent).
+	env := runEnv(t)
+	env["MY_KEY"] = "sk-proj-abcd"
+	code, out, errOut := cliRun(t, context.Background(), env, "", runArgs(t, srv, "--api-key-env", "MY_KEY")...)
 	if code != exitAuth {
 		t.Fatalf("exit %d, want %d: %s", code, exitAuth, errOut)
 	}

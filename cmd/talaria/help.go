@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/talaria-agent/talaria/internal/config"
 )
 
 // cmdHelp is what `talaria CMD --help` prints: how to call it, what it
@@ -33,6 +36,9 @@ func (h cmdHelp) flags() *flag.FlagSet {
 // not a page of usage.
 func (c *cli) parseFlags(fs *flag.FlagSet, h cmdHelp, args []string) (code int, done bool) {
 	err := fs.Parse(args)
+	if err == nil {
+		err = c.resolvePathFlags(fs)
+	}
 	switch {
 	case err == nil:
 		return exitOK, false
@@ -71,4 +77,36 @@ func (c *cli) printHelp(fs *flag.FlagSet, h cmdHelp) {
 // wantsHelp reports whether args ask for help before any subcommand.
 func wantsHelp(args []string) bool {
 	return len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help")
+}
+
+// pathFlags are the flags that name a file or directory; every one follows
+// the shell's rule (config.ResolveUserPath): ~ and $VAR expanded, a
+// relative path resolved against the current directory. A database flag
+// may also be a URL: a sqlite:// one has its path resolved, others pass.
+var pathFlags = []string{"database", "workspace", "from", "tls-cert", "tls-key", "body-file"}
+
+// resolvePathFlags applies that rule to the path flags the user set.
+func (c *cli) resolvePathFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil || !slices.Contains(pathFlags, f.Name) {
+			return
+		}
+		v, what := f.Value.String(), "--"+f.Name
+		var p string
+		var e error
+		switch {
+		case strings.HasPrefix(v, "sqlite://"):
+			p, e = config.ResolveDatabaseURL(what, v, c.getenv)
+		case strings.Contains(v, "://"):
+			return
+		default:
+			p, e = config.ResolveUserPath(what, v, c.getenv)
+		}
+		if e == nil {
+			e = f.Value.Set(p)
+		}
+		err = e
+	})
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -51,14 +52,14 @@ func (c *cli) remoteExit(err error) int {
 
 // runRemote is `talaria run --server`: the same output and exit codes as a
 // local run.
-func (c *cli) runRemote(ctx context.Context, server, prompt, sessionID string, cont, yes, jsonOut, quiet bool) int {
+func (c *cli) runRemote(ctx context.Context, server, prompt, sessionID, model string, cont, yes, jsonOut, quiet bool) int {
 	cl, err := c.remoteClient(server)
 	if err != nil {
 		return c.remoteExit(err)
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	sid, err := remoteSession(ctx, cl, sessionID, cont)
+	sid, err := remoteSession(ctx, cl, sessionID, model, cont)
 	if err != nil {
 		return c.remoteExit(err)
 	}
@@ -91,12 +92,12 @@ func (c *cli) runRemote(ctx context.Context, server, prompt, sessionID string, c
 }
 
 // chatRemote is `talaria chat --server`.
-func (c *cli) chatRemote(ctx context.Context, server, sessionID string, cont bool) int {
+func (c *cli) chatRemote(ctx context.Context, server, sessionID, model string, cont bool) int {
 	cl, err := c.remoteClient(server)
 	if err != nil {
 		return c.remoteExit(err)
 	}
-	sid, err := remoteSession(ctx, cl, sessionID, cont)
+	sid, err := remoteSession(ctx, cl, sessionID, model, cont)
 	if err != nil {
 		return c.remoteExit(err)
 	}
@@ -183,14 +184,43 @@ type allowAll struct{}
 func (allowAll) Approve(context.Context, llm.ToolCall, tool.Info) (bool, string) { return true, "" }
 
 // remoteSession picks the server session a remote run or chat talks to:
-// the one named, the newest (-c), or a new one.
-func remoteSession(ctx context.Context, cl *client.Client, sessionID string, cont bool) (string, error) {
+// the one named, the newest (-c), or a new one (on model, "" = the
+// server's default).
+func remoteSession(ctx context.Context, cl *client.Client, sessionID, model string, cont bool) (string, error) {
 	switch {
 	case sessionID != "":
 		return sessionID, nil
 	case cont:
 		return cl.LatestSession(ctx)
 	default:
-		return cl.CreateSession(ctx)
+		return cl.CreateSessionModel(ctx, model)
 	}
+}
+
+// remoteFlags refuses the one-run flags a --server run or chat cannot
+// honour, instead of ignoring them: the server's operator chooses
+// providers, endpoints, workspaces and the database, and its API has no
+// per-turn iteration limit. --model travels with a new session only.
+func remoteFlags(fs *flag.FlagSet, existingSession bool) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Name {
+		case "provider", "api", "base-url", "api-key-env":
+			err = fmt.Errorf("--%s cannot be used with --server: the server's operator configures its providers and endpoints (and keys never leave this machine); leave it out, or run without --server", f.Name)
+		case "workspace":
+			err = fmt.Errorf("--workspace cannot be used with --server: the server works in the workspaces its operator configured, not in a directory of this machine; leave it out, or run without --server")
+		case "database":
+			err = fmt.Errorf("--database cannot be used with --server: the server keeps its own database; leave it out, or run without --server")
+		case "max-iterations":
+			err = fmt.Errorf("--max-iterations cannot be used with --server: the server's API has no per-turn limit, its max_iterations applies; leave it out, or run without --server")
+		case "model":
+			if existingSession {
+				err = fmt.Errorf("--model with --server applies to a new session only (a server session keeps its model); leave out --session/--continue, or --model")
+			}
+		}
+	})
+	return err
 }

@@ -73,7 +73,10 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 	}
 
 	if *server != "" {
-		return c.runRemote(ctx, *server, prompt, *sessionID, cont, rf.yes, *jsonOut, *quiet)
+		if err := remoteFlags(fs, *sessionID != "" || cont); err != nil {
+			return c.usageError(runHelp, "%v", err)
+		}
+		return c.runRemote(ctx, *server, prompt, *sessionID, rf.model, cont, rf.yes, *jsonOut, *quiet)
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()

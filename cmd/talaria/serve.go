@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,6 +113,14 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	*tlsCert, *tlsKey = pick(*tlsCert, sc.TLSCert, ""), pick(*tlsKey, sc.TLSKey, "")
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return c.usageError(h, "--tls-cert and --tls-key go together")
+	}
+	// Loaded before anything is announced: a missing or mismatched file is
+	// a setup error, not a "serving on https://…" that then dies.
+	var cert tls.Certificate
+	if *tlsCert != "" {
+		if cert, err = tls.LoadX509KeyPair(*tlsCert, *tlsKey); err != nil {
+			return c.fail(exitUsage, "TLS certificate %s and key %s cannot be loaded: %v; check the paths and that the key belongs to the certificate", *tlsCert, *tlsKey, err)
+		}
 	}
 	if *drain == 0 {
 		*drain = time.Duration(sc.Drain)
@@ -267,7 +276,8 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	served := make(chan error, 1)
 	go func() {
 		if *tlsCert != "" {
-			served <- srv.ServeTLS(ln, *tlsCert, *tlsKey)
+			srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
 		}

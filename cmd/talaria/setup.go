@@ -41,6 +41,9 @@ type routeFlags struct {
 	maxIter   int
 	verbose   bool
 	database  string
+	// apiKeyEnv names the variable whose key goes to --base-url: keys
+	// never follow a moved endpoint unless the user names them for it.
+	apiKeyEnv string
 }
 
 func (f *routeFlags) register(fs *flag.FlagSet) {
@@ -48,6 +51,7 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", "model to use instead of the provider's default")
 	fs.StringVar(&f.baseURL, "base-url", "", "API base URL (OpenAI-compatible: ending in /v1; Anthropic: without /v1)")
 	fs.StringVar(&f.api, "api", "", "wire format of --base-url: openai, openai-responses, anthropic or gemini")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "environment variable whose key (comma-separated: several) is sent to this run's endpoint; without it no key goes to a --base-url other than the provider's own")
 	fs.StringVar(&f.workspace, "workspace", "", "directory the agent works in (default: the current directory)")
 	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
 	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
@@ -274,7 +278,8 @@ func agentConfig(cfg *config.Config, routes []turn.Route, maxIterations int) age
 	ac := agent.Config{
 		Routes:    routes,
 		Catalogue: catalogue.New(modelOverrides(cfg)),
-		Limits: turn.Limits{MaxIterations: cfg.MaxIterations, MaxRetries: cfg.MaxRetries,
+		Limits: turn.Limits{MaxIterations: cfg.MaxIterations, MaxRetries: emptyRetries(cfg.MaxRetries),
+			NoRetries: cfg.MaxRetries != nil && *cfg.MaxRetries == 0,
 			MaxTokens: cfg.MaxTokens},
 		Guards:           g,
 		Threshold:        compact.Threshold{Ratio: cfg.Compression.Threshold, Tokens: cfg.Compression.ThresholdTokens},
@@ -313,9 +318,19 @@ func boolOr(p *bool, def bool) bool {
 
 // routes builds the primary route (config + one-run flags) and the
 // fallback chain.
+//
+// A key goes only to the host of the provider entry it belongs to: when
+// --base-url moves an entry to another host, the entry's keys stay behind
+// unless --api-key-env names the variable to send there. A provider picked
+// only because its key is set is no choice of the user's: --base-url or
+// --api then mean a server of the user's own ("custom") or the built-in
+// entry of that wire format, never the picked vendor's key.
 func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStore, log *slog.Logger) ([]turn.Route, error) {
+	if f.api != "" && !config.ValidAPI(f.api) {
+		return nil, &setupError{fmt.Sprintf("--api %q is not a wire format Talaria speaks; use one of %s", f.api, config.APIChoice())}
+	}
 	name := f.provider
-	if name == "" {
+	if name == "" && !(cfg.ProviderPicked && (f.baseURL != "" || f.api != "")) {
 		name = cfg.Provider
 	}
 	if name == "" && (f.baseURL != "" || f.api != "") {
@@ -340,7 +355,23 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 		p.API = "openai"
 	}
 	if f.baseURL != "" {
+		if u, err := url.Parse(f.baseURL); err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, &setupError{fmt.Sprintf("--base-url %q is not a URL like http://127.0.0.1:8000/v1", f.baseURL)}
+		}
+		if !config.SameHost(p.BaseURL, f.baseURL) {
+			if held := p.KeyEnv; f.apiKeyEnv == "" && held != "" && c.getenv(held) != "" {
+				fmt.Fprintf(c.stderr, "talaria: not sending %s to %s: it holds the key for provider %s at %s; pass --api-key-env %s if that server should get it\n",
+					held, f.baseURL, name, p.BaseURL, held)
+			}
+			p.KeyEnv, p.Keys = "", nil
+		}
 		p.BaseURL = f.baseURL
+	}
+	if f.apiKeyEnv != "" {
+		if strings.TrimSpace(c.getenv(f.apiKeyEnv)) == "" {
+			return nil, &setupError{fmt.Sprintf("--api-key-env %s: that variable is not set; export it with the key, or leave out --api-key-env to send no key", f.apiKeyEnv)}
+		}
+		p.KeyEnv, p.Keys = f.apiKeyEnv, nil
 	}
 	model := p.Model
 	if cfg.Model != "" && f.provider == "" {
@@ -349,16 +380,26 @@ func (c *cli) routes(cfg *config.Config, f *routeFlags, cs failover.CooldownStor
 	if f.model != "" {
 		model = f.model
 	}
-	if err := p.Check(name); err != nil {
+	if name == "custom" && !ok && model == "" {
+		return nil, &setupError{fmt.Sprintf("no model for the server at %s: pass --model", p.BaseURL)}
+	}
+	check := p.Check
+	if f.apiKeyEnv != "" || f.baseURL != "" || f.api != "" {
+		// The entry was made or moved by flags: say it in flag terms.
+		check = p.CheckFlags
+	}
+	if err := check(name); err != nil {
 		return nil, &setupError{err.Error()}
 	}
 	primary, err := c.route(cfg, name, p, model, cs, log)
 	if err != nil {
 		return nil, err
 	}
+	c.warnUnsetKey(name, p)
 	routes := []turn.Route{primary}
 	for _, fb := range cfg.Fallback {
 		fp := cfg.Providers[fb.Provider]
+		c.warnUnsetKey(fb.Provider, fp)
 		m := fb.Model
 		if m == "" {
 			m = fp.Model
@@ -433,11 +474,37 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	r := turn.Route{Provider: prov, Model: model, API: p.API, BaseURL: p.BaseURL,
 		// subscription: included calls are reported as such, not as $0.
 		Subscription: p.Subscription}
+	if len(keys) == 0 {
+		r.NoKeyHint = noKeyHint(name, p)
+	}
 	if len(keys) > 0 {
 		// Cooldowns belong to provider + endpoint + key fingerprint.
 		r.Pool = failover.NewPool(name, keys, strategy, cs, nil).ForEndpoint(p.BaseURL).WithLogger(log)
 	}
 	return r, nil
+}
+
+// noKeyHint says how a person gives entry name (which sends no key) one.
+func noKeyHint(name string, p config.Provider) string {
+	switch {
+	case p.KeyEnv != "":
+		return "set " + p.KeyEnv + " (it is empty)"
+	case name == "custom":
+		return "pass --api-key-env VAR naming the environment variable that holds its key"
+	default:
+		return "set providers." + name + ".key_env in the config, or pass --api-key-env VAR naming the environment variable that holds its key"
+	}
+}
+
+// warnUnsetKey says on stderr that entry name names a key variable that is
+// not set, so its server gets no key: a warning, not an error, since a
+// local server may need none (an official host without a key is an error
+// in route).
+func (c *cli) warnUnsetKey(name string, p config.Provider) {
+	if p.KeyEnv == "" || len(p.Keys) > 0 || len(p.KeyList(c.getenv)) > 0 || officialHost(p.BaseURL) {
+		return
+	}
+	fmt.Fprintf(c.stderr, "talaria: warning: %s is not set, so no key is sent to %s (provider %s); set it if that server needs a key\n", p.KeyEnv, p.BaseURL, name)
 }
 
 func officialHost(base string) bool {

@@ -51,11 +51,13 @@ func TestMissingKey(t *testing.T) {
 }
 
 // A key in the environment is enough: no config file needed. The key is
-// sent, and only to the endpoint it belongs to.
+// sent, and only to the endpoint it belongs to (OPENAI_BASE_URL moves the
+// built-in entry with its key, as it moves the vendor's SDK; TALARIA_BASE_URL
+// would move the entry without it, see TestKeyReachesOnlyItsHost).
 func TestKeyFromEnvironment(t *testing.T) {
 	e := newCLIEnv(t)
 	e.env["OPENAI_API_KEY"] = "sk-from-env"
-	e.env["TALARIA_BASE_URL"] = e.srv.OpenAIBaseURL()
+	e.env["OPENAI_BASE_URL"] = e.srv.OpenAIBaseURL()
 	e.env["TALARIA_PROVIDER"] = "openai"
 	e.env["TALARIA_MODEL"] = testModel
 	e.srv.Script(fakellm.Text("hello"))

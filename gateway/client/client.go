@@ -102,8 +102,18 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 
 // CreateSession creates a session and returns its id.
 func (c *Client) CreateSession(ctx context.Context) (string, error) {
+	return c.CreateSessionModel(ctx, "")
+}
+
+// CreateSessionModel creates a session on model ("" = the server's
+// default) and returns its id.
+func (c *Client) CreateSessionModel(ctx context.Context, model string) (string, error) {
+	body := map[string]any{}
+	if model != "" {
+		body["model"] = model
+	}
 	var s session
-	if err := c.Do(ctx, "POST", "/v1/sessions", map[string]any{}, &s); err != nil {
+	if err := c.Do(ctx, "POST", "/v1/sessions", body, &s); err != nil {
 		return "", err
 	}
 	return s.ID, nil

@@ -10,9 +10,11 @@ import (
 	"github.com/talaria-agent/talaria/internal/lazy"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +130,7 @@ type Config struct {
 	// "auto" (tools that change things run without asking).
 	Approvals     string           `yaml:"approvals"`
 	MaxIterations int              `yaml:"max_iterations"`
-	MaxRetries    int              `yaml:"max_retries"`
+	MaxRetries    *int             `yaml:"max_retries"` // nil: the default (3); 0: no retries
 	MaxTokens     int              `yaml:"max_tokens"`
 	PromptCache   *bool            `yaml:"prompt_cache"`
 	Compression   Compression      `yaml:"compression"`
@@ -155,27 +157,34 @@ type Config struct {
 	Home string `yaml:"-"`
 	// File is the config file path, "" when there was none.
 	File string `yaml:"-"`
+	// ProviderPicked: Provider was not chosen by the user but picked
+	// because its key variable is set; --base-url and --api then do not
+	// move that entry (and its key) elsewhere.
+	ProviderPicked bool `yaml:"-"`
 }
 
 // Duration is a time.Duration written as "90s" or "2m" in YAML.
 type Duration time.Duration
 
-// UnmarshalYAML reads "90s", "2m", or a plain number of seconds.
+// UnmarshalYAML reads a Go duration ("90s", "2m", "1h30m") or a plain
+// number of seconds ("30", "1.5"); anything else ("5 minutes", "2 mins")
+// is an error naming the line, never a quiet reading of its leading number.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string
 	if err := n.Decode(&s); err != nil {
 		return err
 	}
-	if v, err := time.ParseDuration(s); err == nil {
+	t := strings.TrimSpace(s)
+	if v, err := time.ParseDuration(t); err == nil {
 		*d = Duration(v)
 		return nil
 	}
-	var secs float64
-	if _, err := fmt.Sscanf(s, "%g", &secs); err == nil {
+	if secs, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(secs, 0) && !math.IsNaN(secs) &&
+		math.Abs(secs) < float64(math.MaxInt64/int64(time.Second)) {
 		*d = Duration(time.Duration(secs * float64(time.Second)))
 		return nil
 	}
-	return fmt.Errorf("line %d: %q is not a duration (use e.g. 90s or 2m)", n.Line, s)
+	return fmt.Errorf("line %d: %q is not a duration (use a Go duration such as 90s, 5m or 1h30m, or a plain number of seconds)", n.Line, s)
 }
 
 // Home returns the configuration directory: $TALARIA_HOME, else ~/.talaria.
@@ -217,12 +226,10 @@ func Load(home string, getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
 	c.defaults(getenv)
-	dbFrom := "database.path"
-	if getenv("TALARIA_DB") != "" {
-		dbFrom = "TALARIA_DB"
+	if err = c.resolvePaths(getenv); err == nil {
+		c.applyEnv(getenv)
+		err = c.resolveEnvPaths(getenv)
 	}
-	c.applyEnv(getenv)
-	err = c.resolvePaths(dbFrom, getenv)
 	if err == nil {
 		err = c.Validate()
 	}
@@ -281,18 +288,45 @@ func (c *Config) defaults(getenv func(string) string) {
 	}
 }
 
-// resolvePaths expands ~ and $VARS in path settings and refuses a bare
-// relative database path; dbFrom names where the path came from.
-func (c *Config) resolvePaths(dbFrom string, getenv func(string) string) error {
-	if c.Database.Path == "" {
+// resolvePaths expands ~ and $VARS in the config file's database settings
+// and refuses a bare relative path there: every directory a person runs in
+// would quietly get its own database.
+func (c *Config) resolvePaths(getenv func(string) string) error {
+	u, err := resolveSQLiteURL("database.url", c.Database.URL, getenv, resolveDatabasePath)
+	if err != nil {
+		return err
+	}
+	c.Database.URL = u
+	if c.Database.Path == "" || getenv("TALARIA_DB") != "" {
+		// TALARIA_DB replaces the file's path (resolveEnvPaths).
 		c.Database.Path = filepath.Join(c.Home, "state.db")
 		return nil
 	}
-	p, err := resolveDatabasePath(dbFrom, c.Database.Path, getenv)
+	p, err := resolveDatabasePath("database.path", c.Database.Path, getenv)
 	if err != nil {
 		return err
 	}
 	c.Database.Path = p
+	return nil
+}
+
+// resolveEnvPaths applies the shell's rule (ResolveUserPath) to the paths
+// the environment gave: TALARIA_DB and a sqlite:// TALARIA_DATABASE_URL.
+func (c *Config) resolveEnvPaths(getenv func(string) string) error {
+	if v := getenv("TALARIA_DB"); v != "" {
+		p, err := ResolveUserPath("TALARIA_DB", v, getenv)
+		if err != nil {
+			return err
+		}
+		c.Database.Path = p
+	}
+	if v := getenv("TALARIA_DATABASE_URL"); v != "" {
+		u, err := ResolveDatabaseURL("TALARIA_DATABASE_URL", v, getenv)
+		if err != nil {
+			return err
+		}
+		c.Database.URL = u
+	}
 	return nil
 }
 
@@ -325,6 +359,10 @@ func (c *Config) applyEnv(getenv func(string) string) {
 			p.API = v
 		}
 		if u := getenv("TALARIA_BASE_URL"); u != "" {
+			if !SameHost(p.BaseURL, u) {
+				// The entry's keys belong to its own host, not this one.
+				p.KeyEnv, p.Keys = "", nil
+			}
 			p.BaseURL = u
 		}
 		c.Providers[name] = p
@@ -333,7 +371,7 @@ func (c *Config) applyEnv(getenv func(string) string) {
 		// No choice made: the first built-in whose key is set.
 		for _, name := range []string{"openai", "anthropic"} {
 			if getenv(c.Providers[name].KeyEnv) != "" {
-				c.Provider = name
+				c.Provider, c.ProviderPicked = name, true
 				break
 			}
 		}
@@ -392,7 +430,7 @@ func (c *Config) Validate() error {
 	for _, n := range []struct {
 		name string
 		v    int
-	}{{"max_iterations", c.MaxIterations}, {"max_retries", c.MaxRetries}, {"max_tokens", c.MaxTokens},
+	}{{"max_iterations", c.MaxIterations}, {"max_retries", intOr(c.MaxRetries, 0)}, {"max_tokens", c.MaxTokens},
 		{"guards.tool_loop_stop", c.Guards.ToolLoopStop}, {"guards.empty_retries", intOr(c.Guards.EmptyRetries, 0)}} {
 		if n.v < 0 {
 			return fmt.Errorf("%s is %d; it cannot be negative", n.name, n.v)

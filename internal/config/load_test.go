@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,6 +198,12 @@ func TestLoadErrors(t *testing.T) {
 		{"several problems on one line", "approval: auto\nmax_iteration: 3\n", nil, []string{"line 1: unknown key approval; line 2: unknown key max_iteration"}},
 		{"wrong type", "max_iterations: lots\n", nil, []string{"line 1", "lots"}},
 		{"bad duration", "shell_timeout: soon\n", nil, []string{"line 1", `"soon" is not a duration`}},
+		// A leading number must not be read as seconds (issue 25 item 2).
+		{"duration in words", "shell_timeout: 5 minutes\n", nil, []string{"line 1", `"5 minutes" is not a duration`, "90s"}},
+		{"timeout in words", "timeouts:\n  response_header: 2 minutes\n", nil, []string{"line 2", `"2 minutes" is not a duration`}},
+		{"compression timeout in words", "compression:\n  timeout: 30 secs\n", nil, []string{"line 2", `"30 secs"`}},
+		{"number with a unit typo", "shell_timeout: 10sec\n", nil, []string{"line 1", `"10sec"`}},
+		{"review idle in words", "review:\n  idle: 1 hour\n", nil, []string{"line 2", `"1 hour"`}},
 		{"bad api", "providers:\n  x:\n    api: palm\n", nil, []string{"providers.x.api", "use one of openai, openai-responses, anthropic, gemini"}},
 		{"thinking budget below the minimum", "providers:\n  x:\n    api: anthropic\n    base_url: http://127.0.0.1:1\n    thinking:\n      budget_tokens: 100\n", nil, []string{"providers.x.thinking.budget_tokens is 100"}},
 		{"bad reasoning effort", "providers:\n  x:\n    api: openai-responses\n    base_url: http://127.0.0.1:1/v1\n    reasoning:\n      effort: max\n", nil, []string{"providers.x.reasoning.effort"}},
@@ -210,7 +217,8 @@ func TestLoadErrors(t *testing.T) {
 		{"relative database path", "database:\n  path: state.db\n", nil, []string{"database.path", "relative", "./state.db"}},
 		{"unset variable in database path", "database:\n  path: $NOPE_DIR/state.db\n", nil, []string{"database.path uses $NOPE_DIR, which is not set"}},
 		{"other user's home", "database:\n  path: ~bob/state.db\n", nil, []string{"database.path", "~bob"}},
-		{"relative TALARIA_DB", "-", map[string]string{"TALARIA_DB": "x.db"}, []string{"TALARIA_DB", "relative"}},
+		{"relative sqlite database.url", "database:\n  url: sqlite://state.db\n", nil, []string{"database.url", "relative"}},
+		{"unset variable in TALARIA_DB", "-", map[string]string{"TALARIA_DB": "$NOPE_DIR/x.db"}, []string{"TALARIA_DB uses $NOPE_DIR"}},
 		{"unknown default provider", "provider: nope\n", nil, []string{`provider "nope" is not configured`, "anthropic, openai"}},
 		{"unknown provider from env", "-", map[string]string{"TALARIA_PROVIDER": "nope"}, []string{`provider "nope"`}},
 		{"unknown fallback", "fallback:\n  - provider: nope\n", nil, []string{"fallback[0].provider"}},
@@ -323,6 +331,47 @@ func TestKeyList(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.p.KeyList(env); !slices.Equal(got, tc.want) {
 				t.Errorf("KeyList = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Paths from the environment follow the shell's rule, as flags do: ~ and
+// $VAR expanded, a relative path resolved against the current directory
+// (issue 25 item 8). The config file keeps refusing a bare relative path.
+func TestEnvironmentPathsFollowTheShellRule(t *testing.T) {
+	home := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		env      map[string]string
+		wantPath string
+		wantURL  string
+	}{
+		{"relative TALARIA_DB", map[string]string{"TALARIA_DB": "x.db"}, filepath.Join(wd, "x.db"), ""},
+		{"TALARIA_DB under ~", map[string]string{"TALARIA_DB": "~/d/x.db"}, filepath.Join(home, "d", "x.db"), ""},
+		{"TALARIA_DB with a variable", map[string]string{"TALARIA_DB": "$DATA/x.db", "DATA": "/srv"}, "/srv/x.db", ""},
+		{"sqlite URL under ~", map[string]string{"TALARIA_DATABASE_URL": "sqlite://~/y.db"}, "", "sqlite://" + filepath.Join(home, "y.db")},
+		{"relative sqlite URL", map[string]string{"TALARIA_DATABASE_URL": "sqlite://y.db"}, "", "sqlite://" + filepath.Join(wd, "y.db")},
+		{"absolute sqlite URL", map[string]string{"TALARIA_DATABASE_URL": "sqlite:///tmp/y.db"}, "", "sqlite:///tmp/y.db"},
+		{"postgres URL untouched", map[string]string{"TALARIA_DATABASE_URL": "postgres://u@h/db"}, "", "postgres://u@h/db"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"HOME": home}
+			maps.Copy(env, tc.env)
+			c, err := load(t, "-", env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantPath != "" && c.Database.Path != tc.wantPath {
+				t.Errorf("path %q, want %q", c.Database.Path, tc.wantPath)
+			}
+			if c.Database.URL != tc.wantURL {
+				t.Errorf("url %q, want %q", c.Database.URL, tc.wantURL)
 			}
 		})
 	}

@@ -44,6 +44,43 @@ func ExpandPath(what, s string, getenv func(string) string) (string, error) {
 	return s, nil
 }
 
+// ResolveUserPath is the rule for a path typed at a shell, in a flag or an
+// environment variable (--database, --workspace, TALARIA_DB,
+// TALARIA_DATABASE_URL=sqlite://PATH): ~ and $VAR expanded, a relative path
+// resolved against the current directory, as the shell's own tools do.
+// (A config file's database path is stricter: resolveDatabasePath.)
+func ResolveUserPath(what, s string, getenv func(string) string) (string, error) {
+	p, err := ExpandPath(what, s, getenv)
+	if err != nil || p == "" {
+		return p, err
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	return abs, nil
+}
+
+// ResolveDatabaseURL applies a path rule (ResolveUserPath, or
+// resolveDatabasePath for a config file) to the file of a sqlite:// URL;
+// other URLs pass unchanged.
+func ResolveDatabaseURL(what, u string, getenv func(string) string) (string, error) {
+	return resolveSQLiteURL(what, u, getenv, ResolveUserPath)
+}
+
+func resolveSQLiteURL(what, u string, getenv func(string) string, rule func(string, string, func(string) string) (string, error)) (string, error) {
+	const scheme = "sqlite://"
+	rest, ok := strings.CutPrefix(strings.TrimSpace(u), scheme)
+	if !ok || rest == "" {
+		return u, nil
+	}
+	p, err := rule(what, rest, getenv)
+	if err != nil {
+		return "", err
+	}
+	return scheme + p, nil
+}
+
 // explicitRelative reports whether a relative path says so: ./x or ../x.
 func explicitRelative(s string) bool {
 	return s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") ||

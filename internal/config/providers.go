@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -130,28 +131,62 @@ func keyHost(env string) (string, string) {
 // another vendor's host, or no endpoint at all. name is the entry's name as
 // the user wrote it.
 func (p Provider) Check(name string) error {
+	return p.check(name, fieldNames{
+		entry: "providers." + name, api: "providers." + name + ".api", baseURL: "providers." + name + ".base_url",
+		keyEnv: "key_env", setAPI: "set api: ",
+		noBase: "providers." + name + " has no base_url: set it to the server's API root (e.g. http://127.0.0.1:8000/v1)",
+	})
+}
+
+// CheckFlags is Check for an entry the command line made or moved
+// (--api, --base-url, --api-key-env): its errors name the flags the user
+// typed, not config keys they never wrote.
+func (p Provider) CheckFlags(name string) error {
+	entry := "provider " + name
+	if name == "custom" {
+		entry = "--base-url " + p.BaseURL
+	}
+	return p.check(name, fieldNames{entry: entry, api: "--api", baseURL: "--base-url", keyEnv: "--api-key-env", setAPI: "pass --api ",
+		noBase: entry + " has no base URL: pass --base-url with the server's API root (e.g. http://127.0.0.1:8000/v1)"})
+}
+
+// fieldNames are how errors name the parts of an entry.
+type fieldNames struct{ entry, api, baseURL, keyEnv, setAPI, noBase string }
+
+func (p Provider) check(name string, f fieldNames) error {
 	if !ValidAPI(p.API) {
-		return fmt.Errorf("providers.%s.api is %q; use one of %s", name, p.API, APIChoice())
+		return fmt.Errorf("%s is %q; use one of %s", f.api, p.API, APIChoice())
 	}
 	if p.BaseURL == "" {
 		if v, ok := vendors[name]; ok && !v.speaks(p.API) {
-			return fmt.Errorf("providers.%s.api is %s, but %s is the built-in %s entry (api %s): set providers.%s.base_url to the %s-compatible server, or use another name", name, p.API, name, v.name, v.api, name, p.API)
+			return fmt.Errorf("%s is %s, but %s is the built-in %s entry (api %s): set %s to the %s-compatible server, or use another name", f.api, p.API, name, v.name, v.api, f.baseURL, p.API)
 		}
-		return fmt.Errorf("providers.%s has no base_url: set it to the server's API root (e.g. http://127.0.0.1:8000/v1)", name)
+		return errors.New(f.noBase)
 	}
 	if u, err := url.Parse(p.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
-		return fmt.Errorf("providers.%s.base_url %q is not a URL like http://127.0.0.1:8000/v1", name, p.BaseURL)
+		return fmt.Errorf("%s %q is not a URL like http://127.0.0.1:8000/v1", f.baseURL, p.BaseURL)
 	}
 	if v, ok := vendorOfHost(p.BaseURL); ok && !v.speaks(p.API) {
-		return fmt.Errorf("providers.%s: api is %s but base_url %s is %s's %s API; set api: %s, or another base_url", name, p.API, p.BaseURL, v.name, v.api, v.api)
+		return fmt.Errorf("%s: api is %s but %s %s is %s's %s API; %s%s, or another base URL", f.entry, p.API, f.baseURL, p.BaseURL, v.name, v.api, f.setAPI, v.api)
 	}
 	host := hostOf(p.BaseURL)
 	if kh, who := keyHost(p.KeyEnv); kh != "" && kh != host {
 		if _, official := vendorOfHost(p.BaseURL); official || isOtherOfficial(host) {
-			return fmt.Errorf("providers.%s: key_env %s holds a key for %s, but base_url %s is another company's endpoint; Talaria does not send a key to a host it was not meant for: fix key_env or base_url", name, p.KeyEnv, who, p.BaseURL)
+			return fmt.Errorf("%s: %s %s holds a key for %s, but %s %s is another company's endpoint; Talaria does not send a key to a host it was not meant for: fix %s or %s", f.entry, f.keyEnv, p.KeyEnv, who, f.baseURL, p.BaseURL, f.keyEnv, f.baseURL)
 		}
 	}
 	return nil
+}
+
+// SameHost reports whether two base URLs reach the same server (scheme,
+// host and port): a key configured for one may go to the other.
+func SameHost(a, b string) bool {
+	ua, err1 := url.Parse(strings.TrimSpace(a))
+	ub, err2 := url.Parse(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || ua.Host == "" {
+		return false
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }
 
 func isOtherOfficial(host string) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -85,10 +86,38 @@ func (r *reader) readJSON(ctx context.Context, resp *http.Response, yield func(l
 		yield(llm.Event{}, e)
 		return
 	}
-	if !r.handle("", bytes.TrimSpace(data), false, yield) {
+	data = bytes.TrimSpace(data)
+	if msg := notACompletion(data); msg != "" {
+		// {"foo":1}: not an answer at all. Said as what it is, once,
+		// instead of passing as an empty answer the guards retry and price.
+		yield(llm.Event{}, &llm.APIError{Provider: r.p.name, Model: r.model, StatusCode: http.StatusOK,
+			Header: r.header, Body: capBody(data), Message: msg, Err: errMalformed, Malformed: true})
+		return
+	}
+	if !r.handle("", data, false, yield) {
 		return
 	}
 	r.done(yield)
+}
+
+// errMalformed is the cause of a 200 answer that is not a chat completion.
+var errMalformed = errors.New("malformed response")
+
+// notACompletion says why a whole JSON answer is not a chat completion (no
+// choices and no error), or "" when it is one (or an error the normal path
+// reports).
+func notACompletion(data []byte) string {
+	var probe struct {
+		Choices json.RawMessage `json:"choices"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return "" // the normal path reports undecodable JSON
+	}
+	if len(probe.Choices) > 0 && string(probe.Choices) != "null" || len(probe.Error) > 0 && string(probe.Error) != "null" {
+		return ""
+	}
+	return "malformed response: the server answered 200 with JSON that is not a chat completion (no choices); check that the base URL is an OpenAI-compatible API"
 }
 
 // handle decodes one chunk and yields its events; false means the sequence
