@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -241,6 +242,21 @@ func readLines(r io.Reader) <-chan string {
 	return ch
 }
 
+// memoryAddText is the text a memory "add" call would store.
+func memoryAddText(call llm.ToolCall) (string, bool) {
+	if call.Name != agent.MemoryToolName {
+		return "", false
+	}
+	var args struct {
+		Action string `json:"action"`
+		Text   string `json:"text"`
+	}
+	if json.Unmarshal([]byte(call.Arguments), &args) != nil || args.Action != "add" {
+		return "", false
+	}
+	return termSafe(args.Text), true
+}
+
 // askApprover asks in the terminal before a tool that changes things runs:
 // yes, no, or always (for this tool, this chat).
 type askApprover struct {
@@ -255,6 +271,11 @@ func (p *askApprover) Approve(ctx context.Context, call llm.ToolCall, _ tool.Inf
 	defer p.mu.Unlock()
 	if p.always[call.Name] {
 		return true, ""
+	}
+	if text, ok := memoryAddText(call); ok {
+		// What is stored reaches every later session's prompt: show all
+		// of it, not a clipped argument line.
+		fmt.Fprintf(p.out, "\nThe model wants to keep this in the workspace memory (every new session starts with it):\n%s\n", indent(text))
 	}
 	fmt.Fprintf(p.out, "\nAllow %s %s? [y]es / [n]o / [a]lways for %s in this session: ", call.Name, clip(compactArgs(call.Arguments), 200), call.Name)
 	for {
