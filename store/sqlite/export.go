@@ -30,3 +30,15 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 	err := s.r.QueryRowContext(ctx, lastSeqSQL, id).Scan(&n)
 	return n, s.lookup(op, "session "+id, err)
 }
+
+// AllMemories lists every memory entry of every workspace and user, by id,
+// for copying the database.
+func (s *Store) AllMemories(ctx context.Context) ([]store.MemoryEntry, error) {
+	const op = "all memories"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	out, err := collect(sqlrows.ScanMemory)(s.r.QueryContext(ctx,
+		`SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`))
+	return out, s.wrap(op, err)
+}
