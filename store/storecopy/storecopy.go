@@ -52,18 +52,18 @@ type Options struct {
 
 // Report is what was copied and verified.
 type Report struct {
-	Sessions  int    `json:"sessions"`  // in the source
-	Copied    int    `json:"copied"`    // written now
-	Skipped   int    `json:"skipped"`   // already in the target, identical
-	Messages  int64  `json:"messages"`  // rows in the source, archived included
-	Lineage   int    `json:"lineage"`   // sessions with a parent
-	Cooldowns int    `json:"cooldowns"` // copied
-	Tokens    int    `json:"tokens"`    // gateway tokens copied now (hashes only)
-	Memories  int    `json:"memories"`  // memory entries in the source (all verified in the target)
+	Sessions  int   `json:"sessions"`  // in the source
+	Copied    int   `json:"copied"`    // written now
+	Skipped   int   `json:"skipped"`   // already in the target, identical
+	Messages  int64 `json:"messages"`  // rows in the source, archived included
+	Lineage   int   `json:"lineage"`   // sessions with a parent
+	Cooldowns int   `json:"cooldowns"` // copied
+	Tokens    int   `json:"tokens"`    // gateway tokens copied now (hashes only)
+	Memories  int   `json:"memories"`  // memory entries in the source (all verified in the target)
 	// TurnEvents are the recorded turn steps `talaria trace` reads, in the
 	// source (all verified in the target).
-	TurnEvents int `json:"turn_events"`
-	Checksum  string `json:"checksum"`  // sha256 of the message bytes, equal on both sides
+	TurnEvents int    `json:"turn_events"`
+	Checksum   string `json:"checksum"` // sha256 of the message bytes, equal on both sides
 }
 
 // NotEmptyError refuses a target that holds sessions the source does not.
