@@ -78,7 +78,7 @@ func (c *cli) dbCmd(ctx context.Context, args []string) int {
 		return c.usageError(h, "--to must be a postgres:// URL")
 	}
 
-	srcStore, err := storeopen.Open(ctx, storeopen.Options{URL: *from})
+	srcStore, err := storeopen.Open(ctx, storeopen.Options{URL: *from, MustExist: true, ReadOnly: true})
 	if err != nil {
 		return c.fail(exitOther, "source: %v", &dbError{err})
 	}
