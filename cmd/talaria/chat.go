@@ -146,9 +146,7 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 	for {
 		select {
 		case res := <-done:
-			prog.mu.Lock()
-			prog.endLine()
-			prog.mu.Unlock()
+			prog.finish()
 			if !res.OK() && res.Explanation != "" {
 				fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, &res))
 			}

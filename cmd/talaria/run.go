@@ -109,13 +109,18 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 		return c.pickExit(err)
 	}
 	in := agent.Input{Text: prompt, Unattended: rf.yes || a.cfg.Approvals == "auto"}
+	var prog *progress
 	if !*quiet {
 		noteUnknownModels(c.stderr, a)
-		prog, unwatch := c.newProgress(a, nil)
+		var unwatch func()
+		prog, unwatch = c.newProgress(a, nil)
 		defer unwatch()
 		in.Hooks = prog.hooks()
 	}
 	res, err := a.agent.RunTurn(ctx, sid, in)
+	if prog != nil {
+		prog.finish()
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
