@@ -96,6 +96,14 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 		if lerr != nil {
 			status = "fail"
 		}
+		// Opening reads the header only: a damaged page shows up in a full
+		// integrity check (SQLite's quick_check), not in a listing.
+		if qc, ok := st.(interface{ QuickCheck(context.Context) error }); ok && lerr == nil {
+			if err := qc.QuickCheck(ctx); err != nil {
+				add("fail", "database", "%s", store.Describe(err))
+				status = "fail"
+			}
+		}
 		where := storeopen.Describe(dbOptions(cfg, nil))
 		if backend, _, _ := storeopen.Target(dbOptions(cfg, nil)); backend == storeopen.Postgres {
 			add(status, "database", "PostgreSQL %s (%d sessions)", where, len(list))
