@@ -61,6 +61,9 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
 		return code
 	}
+	if fs.NArg() > 0 {
+		return c.usageError(chatCmdHelp, "takes no arguments (got %q); type your message once chat starts, or use talaria run \"…\" for one turn", fs.Arg(0))
+	}
 	if err := rf.check(fs); err != nil {
 		return c.usageError(chatCmdHelp, "%v", err)
 	}
