@@ -174,7 +174,14 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
+		children := 0
 		for _, s := range list {
+			// Subagent and review sessions belong under their parent
+			// (sessions show PARENT draws the tree), not at top level.
+			if s.Kind == store.SessionSubagent || s.Kind == store.SessionReview {
+				children++
+				continue
+			}
 			title := s.Title
 			if s.Kind != "" {
 				title = "[" + s.Kind + " of " + s.ParentID + "] " + title
@@ -184,6 +191,9 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Model, clip(title, 60))
 		}
 		_ = tw.Flush()
+		if children > 0 {
+			fmt.Fprintf(c.stdout, "(%d subagent/review sessions not listed: `talaria sessions show PARENT` shows them in its tree; --json lists every session)\n", children)
+		}
 	case "show":
 		id, ok := need("a session id")
 		if !ok {
