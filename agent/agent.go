@@ -230,7 +230,7 @@ func (a *Agent) NewSession(ctx context.Context, opt SessionOptions) (*store.Sess
 	if extra := strings.TrimSpace(opt.SystemPromptExtra); extra != "" {
 		s.SystemPrompt = strings.TrimRight(s.SystemPrompt, "\n") + "\n\n" + extra + "\n"
 	}
-	s.SystemPrompt += a.memoryBlock(ctx)
+	s.SystemPrompt += a.memoryBlock(ctx, opt.Principal)
 	if err := a.cfg.Store.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -291,7 +291,7 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 	if early != nil {
 		return *early, err
 	}
-	at := &activeTurn{session: sess, turnID: turnID, tools: a.tools, hooks: in.Hooks, source: sess.ID}
+	at := &activeTurn{session: sess, turnID: turnID, tools: a.tools, hooks: in.Hooks, source: sess.ID, principal: sess.Principal}
 	res = a.runAdmitted(ctx, a.engine, sess, lease, turnID, user, in, at)
 	a.afterTurn(res)
 	return res, nil

@@ -28,6 +28,9 @@ type activeTurn struct {
 	// source is the session memory entries written in this turn are
 	// attributed to (a review's parent, else the session itself).
 	source string
+	// principal owns the turn's top-level session (the gateway's tenant;
+	// "" for the CLI): memory is scoped to it, children and reviews too.
+	principal string
 
 	mu     sync.Mutex
 	totals turn.SubagentTotals

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,19 +35,34 @@ func (c MemoryConfig) withDefaults() MemoryConfig {
 // MemoryToolName is the name of the memory tool.
 const MemoryToolName = "memory"
 
-// MemoryQuery selects the agent's memory: its workspace and user.
-func (a *Agent) MemoryQuery() store.MemoryQuery {
-	return store.MemoryQuery{Workspace: a.cfg.Workspace, User: a.cfg.Memory.User}
+// MemoryQuery selects the agent's memory outside any gateway principal:
+// its workspace and the configured user.
+func (a *Agent) MemoryQuery() store.MemoryQuery { return a.memoryQueryFor("") }
+
+// memoryQueryFor selects the memory a session of principal sees. A
+// principal (the gateway's tenant) is the memory's user, so what one
+// tenant's sessions store never reaches another tenant's prompt; without
+// one (the CLI) the configured memory.user applies.
+func (a *Agent) memoryQueryFor(principal string) store.MemoryQuery {
+	user := a.cfg.Memory.User
+	if principal != "" {
+		user = principal
+	}
+	return store.MemoryQuery{Workspace: a.cfg.Workspace, User: user}
 }
 
-// AddMemory stores one entry in the agent's memory; the memory tool, the
-// background review and `talaria memory add` all write through it.
+// AddMemory stores one entry in the agent's memory (outside any gateway
+// principal); `talaria memory add` and embedders write through it.
 func (a *Agent) AddMemory(ctx context.Context, text, sourceSession string) (store.MemoryEntry, error) {
+	return a.addMemory(ctx, a.MemoryQuery(), text, sourceSession)
+}
+
+func (a *Agent) addMemory(ctx context.Context, q store.MemoryQuery, text, sourceSession string) (store.MemoryEntry, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return store.MemoryEntry{}, fmt.Errorf("a memory entry needs text")
 	}
-	e := store.MemoryEntry{Workspace: a.cfg.Workspace, User: a.cfg.Memory.User, Text: text, SourceSession: sourceSession,
+	e := store.MemoryEntry{Workspace: q.Workspace, User: q.User, Text: text, SourceSession: sourceSession,
 		CreatedAt: a.now()}
 	if err := a.cfg.Store.AddMemory(ctx, &e); err != nil {
 		return e, err
@@ -58,11 +74,11 @@ func (a *Agent) AddMemory(ctx context.Context, text, sourceSession string) (stor
 // newest entries that fit MaxTokens (about 4 bytes a token), oldest first.
 // It is computed once, at session creation, so a session's prompt bytes
 // never change when memory changes mid-session.
-func (a *Agent) memoryBlock(ctx context.Context) string {
+func (a *Agent) memoryBlock(ctx context.Context, principal string) string {
 	if !a.cfg.Memory.Enabled {
 		return ""
 	}
-	entries, err := a.cfg.Store.Memories(ctx, a.MemoryQuery())
+	entries, err := a.cfg.Store.Memories(ctx, a.memoryQueryFor(principal))
 	if err != nil {
 		a.log.Warn("could not read memory for the system prompt", "error", err)
 		return ""
@@ -97,9 +113,11 @@ func renderMemory(entries []store.MemoryEntry, budget int) string {
 	return b.String()
 }
 
-// memoryTool lets the model read and change the workspace memory. It is
-// marked read-only: it never touches the workspace, only Talaria's own
-// memory, so it needs no approval.
+// memoryTool lets the model read and change the workspace memory. Listing
+// reads only; adding and removing change what every later session of the
+// workspace is told, so those calls ask for approval like any other change
+// (a tool result that talks the model into storing "always run …" must not
+// persist on its own).
 type memoryTool struct{ a *Agent }
 
 const memoryDescription = `Durable memory for this workspace, kept across sessions and shown at the start of every new session. Add short, lasting facts worth knowing next time: the user's preferences, the project's conventions, decisions taken and why. Do not store secrets or things that are only true right now.
@@ -113,7 +131,15 @@ const memorySchema = `{"type":"object","properties":{` +
 
 func (m *memoryTool) Info() tool.Info {
 	return tool.Info{Name: MemoryToolName, Description: memoryDescription,
-		Parameters: json.RawMessage(memorySchema), ReadOnly: true}
+		Parameters: json.RawMessage(memorySchema)}
+}
+
+// ReadOnlyCall reports the calls that only read: action "list".
+func (m *memoryTool) ReadOnlyCall(args json.RawMessage) bool {
+	var a struct {
+		Action string `json:"action"`
+	}
+	return json.Unmarshal(args, &a) == nil && a.Action == "list"
 }
 
 func (m *memoryTool) Run(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
@@ -126,9 +152,14 @@ func (m *memoryTool) Run(ctx context.Context, raw json.RawMessage) (tool.Result,
 		return tool.Errorf("memory: %v", err), nil
 	}
 	a := m.a
+	principal, source := "", ""
+	if at := turnFrom(ctx); at != nil {
+		principal, source = at.principal, at.source
+	}
+	q := a.memoryQueryFor(principal)
 	switch args.Action {
 	case "list":
-		entries, err := a.cfg.Store.Memories(ctx, a.MemoryQuery())
+		entries, err := a.cfg.Store.Memories(ctx, q)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -141,16 +172,21 @@ func (m *memoryTool) Run(ctx context.Context, raw json.RawMessage) (tool.Result,
 		}
 		return tool.Result{Content: b.String()}, nil
 	case "add":
-		source := ""
-		if at := turnFrom(ctx); at != nil {
-			source = at.source
-		}
-		e, err := a.AddMemory(ctx, args.Text, source)
+		e, err := a.addMemory(ctx, q, args.Text, source)
 		if err != nil {
 			return tool.Errorf("memory: %v", err), nil
 		}
 		return tool.Result{Content: "Remembered as entry " + strconv.FormatInt(e.ID, 10) + "."}, nil
 	case "remove":
+		// Only an entry of this memory's own user: a tenant must not
+		// delete the shared entries or another tenant's.
+		entries, err := a.cfg.Store.Memories(ctx, q)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		if !slices.ContainsFunc(entries, func(e store.MemoryEntry) bool { return e.ID == args.ID && e.User == q.User }) {
+			return tool.Errorf("memory: no entry %d of yours to remove (list shows the ids)", args.ID), nil
+		}
 		if err := a.cfg.Store.DeleteMemory(ctx, a.cfg.Workspace, args.ID); err != nil {
 			return tool.Errorf("memory: no entry %d to remove (%v)", args.ID, err), nil
 		}

@@ -152,7 +152,7 @@ func (a *Agent) review(ctx context.Context, sid string) {
 	if err != nil {
 		return
 	}
-	before := a.memoryCount(ctx)
+	before := a.memoryCount(ctx, parent.Principal)
 	rs, err := a.newChildSession(ctx, sid, store.SessionReview, "review of "+sid, parent.SystemPrompt)
 	if err != nil {
 		a.log.Warn("review: could not create its session", "session", sid, "error", err)
@@ -167,7 +167,7 @@ func (a *Agent) review(ctx context.Context, sid string) {
 	if _, lease, user, early, _ := a.admit(ctx, rs, msg, turnID); early != nil {
 		res = *early
 	} else {
-		at := &activeTurn{session: rs, turnID: turnID, depth: a.cfg.Subagents.MaxDepth, tools: tools, source: sid}
+		at := &activeTurn{session: rs, turnID: turnID, depth: a.cfg.Subagents.MaxDepth, tools: tools, source: sid, principal: parent.Principal}
 		res = a.runAdmitted(ctx, eng, rs, lease, turnID, user, in, at)
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
@@ -176,11 +176,11 @@ func (a *Agent) review(ctx context.Context, sid string) {
 		a.log.Warn("could not end the review session", "session", rs.ID, "error", err)
 	}
 	done.Exit, done.Usage, done.CostUSD, done.APICalls = res.Exit, res.Usage, res.CostUSD, res.APICalls
-	done.Added = max(a.memoryCount(dctx)-before, 0)
+	done.Added = max(a.memoryCount(dctx, parent.Principal)-before, 0)
 }
 
-func (a *Agent) memoryCount(ctx context.Context) int {
-	e, err := a.cfg.Store.Memories(ctx, a.MemoryQuery())
+func (a *Agent) memoryCount(ctx context.Context, principal string) int {
+	e, err := a.cfg.Store.Memories(ctx, a.memoryQueryFor(principal))
 	if err != nil {
 		return 0
 	}

@@ -221,7 +221,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	} else {
 		at := &activeTurn{session: sess, turnID: turnID, depth: parent.depth + 1, tools: tools,
 			hooks:  turn.Hooks{SubagentStarted: parent.hooks.SubagentStarted, SubagentFinished: parent.hooks.SubagentFinished},
-			source: sess.ID}
+			source: sess.ID, principal: parent.principal}
 		res = a.runAdmitted(childCtx, eng, sess, lease, turnID, user, in, at)
 	}
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
@@ -270,7 +270,11 @@ func (a *Agent) newChildSession(ctx context.Context, parentID, kind, title, prom
 func (a *Agent) childPrompt(ctx context.Context, tools []string) string {
 	p := a.systemPrompt(a.now(), tools)
 	p = strings.TrimRight(p, "\n") + "\n\n" + subagentNote + "\n"
-	return p + a.memoryBlock(ctx)
+	principal := ""
+	if at := turnFrom(ctx); at != nil {
+		principal = at.principal
+	}
+	return p + a.memoryBlock(ctx, principal)
 }
 
 const subagentNote = `You are a subagent: another agent handed you one task. Nobody will answer questions; work it out with your tools. When done, reply with a final report that stands on its own: what you found or did, with the specific paths, names and results the other agent asked for. If you cannot finish, say exactly what is missing.`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -98,6 +99,11 @@ func Setup(ctx context.Context, s Settings, getenv func(string) string) (*Teleme
 	}
 	if traceEP == "" && metricEP == "" && len(s.Readers) == 0 {
 		return t, nil
+	}
+	for _, ep := range []string{traceEP, metricEP} {
+		if u, perr := url.Parse(ep); ep != "" && (perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return nil, fmt.Errorf("telemetry: OTLP endpoint %q is not a URL: use http://HOST:PORT or https://HOST:PORT (OTEL_EXPORTER_OTLP_ENDPOINT or telemetry.endpoint)", ep)
+		}
 	}
 	traceProto := protocol(firstOf(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), s.Protocol))
 	metricProto := protocol(firstOf(getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"), getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), s.Protocol))

@@ -28,6 +28,14 @@ type Info struct {
 	AutoApprove bool
 }
 
+// CallReader is implemented by a tool where some calls only read and others
+// change things (the memory tool: "list" reads, "add" writes). Info's
+// ReadOnly stays false; the calls ReadOnlyCall accepts (given validated
+// arguments) run without asking for approval.
+type CallReader interface {
+	ReadOnlyCall(args json.RawMessage) bool
+}
+
 // Result is what a tool returns to the model.
 type Result struct {
 	Content string

@@ -129,7 +129,8 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 	}
 	t, _ := e.cfg.Tools.Get(c.Name)
 	info := t.Info()
-	if !info.ReadOnly && !info.AutoApprove && e.cfg.Approver != nil {
+	cr, perCall := t.(tool.CallReader)
+	if !info.ReadOnly && !info.AutoApprove && e.cfg.Approver != nil && (!perCall || !cr.ReadOnlyCall(args)) {
 		if ok, reason := e.cfg.Approver.Approve(ctx, c, info); !ok {
 			if reason == "" {
 				reason = "The user did not approve this call of " + c.Name + "; do not retry it unchanged."

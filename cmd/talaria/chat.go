@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,9 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
 		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(chatCmdHelp, "takes no arguments (got %q); type your message once chat starts, or use talaria run \"…\" for one turn", fs.Arg(0))
 	}
 	if err := rf.check(fs); err != nil {
 		return c.usageError(chatCmdHelp, "%v", err)
@@ -148,9 +152,7 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 	for {
 		select {
 		case res := <-done:
-			prog.mu.Lock()
-			prog.endLine()
-			prog.mu.Unlock()
+			prog.finish()
 			if !res.OK() && res.Explanation != "" {
 				fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, &res))
 			}
@@ -244,6 +246,21 @@ func readLines(r io.Reader) <-chan string {
 	return ch
 }
 
+// memoryAddText is the text a memory "add" call would store.
+func memoryAddText(call llm.ToolCall) (string, bool) {
+	if call.Name != agent.MemoryToolName {
+		return "", false
+	}
+	var args struct {
+		Action string `json:"action"`
+		Text   string `json:"text"`
+	}
+	if json.Unmarshal([]byte(call.Arguments), &args) != nil || args.Action != "add" {
+		return "", false
+	}
+	return termSafe(args.Text), true
+}
+
 // askApprover asks in the terminal before a tool that changes things runs:
 // yes, no, or always (for this tool, this chat).
 type askApprover struct {
@@ -258,6 +275,11 @@ func (p *askApprover) Approve(ctx context.Context, call llm.ToolCall, _ tool.Inf
 	defer p.mu.Unlock()
 	if p.always[call.Name] {
 		return true, ""
+	}
+	if text, ok := memoryAddText(call); ok {
+		// What is stored reaches every later session's prompt: show all
+		// of it, not a clipped argument line.
+		fmt.Fprintf(p.out, "\nThe model wants to keep this in the workspace memory (every new session starts with it):\n%s\n", indent(text))
 	}
 	fmt.Fprintf(p.out, "\nAllow %s %s? [y]es / [n]o / [a]lways for %s in this session: ", call.Name, clip(compactArgs(call.Arguments), 200), call.Name)
 	for {

@@ -12,9 +12,11 @@ import (
 )
 
 const dbMigrateAbout = `Copies every session (with its lineage link), every message (exact bytes
-and seqs), every cooldown and every serve API token (hashes only) from a
-SQLite file into PostgreSQL, then verifies the counts and a checksum of the
-message bytes read back from the target. It refuses a target that holds
+and seqs), every turn's event log (what trace shows), the memory of every
+workspace and user, every cooldown and every serve API token (hashes only)
+from a SQLite file into PostgreSQL, then verifies the counts and a checksum
+of the message bytes read back from the target. Queued turns and turn
+leases belong to running processes and are not copied. It refuses a target that holds
 sessions the source does not have unless --append is given. Rerunning it is
 safe: sessions already copied are compared, not written again. Stop talaria
 on the source while it runs.
@@ -30,7 +32,7 @@ var dbHelp = cmdHelp{
       copy a SQLite database into PostgreSQL and verify it
 
 'talaria db migrate --help' shows its flags and examples.`,
-	examples: []string{"talaria db migrate --from sqlite://$HOME/.talaria/talaria.db --to postgres://talaria@db.internal/talaria"},
+	examples: []string{"talaria db migrate --from sqlite://$HOME/.talaria/state.db --to postgres://talaria@db.internal/talaria"},
 }
 
 var dbMigrateHelp = cmdHelp{
@@ -38,7 +40,7 @@ var dbMigrateHelp = cmdHelp{
 	usage: "--from sqlite://PATH --to postgres://USER@HOST/DB [--append] [--json]",
 	about: dbMigrateAbout,
 	examples: []string{
-		"talaria db migrate --from sqlite://$HOME/.talaria/talaria.db --to postgres://talaria@db.internal/talaria",
+		"talaria db migrate --from sqlite://$HOME/.talaria/state.db --to postgres://talaria@db.internal/talaria",
 		"talaria db migrate --from sqlite://old.db --to postgres://talaria@db.internal/talaria --append --json",
 	},
 }
@@ -76,7 +78,7 @@ func (c *cli) dbCmd(ctx context.Context, args []string) int {
 		return c.usageError(h, "--to must be a postgres:// URL")
 	}
 
-	srcStore, err := storeopen.Open(ctx, storeopen.Options{URL: *from})
+	srcStore, err := storeopen.Open(ctx, storeopen.Options{URL: *from, MustExist: true, ReadOnly: true})
 	if err != nil {
 		return c.fail(exitOther, "source: %v", &dbError{err})
 	}
@@ -114,8 +116,9 @@ func (c *cli) dbCmd(ctx context.Context, args []string) int {
 		_ = enc.Encode(rep)
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "copied %d sessions (%d already there), %d messages, %d lineage links, %d cooldowns, %d API tokens\n",
-		rep.Copied, rep.Skipped, rep.Messages, rep.Lineage, rep.Cooldowns, rep.Tokens)
-	fmt.Fprintf(c.stdout, "verified: %d sessions and a sha256 of the message bytes match: %s\n", rep.Sessions, rep.Checksum)
+	fmt.Fprintf(c.stdout, "copied %d sessions (%d already there), %d messages, %d lineage links, %d turn events, %d memory entries, %d cooldowns, %d API tokens\n",
+		rep.Copied, rep.Skipped, rep.Messages, rep.Lineage, rep.TurnEvents, rep.Memories, rep.Cooldowns, rep.Tokens)
+	fmt.Fprintf(c.stdout, "verified: %d sessions, %d turn events and %d memory entries are in the target, and a sha256 of the message bytes matches: %s\n",
+		rep.Sessions, rep.TurnEvents, rep.Memories, rep.Checksum)
 	return exitOK
 }

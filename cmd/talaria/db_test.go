@@ -213,3 +213,44 @@ func TestDatabaseUnreachable(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", out.code, out.stderr)
 	}
 }
+
+// What a user would miss after the move comes along: the workspace memory
+// (`memory list`) and the turn event logs (`trace`), each verified and
+// counted in the report; a rerun copies neither twice.
+func TestDBMigrateKeepsMemoryAndTurnEvents(t *testing.T) {
+	e := newCLIEnv(t)
+	dbPath, ids := migrationSource(t, e)
+	if out := e.run("", "memory", "add", "--workspace", e.ws, "the tests need -race"); out.code != exitOK {
+		t.Fatalf("memory add: exit %d\n%s", out.code, out.stderr)
+	}
+	if out := e.run("", "memory", "add", "--workspace", e.ws, "--user", "alice", "alice prefers tabs"); out.code != exitOK {
+		t.Fatalf("memory add --user: exit %d\n%s", out.code, out.stderr)
+	}
+	trace := e.run("", "trace", ids[0])
+	if trace.code != exitOK || !strings.Contains(trace.stdout, "read_file") {
+		t.Fatalf("trace before the move: exit %d\n%s%s", trace.code, trace.stdout, trace.stderr)
+	}
+	pg := pgtest.New(t)
+	for run := range 2 {
+		out := e.run("", "db", "migrate", "--from", "sqlite://"+dbPath, "--to", pg, "--json")
+		var rep storecopy.Report
+		if out.code != exitOK || json.Unmarshal([]byte(out.stdout), &rep) != nil {
+			t.Fatalf("db migrate #%d: exit %d\n%s%s", run+1, out.code, out.stdout, out.stderr)
+		}
+		if rep.Memories != 2 || rep.TurnEvents == 0 {
+			t.Fatalf("db migrate #%d: report %+v, want 2 memory entries and the turn events", run+1, rep)
+		}
+	}
+
+	e.env["TALARIA_DATABASE_URL"] = pg
+	defer delete(e.env, "TALARIA_DATABASE_URL")
+	mem := e.run("", "memory", "list", "--workspace", e.ws, "--user", "alice")
+	if mem.code != exitOK || !strings.Contains(mem.stdout, "the tests need -race") || !strings.Contains(mem.stdout, "alice prefers tabs") ||
+		strings.Count(mem.stdout, "the tests need -race") != 1 {
+		t.Fatalf("memory list after the move: exit %d\n%s%s", mem.code, mem.stdout, mem.stderr)
+	}
+	after := e.run("", "trace", ids[0])
+	if after.code != exitOK || after.stdout != trace.stdout {
+		t.Fatalf("trace after the move: exit %d\n%s%s\nbefore:\n%s", after.code, after.stdout, after.stderr, trace.stdout)
+	}
+}

@@ -79,7 +79,8 @@ func TestDoctor(t *testing.T) {
 		}
 		for _, want := range []string{
 			"ok   configuration: no file at " + e.home,
-			"ok   database: " + e.home + "/state.db (0 sessions, synchronous=normal)",
+			// A fresh install: said, not created (the first run creates it).
+			"--   database: no database at " + e.home + "/state.db (the first `talaria run` creates it",
 			"ok   provider openai (default): openai API at https://api.openai.com/v1",
 			"--   provider anthropic: anthropic API at https://api.anthropic.com, model claude-sonnet-4-5: no key (ANTHROPIC_API_KEY unset)",
 		} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -76,14 +77,32 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 	} else {
 		add("ok", "configuration", "no file at %s/config.yaml; using defaults and the environment", cfg.Home)
 	}
-	st, err := openStore(ctx, cfg, dbURL, c.logger(cfg, false))
-	if err != nil {
+	st, err := c.openStoreFor(ctx, cfg, dbURL, true)
+	var missing *storeopen.MissingError
+	if errors.As(err, &missing) {
+		// Not created here: a typo'd path must not turn into an empty
+		// database reported as ok. At the default location this is
+		// simply a fresh install.
+		status := "fail"
+		if defaultDatabase(cfg, dbURL) {
+			status = "info"
+		}
+		add(status, "database", "%v", missing)
+	} else if err != nil {
 		add("fail", "database", "%v", err)
 	} else {
 		list, lerr := st.ListSessions(ctx, store.ListOptions{Limit: 1000})
 		status := "ok"
 		if lerr != nil {
 			status = "fail"
+		}
+		// Opening reads the header only: a damaged page shows up in a full
+		// integrity check (SQLite's quick_check), not in a listing.
+		if qc, ok := st.(interface{ QuickCheck(context.Context) error }); ok && lerr == nil {
+			if err := qc.QuickCheck(ctx); err != nil {
+				add("fail", "database", "%s", store.Describe(err))
+				status = "fail"
+			}
 		}
 		where := storeopen.Describe(dbOptions(cfg, nil))
 		if backend, _, _ := storeopen.Target(dbOptions(cfg, nil)); backend == storeopen.Postgres {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -70,6 +71,10 @@ func (c *cli) keysCmd(ctx context.Context, args []string) int {
 	list, err := benched(ctx, cfg, st, c.getenv, only)
 	if err != nil {
 		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	if _, known := cfg.Providers[only]; only != "" && !known && len(list) == 0 {
+		// A typo must not read as "nothing benched".
+		return c.usageError(keysHelp, "no provider %q is configured (configured: %s)", only, strings.Join(cfg.ProviderNames(), ", "))
 	}
 	if sub == "reset" {
 		for _, b := range list {

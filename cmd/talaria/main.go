@@ -138,6 +138,10 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 	case "keys":
 		return c.keysCmd(ctx, rest)
 	case "version", "--version", "-v":
+		if wantsHelp(args[1:]) {
+			fmt.Fprint(stdout, "Usage: talaria version\n\nPrints the version of this binary (also --version, -v).\n")
+			return exitOK
+		}
 		fmt.Fprintf(stdout, "talaria %s\n", versionString())
 		return exitOK
 	case "help", "-h", "--help":

@@ -204,7 +204,10 @@ func (c *cli) mcpTest(ctx context.Context, args []string) int {
 	}
 	sc, ok := cfg.MCPServers[name]
 	if !ok {
-		return c.fail(exitUsage, "no MCP server %q is configured; known: %s", name, strings.Join(cfg.MCPServerNames(), ", "))
+		if names := cfg.MCPServerNames(); len(names) > 0 {
+			return c.fail(exitUsage, "no MCP server %q is configured; known: %s", name, strings.Join(names, ", "))
+		}
+		return c.fail(exitUsage, "no MCP server %q is configured; none are (add them under mcp_servers: in the config)", name)
 	}
 	if !sc.IsEnabled() {
 		// Testing a disabled server is what a person fixing it wants.

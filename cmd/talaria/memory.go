@@ -110,7 +110,12 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 	if *user != "" {
 		q.User = *user
 	}
-	st, err := openStore(ctx, cfg, dbFlag, c.logger(cfg, false))
+	var st store.Store
+	if sub == "add" {
+		st, err = openStore(ctx, cfg, dbFlag, c.logger(cfg, false))
+	} else { // list, rm, clear: there must be memory to read or change
+		st, err = c.openStoreFor(ctx, cfg, dbFlag, sub == "list")
+	}
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}

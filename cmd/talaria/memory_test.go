@@ -91,6 +91,12 @@ func TestSessionsShowChildren(t *testing.T) {
 	if res.Subagents == nil || res.Subagents.Count != 1 {
 		t.Fatalf("result subagents %+v", res.Subagents)
 	}
+	// The subagent's session is under its parent, not at top level.
+	list := e.run("", "sessions", "list")
+	if strings.Count(list.stdout, "\n20") != 1 || strings.Contains(list.stdout, "[subagent of") ||
+		!strings.Contains(list.stdout, "(1 subagent/review sessions not listed") {
+		t.Errorf("sessions list should show the parent only:\n%s", list.stdout)
+	}
 	show := e.run("", "sessions", "show", res.SessionID)
 	for _, s := range []string{"incl. subagents (1 sessions): 3 API calls", "children:", "└ subagent ", "[completed] 1 API calls · $", `"look around"`} {
 		if !strings.Contains(show.stdout, s) {

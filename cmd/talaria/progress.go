@@ -29,6 +29,11 @@ type progress struct {
 	tty                            bool
 	waitShown                      bool
 	waitDelay, waitTick, waitEvery time.Duration
+
+	// Reasoning streams to w: dimmed on a colour terminal (color), else
+	// after a plain "thinking:" prefix. inReasoning: a block is open.
+	color       bool
+	inReasoning bool
 }
 
 func newProgress(w, text io.Writer) *progress {
@@ -41,6 +46,7 @@ func newProgress(w, text io.Writer) *progress {
 func (c *cli) newProgress(a *app, text io.Writer) (*progress, func()) {
 	p := newProgress(c.stderr, text)
 	p.raw, p.tty = c.rawStderr, c.errTTY
+	p.color = c.errTTY && c.getenv("NO_COLOR") == "" && c.getenv("TERM") != "dumb"
 	if a == nil || a.watch == nil {
 		return p, func() {}
 	}
@@ -56,12 +62,61 @@ func (p *progress) hooks() turn.Hooks {
 		// subagent lines: progress_subagent.go
 		SubagentStarted:  p.subagentStarted,
 		SubagentFinished: p.subagentFinished,
+		ReasoningDelta:   p.reasoningDelta,
 	}
 	if p.text != nil {
 		h.TextDelta = p.textDelta
 		h.Discard = p.discard
 	}
 	return h
+}
+
+// reasoningDelta shows the model's thinking as it streams, on w (stderr
+// in run: never mixed into the answer on stdout).
+func (p *progress) reasoningDelta(s string) {
+	if s == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waitShown { // not clearWait: that would end this block
+		fmt.Fprint(p.raw, "\r\x1b[K")
+		p.waitShown = false
+	}
+	if !p.inReasoning {
+		if p.text != nil {
+			p.endLine()
+		}
+		if p.color {
+			fmt.Fprint(p.raw, "\x1b[2m")
+		}
+		fmt.Fprint(p.w, "thinking: ")
+		p.inReasoning = true
+	}
+	fmt.Fprint(p.w, s)
+}
+
+// endReasoning closes an open reasoning block: the next line is not
+// thinking. p.mu is held.
+func (p *progress) endReasoning() {
+	if !p.inReasoning {
+		return
+	}
+	p.inReasoning = false
+	if p.color {
+		fmt.Fprint(p.raw, "\x1b[0m")
+	}
+	fmt.Fprintln(p.w)
+}
+
+// finish ends what is still open (a reasoning block, a streamed line).
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearWait()
+	if p.text != nil {
+		p.endLine()
+	}
 }
 
 func (p *progress) textDelta(s string) {

@@ -97,16 +97,24 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID, model string, c
 	if err != nil {
 		return c.remoteExit(err)
 	}
-	sid, err := remoteSession(ctx, cl, sessionID, model, cont)
-	if err != nil {
-		return c.remoteExit(err)
+	// As in local chat, a new session is created with the first message:
+	// opening and leaving a chat leaves no empty session on the server.
+	sid := sessionID
+	if cont {
+		if sid, err = cl.LatestSession(ctx); err != nil {
+			return c.remoteExit(err)
+		}
 	}
 	lines := readLines(c.stdin)
 	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, os.Interrupt)
 	defer signal.Stop(sig)
-	fmt.Fprintf(c.stdout, "talaria chat — session %s on %s. /exit to quit.\n", sid, server)
+	if sid != "" {
+		fmt.Fprintf(c.stdout, "talaria chat — session %s on %s. /exit to quit.\n", sid, server)
+	} else {
+		fmt.Fprintf(c.stdout, "talaria chat — a new session on %s starts with your first message. /exit to quit.\n", server)
+	}
 	prompt := &chatPrompt{out: c.stdout, lines: lines, sig: sig}
 	for {
 		line, ok := prompt.next()
@@ -116,26 +124,34 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID, model string, c
 		switch {
 		case line == "/exit" || line == "/quit":
 			return exitOK
+		case sid == "" && (line == "/session" || line == "/usage"):
+			fmt.Fprintln(c.stdout, "no session yet: it starts with your first message")
+			continue
 		case line == "/session":
 			fmt.Fprintln(c.stdout, sid)
 			continue
 		case line == "/usage":
-			var u map[string]any
+			var u struct {
+				Usage client.Usage `json:"usage"`
+			}
 			if err := cl.Do(ctx, "GET", "/v1/sessions/"+sid+"/usage", nil, &u); err != nil {
 				fmt.Fprintln(c.stderr, "talaria: "+err.Error())
 			} else {
-				b, _ := json.Marshal(u["usage"])
-				fmt.Fprintln(c.stdout, string(b))
+				fmt.Fprintln(c.stdout, remoteUsageText(sid, u.Usage))
 			}
 			continue
 		case line == "/new":
-			if s, err := cl.CreateSession(ctx); err == nil {
-				sid = s
-				fmt.Fprintf(c.stdout, "new session %s\n", sid)
-			} else {
-				fmt.Fprintln(c.stderr, "talaria: "+err.Error())
-			}
+			sid = ""
+			fmt.Fprintln(c.stdout, "new session: it starts with your next message")
 			continue
+		}
+		if sid == "" {
+			s, err := cl.CreateSessionModel(ctx, model)
+			if err != nil {
+				fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+				continue
+			}
+			sid = s
 		}
 		tctx, cancel := context.WithCancel(ctx)
 		prog := newProgress(c.stderr, c.stdout)
@@ -176,6 +192,21 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID, model string, c
 		}
 		fmt.Fprintln(c.stderr, summaryLine(&res))
 	}
+}
+
+// remoteUsageText words a server session's usage as local chat's /usage
+// does.
+func remoteUsageText(sid string, v client.Usage) string {
+	u := llm.Usage{InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, CacheReadTokens: v.CacheReadTokens,
+		CacheWriteTokens: v.CacheWriteTokens, ReasoningTokens: v.ReasoningTokens}
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s: %d API calls\n", sid, v.APICalls)
+	fmt.Fprintf(&b, "tokens: %d input (%d cache read, %d cache write), %d output",
+		u.PromptTokens(), u.CacheReadTokens, u.CacheWriteTokens, u.OutputTokens)
+	if v.CostUSD > 0 {
+		fmt.Fprintf(&b, "\ncost: $%.4f", v.CostUSD)
+	}
+	return b.String()
 }
 
 // allowAll approves every call (run --yes against a server that asks).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/llm"
@@ -68,6 +69,23 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 	if prompt == "" {
 		return c.fail(exitUsage, `no prompt: talaria run "what to do" (or "-" to read it from stdin)`)
 	}
+	if fs.NArg() > 0 && prompt != "-" && pipedStdin(c.stdin) {
+		// `git diff | talaria run "review this"`: piped input goes with
+		// the prompt, as codex and Claude Code do.
+		data, err := io.ReadAll(io.LimitReader(c.stdin, maxStdinAttach+1))
+		if err != nil {
+			return c.fail(exitUsage, "reading stdin: %v", err)
+		}
+		if len(data) > maxStdinAttach {
+			return c.fail(exitUsage, "stdin holds more than %d KiB, the most run attaches to a prompt; pipe less (head -c), or save it to a file in the workspace and name it in the prompt", maxStdinAttach/1024)
+		}
+		if !utf8.Valid(data) {
+			return c.fail(exitUsage, "stdin is not UTF-8 text, so it cannot go with the prompt; save it to a file in the workspace and name it in the prompt")
+		}
+		if text := strings.TrimRight(string(data), "\n"); strings.TrimSpace(text) != "" {
+			prompt += "\n\n<stdin>\n" + text + "\n</stdin>"
+		}
+	}
 	if *sessionID != "" && cont {
 		return c.fail(exitUsage, "--session and --continue cannot be used together")
 	}
@@ -94,13 +112,18 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 		return c.pickExit(err)
 	}
 	in := agent.Input{Text: prompt, Unattended: rf.yes || a.cfg.Approvals == "auto"}
+	var prog *progress
 	if !*quiet {
 		noteUnknownModels(c.stderr, a)
-		prog, unwatch := c.newProgress(a, nil)
+		var unwatch func()
+		prog, unwatch = c.newProgress(a, nil)
 		defer unwatch()
 		in.Hooks = prog.hooks()
 	}
 	res, err := a.agent.RunTurn(ctx, sid, in)
+	if prog != nil {
+		prog.finish()
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
@@ -129,6 +152,28 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 		fmt.Fprintln(c.stderr, summaryLine(&res))
 	}
 	return exitCode(&res)
+}
+
+// maxStdinAttach is the most piped input `run` attaches to a prompt.
+const maxStdinAttach = 256 << 10
+
+// pipedStdin reports whether stdin carries piped or redirected input: a
+// pipe or a file, not a terminal or /dev/null (character devices). Readers
+// that are not files (tests, embedders) count as piped.
+func pipedStdin(r io.Reader) bool {
+	if r == nil {
+		return false
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		return true
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	m := st.Mode()
+	return m&os.ModeNamedPipe != 0 || m.IsRegular()
 }
 
 // pickSession returns the session to run in: the given one, the most

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/observe"
@@ -195,6 +196,9 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	}
 	defer shutdownTelemetry(tel, log)
 	ac.Observer, ac.Store, ac.Tools, ac.Workspace, ac.Logger = obs, st, tools, ws, log
+	// Memory as in run and chat; each principal has its own (the agent keys
+	// it by the session's principal) and writes go through approvals.
+	ac.Memory = agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens}
 	metrics, err := gateway.SharedMetrics(reg, tel)
 	if err != nil {
 		return c.fail(exitOther, "%v", err)

@@ -356,3 +356,48 @@ func TestServeMCPTools(t *testing.T) {
 		t.Fatalf("echo result %q", res)
 	}
 }
+
+// chat --server creates its server session with the first message, as
+// local chat does (opening and leaving creates nothing), and /usage reads
+// like local chat's, not raw JSON.
+func TestChatServerLazySessionAndUsage(t *testing.T) {
+	e := newCLIEnv(t)
+	p := e.serve()
+	tok := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")[1]
+	e.env["TALARIA_TOKEN"] = tok
+	count := func() int {
+		req, _ := http.NewRequest("GET", p.url+"/v1/sessions", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v struct {
+			Sessions []json.RawMessage `json:"sessions"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return len(v.Sessions)
+	}
+	before := count()
+	r := e.run("/usage\n/exit\n", "chat", "--server", p.url)
+	if r.code != exitOK || !strings.Contains(r.stdout, "no session yet") {
+		t.Fatalf("chat without a message = %+v", r)
+	}
+	if n := count(); n != before {
+		t.Fatalf("%d server sessions after a chat with no message, were %d", n, before)
+	}
+	e.srv.Script(fakellm.Text("chat answer"))
+	r = e.run("hello\n/usage\n", "chat", "--server", p.url)
+	if r.code != exitOK || !strings.Contains(r.stdout, "chat answer") {
+		t.Fatalf("chat = %+v", r)
+	}
+	if !strings.Contains(r.stdout, "1 API calls") || !strings.Contains(r.stdout, "tokens: ") || strings.Contains(r.stdout, `"api_calls"`) {
+		t.Errorf("/usage is not worded like local chat's:\n%s", r.stdout)
+	}
+	if n := count(); n != before+1 {
+		t.Errorf("%d server sessions after one chat with a message, want %d", n, before+1)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/storeopen"
 )
 
 const sessionsUsage = `Usage:
@@ -122,6 +123,15 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		return c.compactCmd(ctx, &rf, id)
 	}
 
+	// A missing argument is said before the database is looked for.
+	if len(pos) == 0 && sub != "list" {
+		what := "a session id"
+		if sub == "search" {
+			what = "a query"
+		}
+		_, _ = need(what)
+		return exitUsage
+	}
 	cfg, err := c.loadConfig()
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
@@ -133,6 +143,16 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		// Search first indexes the newest rows, which needs the write
 		// lock; without it, search the index as it is.
 		st, err = c.openStoreFor(ctx, cfg, rf.database, true)
+	}
+	var missing *storeopen.MissingError
+	if errors.As(err, &missing) && sub == "list" && defaultDatabase(cfg, rf.database) {
+		// A fresh install: nothing to list, and nothing is created. A
+		// path the user named that holds no database is an error below.
+		if *jsonOut {
+			return c.printJSON(sessionsJSON(nil))
+		}
+		fmt.Fprintf(c.stdout, "no sessions yet (no database at %s; the first `talaria run` creates it)\n", missing.Path)
+		return exitOK
 	}
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
@@ -154,7 +174,14 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
+		children := 0
 		for _, s := range list {
+			// Subagent and review sessions belong under their parent
+			// (sessions show PARENT draws the tree), not at top level.
+			if s.Kind == store.SessionSubagent || s.Kind == store.SessionReview {
+				children++
+				continue
+			}
 			title := s.Title
 			if s.Kind != "" {
 				title = "[" + s.Kind + " of " + s.ParentID + "] " + title
@@ -164,6 +191,9 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Model, clip(title, 60))
 		}
 		_ = tw.Flush()
+		if children > 0 {
+			fmt.Fprintf(c.stdout, "(%d subagent/review sessions not listed: `talaria sessions show PARENT` shows them in its tree; --json lists every session)\n", children)
+		}
 	case "show":
 		id, ok := need("a session id")
 		if !ok {
@@ -232,7 +262,12 @@ func (c *cli) lookupExit(id string, err error) int {
 func (c *cli) compactCmd(ctx context.Context, rf *routeFlags, id string) int {
 	// An unknown session is said as such before any provider is needed.
 	if cfg, err := c.loadConfig(); err == nil {
-		if st, err := c.openStoreFor(ctx, cfg, rf.database, true); err == nil {
+		st, err := c.openStoreFor(ctx, cfg, rf.database, true)
+		var missing *storeopen.MissingError
+		if errors.As(err, &missing) {
+			return c.fail(exitUsage, "no session %q: %v", id, missing)
+		}
+		if err == nil {
 			_, gerr := st.GetSession(ctx, id)
 			_ = st.Close()
 			if gerr != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -160,22 +161,26 @@ func applyDatabaseFlag(cfg *config.Config, flagURL string) {
 	}
 }
 
-// openStoreFor opens the database for a command, like openStore; a command
-// that only reads (readOnly) opens an existing SQLite file read-only (see
-// storeopen.Options.ReadOnly).
+// openStoreFor opens an existing database for a command that reads it or
+// changes what is in it (never creating a SQLite file: a missing one is a
+// *storeopen.MissingError); a command that only reads (readOnly) opens it
+// read-only (see storeopen.Options.ReadOnly).
 func (c *cli) openStoreFor(ctx context.Context, cfg *config.Config, flagURL string, readOnly bool) (store.Store, error) {
 	log := c.logger(cfg, false)
-	if !readOnly {
-		return openStore(ctx, cfg, flagURL, log)
-	}
 	applyDatabaseFlag(cfg, flagURL)
 	o := dbOptions(cfg, log)
-	o.ReadOnly = true
+	o.ReadOnly, o.MustExist = readOnly, true
 	st, err := storeopen.Open(ctx, o)
 	if err != nil {
 		return nil, &dbError{err}
 	}
 	return st, nil
+}
+
+// defaultDatabase reports whether the database is the default SQLite file
+// ($TALARIA_HOME/state.db), named by no flag, variable or config key.
+func defaultDatabase(cfg *config.Config, flagURL string) bool {
+	return flagURL == "" && cfg.Database.URL == "" && cfg.Database.Path == filepath.Join(cfg.Home, "state.db")
 }
 
 func dbOptions(cfg *config.Config, log *slog.Logger) storeopen.Options {

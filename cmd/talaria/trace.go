@@ -52,7 +52,7 @@ func (c *cli) traceCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	st, err := openStore(ctx, cfg, dbURL, c.logger(cfg, false))
+	st, err := c.openStoreFor(ctx, cfg, dbURL, true)
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}

@@ -118,8 +118,10 @@ func (p *progress) waitLoop(model string, quit <-chan struct{}) {
 	}
 }
 
-// clearWait erases the in-place waiting line; p.mu is held.
+// clearWait erases the in-place waiting line, and ends a reasoning block:
+// every other event starts a line of its own. p.mu is held.
 func (p *progress) clearWait() {
+	p.endReasoning()
 	if p.waitShown {
 		fmt.Fprint(p.raw, "\r\x1b[K")
 		p.waitShown = false

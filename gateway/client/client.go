@@ -263,6 +263,18 @@ func (c *Client) follow(ctx context.Context, body io.Reader, turnID string, last
 	return done, err
 }
 
+// Usage is a session's usage as the API reports it
+// (GET /v1/sessions/{id}/usage, field "usage").
+type Usage struct {
+	APICalls         int64   `json:"api_calls"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
 // session is the part of the API's session view the client reads.
 type session struct {
 	ID string `json:"id"`

@@ -107,6 +107,10 @@ async function openSession(id) {
   state.drafts = {};
   state.cards = {};
   state.running = null;
+  state.failed = {};
+  // The previous session's stream is gone: "live" is said again only
+  // once this session's stream answers.
+  $("conn").textContent = "connecting…";
   sessionStorage.setItem("talaria_session", id);
   $("transcript").textContent = "";
   $("status").textContent = "";
@@ -261,7 +265,11 @@ function renderMessage(m) {
     r.append(el("summary", "", "reasoning"), el("div", "", m.reasoning));
     box.append(r);
   }
-  if (m.kind === "failure") box.classList.add("failure");
+  if (m.kind === "failure") {
+    box.classList.add("failure");
+    // turn_finished then adds no second failure box for this turn.
+    if (state.failed) state.failed[m.turn_id] = true;
+  }
   box.append(el("div", "text", m.text));
   if (!m.text && !m.reasoning) box.remove();
   for (const c of m.tool_calls || []) {
@@ -310,7 +318,7 @@ function handle(ev) {
       const x = state.drafts[d.turn_id];
       if (x && !x.text.textContent) x.remove();
       $("status").textContent = r.exit === "completed" ? "" : "turn ended: " + r.exit;
-      if (r.exit !== "completed" && r.explanation) {
+      if (r.exit !== "completed" && r.explanation && !(state.failed && state.failed[d.turn_id])) {
         const box = el("div", "msg failure");
         box.append(el("div", "", "Turn " + r.exit + (r.failure ? " (" + r.failure.failure_reason + (r.failure.failure_retryable ? ", retryable" : "") + ")" : "")));
         box.append(el("div", "explain", r.explanation));

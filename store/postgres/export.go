@@ -76,3 +76,15 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 	})
 	return created, err
 }
+
+// AllMemories lists every memory entry of every workspace and user, by id,
+// for copying the database.
+func (s *Store) AllMemories(ctx context.Context) ([]store.MemoryEntry, error) {
+	const op = "all memories"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	out, err := collect(sqlrows.ScanMemory)(s.pool.Query(ctx,
+		`SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`))
+	return out, s.wrap(op, err)
+}

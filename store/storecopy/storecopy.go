@@ -24,6 +24,8 @@ type Source interface {
 	AllCooldowns(ctx context.Context) ([]store.Cooldown, error)
 	LastSeq(ctx context.Context, id string) (int64, error)
 	ListTokens(ctx context.Context) ([]store.Token, error)
+	AllMemories(ctx context.Context) ([]store.MemoryEntry, error)
+	TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error)
 }
 
 // Target is a database to copy into.
@@ -32,6 +34,8 @@ type Target interface {
 	store.Cooldowns
 	CreateToken(ctx context.Context, t *store.Token) error
 	ImportSession(ctx context.Context, sess store.Session, lastSeq int64, msgs []store.Message) (bool, error)
+	AddMemory(ctx context.Context, e *store.MemoryEntry) error
+	AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) error
 }
 
 // Options tune Copy.
@@ -48,14 +52,18 @@ type Options struct {
 
 // Report is what was copied and verified.
 type Report struct {
-	Sessions  int    `json:"sessions"`  // in the source
-	Copied    int    `json:"copied"`    // written now
-	Skipped   int    `json:"skipped"`   // already in the target, identical
-	Messages  int64  `json:"messages"`  // rows in the source, archived included
-	Lineage   int    `json:"lineage"`   // sessions with a parent
-	Cooldowns int    `json:"cooldowns"` // copied
-	Tokens    int    `json:"tokens"`    // gateway tokens copied now (hashes only)
-	Checksum  string `json:"checksum"`  // sha256 of the message bytes, equal on both sides
+	Sessions  int   `json:"sessions"`  // in the source
+	Copied    int   `json:"copied"`    // written now
+	Skipped   int   `json:"skipped"`   // already in the target, identical
+	Messages  int64 `json:"messages"`  // rows in the source, archived included
+	Lineage   int   `json:"lineage"`   // sessions with a parent
+	Cooldowns int   `json:"cooldowns"` // copied
+	Tokens    int   `json:"tokens"`    // gateway tokens copied now (hashes only)
+	Memories  int   `json:"memories"`  // memory entries in the source (all verified in the target)
+	// TurnEvents are the recorded turn steps `talaria trace` reads, in the
+	// source (all verified in the target).
+	TurnEvents int    `json:"turn_events"`
+	Checksum   string `json:"checksum"` // sha256 of the message bytes, equal on both sides
 }
 
 // NotEmptyError refuses a target that holds sessions the source does not.
@@ -149,6 +157,11 @@ func Copy(ctx context.Context, src Source, dst Target, opt Options) (Report, err
 					sess.ID, tgt.ParentID, sess.ParentID)}
 			}
 		}
+		n, err := copyTurnEvents(ctx, src, dst, sess.ID)
+		if err != nil {
+			return rep, err
+		}
+		rep.TurnEvents += n
 		if opt.Progress != nil {
 			opt.Progress(i+1, len(srcSessions))
 		}
@@ -207,6 +220,10 @@ func Copy(ctx context.Context, src Source, dst Target, opt Options) (Report, err
 	}
 
 	// Final count check over the whole target.
+	if rep.Memories, err = copyMemories(ctx, src, dst); err != nil {
+		return rep, err
+	}
+
 	after, err := allSessions(ctx, dst)
 	if err != nil {
 		return rep, fmt.Errorf("list target sessions: %w", err)
@@ -303,4 +320,91 @@ func hashMessages(h hash.Hash, msgs []store.Message) {
 		str(m.Model)
 		num(m.CreatedAt.UnixNano())
 	}
+}
+
+// copyTurnEvents copies one session's turn event log (what `talaria trace`
+// shows) unless the target already has it, and verifies it read back.
+func copyTurnEvents(ctx context.Context, src Source, dst Target, sid string) (int, error) {
+	evs, err := src.TurnEvents(ctx, sid, "")
+	if err != nil {
+		return 0, fmt.Errorf("read turn events of %s: %w", sid, err)
+	}
+	have, err := dst.TurnEvents(ctx, sid, "")
+	if err != nil {
+		return 0, fmt.Errorf("read target turn events of %s: %w", sid, err)
+	}
+	if len(have) == 0 && len(evs) > 0 {
+		// In batches: one transaction per batch keeps a long log cheap.
+		const batch = 500
+		for i := 0; i < len(evs); i += batch {
+			if err := dst.AppendTurnEvents(ctx, evs[i:min(i+batch, len(evs))]...); err != nil {
+				return 0, fmt.Errorf("write turn events of %s: %w", sid, err)
+			}
+		}
+		if have, err = dst.TurnEvents(ctx, sid, ""); err != nil {
+			return 0, fmt.Errorf("read back turn events of %s: %w", sid, err)
+		}
+	}
+	key := func(e store.TurnEvent) string {
+		return fmt.Sprintf("%s\x00%d\x00%s\x00%s", e.TurnID, e.Seq, e.Kind, e.Name)
+	}
+	want := map[string]int{}
+	for _, e := range evs {
+		want[key(e)]++
+	}
+	for _, e := range have {
+		want[key(e)]--
+	}
+	for _, n := range want {
+		if n != 0 || len(have) != len(evs) {
+			return 0, &MismatchError{What: fmt.Sprintf("session %s has %d turn events in the source, %d different ones in the target",
+				sid, len(evs), len(have))}
+		}
+	}
+	return len(evs), nil
+}
+
+// copyMemories copies the memory entries of every workspace and user that
+// the target does not hold yet (by workspace, user, text and source
+// session; ids are the target's own), then verifies every source entry is
+// there.
+func copyMemories(ctx context.Context, src Source, dst Target) (int, error) {
+	mems, err := src.AllMemories(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read memory: %w", err)
+	}
+	have, err := dst.AllMemories(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read target memory: %w", err)
+	}
+	key := func(e store.MemoryEntry) [4]string { return [4]string{e.Workspace, e.User, e.Text, e.SourceSession} }
+	count := map[[4]string]int{}
+	for _, e := range have {
+		count[key(e)]++
+	}
+	for _, e := range mems {
+		if count[key(e)] > 0 {
+			count[key(e)]--
+			continue
+		}
+		c := e
+		c.ID = 0
+		if err := dst.AddMemory(ctx, &c); err != nil {
+			return 0, fmt.Errorf("write memory entry %d: %w", e.ID, err)
+		}
+	}
+	if have, err = dst.AllMemories(ctx); err != nil {
+		return 0, fmt.Errorf("read back memory: %w", err)
+	}
+	clear(count)
+	for _, e := range have {
+		count[key(e)]++
+	}
+	for _, e := range mems {
+		if count[key(e)] == 0 {
+			return 0, &MismatchError{What: fmt.Sprintf("memory entry %d of workspace %s was not copied", e.ID, e.Workspace)}
+		}
+		count[key(e)]--
+	}
+	return len(mems), nil
 }

@@ -32,8 +32,24 @@ type Options struct {
 	// whose schema is older than this binary's, is opened writable as
 	// usual. PostgreSQL ignores it.
 	ReadOnly bool
-	Logger   *slog.Logger
+	// MustExist refuses to create a SQLite file (or its folder): commands
+	// that only read, or change what is already there, get a
+	// *MissingError for a path with no database, so a typo never leaves
+	// an empty database behind. PostgreSQL ignores it.
+	MustExist bool
+	Logger    *slog.Logger
 }
+
+// MissingError is a SQLite database that does not exist where Options
+// point (with MustExist).
+type MissingError struct{ Path string }
+
+func (e *MissingError) Error() string {
+	return "no database at " + e.Path + " (the first `talaria run` creates it; check the path, --database, TALARIA_DB or database: in the config)"
+}
+
+// Unwrap lets errors.Is(err, fs.ErrNotExist) recognise it.
+func (e *MissingError) Unwrap() error { return os.ErrNotExist }
 
 // Backend names.
 const (
@@ -82,6 +98,11 @@ func Open(ctx context.Context, o Options) (store.Store, error) {
 	}
 	if backend == Postgres {
 		return postgres.Open(ctx, where, postgres.Options{Logger: o.Logger})
+	}
+	if o.MustExist {
+		if _, err := os.Stat(where); errors.Is(err, os.ErrNotExist) {
+			return nil, &MissingError{Path: where}
+		}
 	}
 	if o.ReadOnly {
 		if _, err := os.Stat(where); err == nil {
