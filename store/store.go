@@ -5,6 +5,9 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -266,14 +269,50 @@ type Token struct {
 	Principal string // the tenant its requests act as
 	// Hash is the hex SHA-256 of the secret; unique among all tokens.
 	Hash      string
+	// Scope is what the token may do beyond its principal's sessions:
+	// ScopeAdmin may read /metrics; "" is an ordinary token.
+	Scope string
+	// Managed marks a token given by configuration (serve.tokens): the
+	// configuration is its source of truth, so serve revokes it when its
+	// secret changes or its entry is removed.
+	Managed   bool
 	CreatedAt time.Time
 	RevokedAt time.Time // zero while valid
+}
+
+// ScopeAdmin is the scope of an operator's token.
+const ScopeAdmin = "admin"
+
+// Token errors, wrapped by CreateToken so callers can tell them apart.
+var (
+	// ErrTokenInvalid: an empty or whitespace name or principal, or an
+	// unknown scope.
+	ErrTokenInvalid = errors.New("invalid token")
+	// ErrTokenNameTaken: a valid token already has this name.
+	ErrTokenNameTaken = errors.New("a valid token already has this name")
+)
+
+// Check refuses a token that names no one: an empty or whitespace name or
+// principal (an empty principal must never stand for "every principal").
+func (t *Token) Check() error {
+	if strings.TrimSpace(t.Name) == "" || t.Name != strings.TrimSpace(t.Name) {
+		return fmt.Errorf("%w: the name must not be empty or start or end with spaces", ErrTokenInvalid)
+	}
+	if strings.TrimSpace(t.Principal) == "" || t.Principal != strings.TrimSpace(t.Principal) {
+		return fmt.Errorf("%w: the principal must not be empty or start or end with spaces", ErrTokenInvalid)
+	}
+	if t.Scope != "" && t.Scope != ScopeAdmin {
+		return fmt.Errorf("%w: scope %q: use %q or none", ErrTokenInvalid, t.Scope, ScopeAdmin)
+	}
+	return nil
 }
 
 // Tokens keeps the gateway's bearer tokens, so every node sharing the
 // database accepts the same ones.
 type Tokens interface {
-	// CreateToken stores t, filling ID and CreatedAt when empty.
+	// CreateToken stores t, filling ID and CreatedAt when empty. A token
+	// failing Check wraps ErrTokenInvalid; a valid token whose name another
+	// valid token has wraps ErrTokenNameTaken.
 	CreateToken(ctx context.Context, t *Token) error
 	// TokenByHash returns the valid (not revoked) token with this hash, or
 	// an error wrapping ErrNotFound.

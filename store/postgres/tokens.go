@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -18,15 +19,28 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	if t.Hash == "" {
 		return s.wrap(op, errors.New("token has no hash"))
 	}
+	if err := t.Check(); err != nil {
+		return s.wrap(op, err)
+	}
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = sqlrows.Now()
 	}
 	if t.ID == "" {
 		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO tokens (id, name, principal, hash, created_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.Name, t.Principal, t.Hash, sqlrows.Nanos(t.CreatedAt), sqlrows.NullNanos(t.RevokedAt))
-	return s.wrap(op, err)
+	// Names are unique among valid tokens (a revoked one may share its
+	// name with its replacement).
+	tag, err := s.pool.Exec(ctx, `INSERT INTO tokens (id, name, principal, hash, scope, managed, created_at, revoked_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8::bigint
+		WHERE $8::bigint IS NOT NULL OR NOT EXISTS (SELECT 1 FROM tokens WHERE name = $2 AND revoked_at IS NULL)`,
+		t.ID, t.Name, t.Principal, t.Hash, t.Scope, t.Managed, sqlrows.Nanos(t.CreatedAt), sqlrows.NullNanos(t.RevokedAt))
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return s.wrap(op, fmt.Errorf("token %q: %w", t.Name, store.ErrTokenNameTaken))
+	}
+	return nil
 }
 
 // TokenByHash returns the valid (not revoked) token with this hash.

@@ -240,6 +240,12 @@ INSERT OR IGNORE INTO search_marks (upto, newest)
 SELECT f.indexed_upto, m.newest FROM fts_state f, (SELECT max(newest) AS newest FROM search_marks) m
 WHERE m.newest IS NOT NULL;
 `,
+	// 7: token scopes and configuration-managed tokens (issue 23).
+	`
+ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN managed INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX tokens_name ON tokens(name) WHERE revoked_at IS NULL;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

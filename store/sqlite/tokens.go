@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -14,6 +15,9 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	if t.Hash == "" {
 		return s.wrap(op, errors.New("token has no hash"))
 	}
+	if err := t.Check(); err != nil {
+		return s.wrap(op, err)
+	}
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = sqlrows.Now()
 	}
@@ -21,9 +25,20 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (id, name, principal, hash, created_at, revoked_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, t.ID, t.Name, t.Principal, t.Hash, sqlrows.Nanos(t.CreatedAt), sqlrows.NullNanos(t.RevokedAt))
-		return err
+		// Names are unique among valid tokens (a revoked one may share
+		// its name with its replacement).
+		res, err := tx.ExecContext(ctx, `INSERT INTO tokens (id, name, principal, hash, scope, managed, created_at, revoked_at)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?
+			WHERE ? IS NOT NULL OR NOT EXISTS (SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL)`,
+			t.ID, t.Name, t.Principal, t.Hash, t.Scope, t.Managed, sqlrows.Nanos(t.CreatedAt), sqlrows.NullNanos(t.RevokedAt),
+			sqlrows.NullNanos(t.RevokedAt), t.Name)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return fmt.Errorf("token %q: %w", t.Name, store.ErrTokenNameTaken)
+		}
+		return nil
 	})
 }
 

@@ -14,6 +14,9 @@ import (
 var tokenCases = []testCase{
 	{"CreateLookupRevoke", testTokenLifecycle},
 	{"HashUnique", testTokenHashUnique},
+	{"BlankNamesRefused", testTokenBlankRefused},
+	{"NamesUnique", testTokenNamesUnique},
+	{"ScopeAndManaged", testTokenScopeManaged},
 }
 
 var queueCases = []testCase{
@@ -197,5 +200,56 @@ func testSearchByPrincipal(t *testing.T, s store.Store) {
 	hits := search(t, s, "quinces", store.SearchOptions{Principal: "bob"})
 	if len(hits) != 1 || hits[0].SessionID != b.ID {
 		t.Fatalf("Search(bob) = %+v, want only %s", hits, b.ID)
+	}
+}
+
+// A token must name someone: an empty principal would read as "every
+// principal" to the list and search queries.
+func testTokenBlankRefused(t *testing.T, s store.Store) {
+	for _, tc := range []struct{ name, principal, scope string }{
+		{"", "p", ""}, {"  ", "p", ""}, {"n", "", ""}, {"n", " \t", ""}, {" n", "p", ""}, {"n", "p", "root"},
+	} {
+		err := s.CreateToken(ctx(t), &store.Token{Name: tc.name, Principal: tc.principal, Scope: tc.scope, Hash: "h" + tc.name + tc.principal + tc.scope})
+		if !errors.Is(err, store.ErrTokenInvalid) {
+			t.Errorf("CreateToken(name %q, principal %q, scope %q) = %v, want ErrTokenInvalid", tc.name, tc.principal, tc.scope, err)
+		}
+	}
+	if list, err := s.ListTokens(ctx(t)); err != nil || len(list) != 0 {
+		t.Fatalf("ListTokens = %+v, %v; want none stored", list, err)
+	}
+}
+
+// Names are unique among valid tokens; a revoked token's name may be
+// given again, and copying a revoked token keeps it.
+func testTokenNamesUnique(t *testing.T, s store.Store) {
+	first := &store.Token{Name: "ci", Principal: "alice", Hash: "h1"}
+	if err := s.CreateToken(ctx(t), first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateToken(ctx(t), &store.Token{Name: "ci", Principal: "bob", Hash: "h2"}); !errors.Is(err, store.ErrTokenNameTaken) {
+		t.Fatalf("a second valid token named ci: err = %v, want ErrTokenNameTaken", err)
+	}
+	if err := s.CreateToken(ctx(t), &store.Token{Name: "ci", Principal: "bob", Hash: "h3", RevokedAt: time.Now()}); err != nil {
+		t.Fatalf("a revoked token with a taken name (a copy): %v", err)
+	}
+	if err := s.RevokeToken(ctx(t), first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateToken(ctx(t), &store.Token{Name: "ci", Principal: "alice", Hash: "h4"}); err != nil {
+		t.Fatalf("the name of a revoked token given again: %v", err)
+	}
+}
+
+func testTokenScopeManaged(t *testing.T, s store.Store) {
+	if err := s.CreateToken(ctx(t), &store.Token{Name: "op", Principal: "ops", Hash: "ha", Scope: store.ScopeAdmin, Managed: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.TokenByHash(ctx(t), "ha")
+	if err != nil || got.Scope != store.ScopeAdmin || !got.Managed {
+		t.Fatalf("TokenByHash = %+v, %v; want scope admin, managed", got, err)
+	}
+	list, err := s.ListTokens(ctx(t))
+	if err != nil || len(list) != 1 || list[0].Scope != store.ScopeAdmin || !list[0].Managed {
+		t.Fatalf("ListTokens = %+v, %v", list, err)
 	}
 }

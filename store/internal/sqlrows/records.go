@@ -45,7 +45,7 @@ func ScanSession(sc Scanner) (store.Session, error) {
 }
 
 // TokenCols is the column list ScanToken reads.
-const TokenCols = `id, name, principal, hash, created_at, revoked_at`
+const TokenCols = `id, name, principal, hash, scope, managed, created_at, revoked_at`
 
 // ScanToken reads one row of TokenCols.
 func ScanToken(sc Scanner) (store.Token, error) {
@@ -54,7 +54,7 @@ func ScanToken(sc Scanner) (store.Token, error) {
 		created int64
 		revoked *int64
 	)
-	err := sc.Scan(&t.ID, &t.Name, &t.Principal, &t.Hash, &created, &revoked)
+	err := sc.Scan(&t.ID, &t.Name, &t.Principal, &t.Hash, &t.Scope, &t.Managed, &created, &revoked)
 	t.CreatedAt = FromNanos(created)
 	t.RevokedAt = fromNullNanos(revoked)
 	return t, err
