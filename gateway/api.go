@@ -40,7 +40,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/turns/{id}/interrupt", a(g.interruptTurn))
 	mux.HandleFunc("POST /v1/turns/{id}/approvals/{call}", a(g.approve))
 	mux.HandleFunc("POST /v1/explain-error", a(g.explainError))
-	mux.Handle("GET /metrics", a(g.m.handler().ServeHTTP))
+	mux.Handle("GET /metrics", g.adminOnly(g.m.handler().ServeHTTP))
 	mux.HandleFunc("/v1/", a(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errf(http.StatusNotFound, CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	}))
@@ -66,7 +66,10 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if _, err := g.store.ListSessions(ctx, store.ListOptions{Limit: 1}); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeStoreFailure, "message": err.Error()}})
+		// Anyone may ask, so the answer names no path, DSN, user or host;
+		// the log has the whole error.
+		g.log.Warn("readyz: the database does not answer", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeStoreFailure, "message": "the database does not answer"}})
 		return
 	}
 	if g.draining.Load() {
@@ -105,7 +108,7 @@ type UsageView struct {
 }
 
 func (g *Gateway) view(s *store.Session) SessionView {
-	v := SessionView{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, Workspace: s.Cwd,
+	v := SessionView{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, Workspace: g.workspaceName(s.Cwd),
 		ParentID: s.ParentID, EndReason: s.EndReason, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt,
 		Messages: s.MessageCount, Usage: usageOf(s)}
 	g.mu.Lock()
@@ -156,7 +159,12 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a, err := g.agentFor(req.Workspace, req.Provider, req.Model)
+	root, err := g.workspaceRoot(r.Context(), req.Workspace)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	a, err := g.agentFor(root, req.Provider, req.Model)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -36,6 +36,7 @@ func TestAPIContract(t *testing.T) {
 		{"no token", "GET", "/v1/sessions", "", nil, 401, CodeUnauthorized},
 		{"wrong token", "GET", "/v1/sessions", "tal_wrong", nil, 401, CodeUnauthorized},
 		{"metrics needs token", "GET", "/metrics", "", nil, 401, CodeUnauthorized},
+		{"metrics needs an admin token", "GET", "/metrics", h.token, nil, 403, CodeForbidden},
 		{"openapi needs token", "GET", "/v1/openapi.json", "", nil, 401, CodeUnauthorized},
 		{"other principal get", "GET", "/v1/sessions/" + sid, h.other, nil, 404, CodeNotFound},
 		{"other principal delete", "DELETE", "/v1/sessions/" + sid, h.other, nil, 404, CodeNotFound},
@@ -191,9 +192,11 @@ func TestSessionOverrides(t *testing.T) {
 	if last.Model != "other-model" || !strings.Contains(last.System, "Always answer in haiku.") {
 		t.Fatalf("request went to model %q with system %q", last.Model, last.System)
 	}
-	for _, body := range []map[string]any{{"workspace": t.TempDir()}, {"provider": "elsewhere"}} {
-		if code, out := h.do("POST", "/v1/sessions", h.token, body); code != 400 || errCode(out) != CodeNotImplemented {
-			t.Fatalf("create %v = %d %v", body, code, out)
-		}
+	if code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"provider": "elsewhere"}); code != 400 || errCode(out) != CodeNotImplemented {
+		t.Fatalf("create with a provider = %d %v", code, out)
+	}
+	// A workspace is chosen by name; a path is no name.
+	if code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"workspace": t.TempDir()}); code != 400 || errCode(out) != CodeBadRequest {
+		t.Fatalf("create with a path = %d %v", code, out)
 	}
 }

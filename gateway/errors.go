@@ -24,6 +24,10 @@ const (
 	CodeStoreFailure   = "store_failure"
 	CodeInternal       = "internal"
 	CodeNotImplemented = "not_supported"
+	CodeForbidden      = "forbidden"
+	// CodeTooManyFailures: too many failed authentications from one
+	// client address (429 with Retry-After).
+	CodeTooManyFailures = "too_many_auth_failures"
 )
 
 // apiError is an error answer: {"error": {"code": ..., "message": ...}}.
@@ -65,7 +69,8 @@ func storeError(err error) *apiError {
 	}
 	var se *store.Error
 	if errors.As(err, &se) {
-		return errf(http.StatusServiceUnavailable, CodeStoreFailure, se.Error())
+		// The cause, never the database's path or DSN.
+		return errf(http.StatusServiceUnavailable, CodeStoreFailure, "the database failed ("+se.Op+"): "+se.Kind.Hint())
 	}
 	return errf(http.StatusInternalServerError, CodeInternal, err.Error())
 }

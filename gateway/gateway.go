@@ -40,6 +40,9 @@ type Config struct {
 	// the API, and ApprovalTimeout without one is a refusal.
 	AutoApprove     bool
 	ApprovalTimeout time.Duration // default 5m
+	// Workspaces are the named roots a session may choose besides the
+	// server's own ("default"); a client names one, never a path.
+	Workspaces map[string]Workspace
 	// Tools builds the tools of a session with its own workspace; nil
 	// refuses per-session workspaces.
 	Tools func(workspace string) ([]tool.Tool, error)
@@ -56,8 +59,12 @@ type Config struct {
 	// RingSize is how many recent events per session are kept in memory
 	// for reconnects (default 4096); older ones are rebuilt from rows.
 	RingSize int
-	// Heartbeat is the SSE keep-alive comment interval (default 15s).
+	// Heartbeat is the SSE keep-alive comment interval (default 15s); an
+	// open stream whose token was revoked ends at the next one.
 	Heartbeat time.Duration
+	// AuthFailures is how many failed authentications a client address
+	// may make per minute before it gets 429 (default 10; <0: no limit).
+	AuthFailures int
 	// Cluster, when set, runs this gateway as one of several nodes on a
 	// shared database (see cluster.go): the queue is claimed with the
 	// session lease, events go through the database, and a sweep every
@@ -93,6 +100,8 @@ type Gateway struct {
 	agents   map[agentKey]*agent.Agent
 	sessions map[string]*sessionState
 	turns    map[string]*turnRef
+
+	authFail *authFailures
 
 	sem       chan struct{}
 	turnCtx   context.Context // parent of every turn; cancelled after the drain
@@ -167,6 +176,12 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
+	if len(cfg.Workspaces) > 0 && cfg.Tools == nil {
+		return nil, errors.New("gateway: Config.Workspaces needs Config.Tools")
+	}
+	if cfg.AuthFailures == 0 {
+		cfg.AuthFailures = 10
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -205,6 +220,7 @@ func New(cfg Config) (*Gateway, error) {
 		sessions: map[string]*sessionState{},
 		turns:    map[string]*turnRef{},
 		sem:      make(chan struct{}, cfg.MaxConcurrentTurns),
+		authFail: newAuthFailures(cfg.AuthFailures, time.Minute),
 		closing:  make(chan struct{}),
 		stopping: make(chan struct{}),
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/talaria-agent/talaria/store"
 	"io"
 	"net"
 	"net/http"
@@ -30,6 +31,7 @@ type harness struct {
 	srv   *httptest.Server
 	token string // principal "alice"
 	other string // principal "bob"
+	admin string // principal "ops", scope admin (reads /metrics)
 	gate  *gateTool
 
 	smallWrites bool
@@ -102,10 +104,13 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h := &harness{t: t, env: env, gate: gate, smallWrites: o.smallWrites}
 	h.start(o.configure)
 	var err error
-	if h.token, _, err = CreateToken(context.Background(), env.Store, "alice-laptop", "alice"); err != nil {
+	if h.token, _, err = CreateToken(context.Background(), env.Store, "alice-laptop", "alice", ""); err != nil {
 		t.Fatal(err)
 	}
-	if h.other, _, err = CreateToken(context.Background(), env.Store, "bob", "bob"); err != nil {
+	if h.other, _, err = CreateToken(context.Background(), env.Store, "bob", "bob", ""); err != nil {
+		t.Fatal(err)
+	}
+	if h.admin, _, err = CreateToken(context.Background(), env.Store, "operator", "ops", store.ScopeAdmin); err != nil {
 		t.Fatal(err)
 	}
 	return h

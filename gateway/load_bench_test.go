@@ -81,7 +81,7 @@ func benchGateway(b *testing.B, latency time.Duration, cfg func(*Config)) (*test
 		_ = g.Shutdown(context.Background(), time.Second)
 		srv.Close()
 	})
-	tok, _, err := CreateToken(context.Background(), env.Store, "bench", "bench")
+	tok, _, err := CreateToken(context.Background(), env.Store, "bench", "bench", "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 func (h *harness) metrics(t *testing.T) string {
 	t.Helper()
 	req, _ := http.NewRequest("GET", h.srv.URL+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+h.token)
+	req.Header.Set("Authorization", "Bearer "+h.admin)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -180,6 +180,10 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 			}
 			return
 		case <-beat.C:
+			if !g.tokenValid(ctx) {
+				_ = sw.comment("token revoked")
+				return
+			}
 			if sw.comment("ping") != nil {
 				return
 			}

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -179,6 +181,10 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 			return append(t, mcpTools...), err
 		}
 	}
+	workspaces, err := serveWorkspaces(sc.Workspaces)
+	if err != nil {
+		return c.setupExit(err)
+	}
 	ac := agentConfig(cfg, routes, rf.maxIter)
 	// OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT or telemetry:) and
 	// the recorded timelines `talaria trace` reads, as for run and chat.
@@ -209,6 +215,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		AutoApprove:     rf.yes || cfg.Approvals == "auto",
 		ApprovalTimeout: time.Duration(sc.ApprovalTimeout),
 		Tools:           toolsFor,
+		Workspaces:      workspaces,
 		Routes: func(provider, model string) ([]turn.Route, error) {
 			p, ok := cfg.Providers[provider]
 			if !ok {
@@ -227,6 +234,8 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		QueueLimit:         sc.QueueLimit,
 		MaxConcurrentTurns: max(*maxTurns, 0),
 		MaxBodyBytes:       sc.MaxBodyBytes,
+		Heartbeat:          time.Duration(sc.Heartbeat),
+		AuthFailures:       sc.AuthFailures,
 		Metrics:            metrics,
 		Logger:             log,
 	}
@@ -259,7 +268,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if host, _, _ := net.SplitHostPort(ln.Addr().String()); scheme == "http" && !isLoopback(host) {
 		fmt.Fprintf(c.stderr, "talaria: WARNING: listening on %s without TLS: tokens and conversations cross the network in clear text; use --tls-cert/--tls-key or a TLS proxy\n", ln.Addr())
 	}
-	if err := c.configTokens(ctx, st, sc.Tokens); err != nil {
+	if err := c.configTokens(ctx, st, sc.Tokens, log); err != nil {
 		_ = ln.Close()
 		return c.setupExit(err)
 	}
@@ -324,6 +333,38 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	return exitOK
 }
 
+// serveWorkspaces checks serve.workspaces: every root an existing
+// directory, named by a plain name.
+func serveWorkspaces(in map[string]config.ServeWorkspace) (map[string]gateway.Workspace, error) {
+	out := map[string]gateway.Workspace{}
+	for name, w := range in {
+		if strings.TrimSpace(name) == "" || strings.ContainsAny(name, "/\\") {
+			return nil, &setupError{fmt.Sprintf("serve.workspaces: %q is not a name (no slashes, not empty)", name)}
+		}
+		if name == gateway.DefaultWorkspace && w.Path != "" {
+			return nil, &setupError{"serve.workspaces.default is the server's own workspace (--workspace); give it principals only"}
+		}
+		root := ""
+		if name != gateway.DefaultWorkspace {
+			abs, err := filepath.Abs(w.Path)
+			if err != nil || w.Path == "" {
+				return nil, &setupError{fmt.Sprintf("serve.workspaces.%s: path is required", name)}
+			}
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return nil, &setupError{fmt.Sprintf("serve.workspaces.%s: %s is not a directory", name, abs)}
+			}
+			root = abs
+		}
+		for _, p := range w.Principals {
+			if strings.TrimSpace(p) == "" {
+				return nil, &setupError{fmt.Sprintf("serve.workspaces.%s: an empty principal", name)}
+			}
+		}
+		out[name] = gateway.Workspace{Root: root, Principals: w.Principals}
+	}
+	return out, nil
+}
+
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true
@@ -332,31 +373,84 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// configTokens makes sure every token of serve.tokens is in the database.
-func (c *cli) configTokens(ctx context.Context, st store.Tokens, tokens []config.ServeToken) error {
+// configTokens makes the database's configuration-managed tokens what
+// serve.tokens says: the configuration is their source of truth, so a
+// token whose secret changed is replaced (the old secret is revoked), one
+// whose entry is gone is revoked, and a name of serve.tokens belongs to
+// that entry (another valid token with the name is revoked).
+func (c *cli) configTokens(ctx context.Context, st store.Tokens, tokens []config.ServeToken, log *slog.Logger) error {
+	want := map[string]store.Token{} // name → the token the config gives
 	for _, t := range tokens {
-		if t.Name == "" || t.Env == "" {
+		if strings.TrimSpace(t.Name) == "" || t.Env == "" {
 			return &setupError{"serve.tokens: every entry needs name and env (the variable holding the secret)"}
+		}
+		if _, dup := want[t.Name]; dup {
+			return &setupError{fmt.Sprintf("serve.tokens: the name %q is given twice; names are unique", t.Name)}
 		}
 		secret := strings.TrimSpace(c.getenv(t.Env))
 		if secret == "" {
 			return &setupError{fmt.Sprintf("serve.tokens %s: $%s is empty", t.Name, t.Env)}
 		}
-		hash := gateway.HashToken(secret)
-		if _, err := st.TokenByHash(ctx, hash); err == nil {
-			continue
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
+		if len(secret) < gateway.MinConfigSecret {
+			return &setupError{fmt.Sprintf("serve.tokens %s: the secret in $%s has %d characters; use at least %d random ones (e.g. `openssl rand -hex 32`)", t.Name, t.Env, len(secret), gateway.MinConfigSecret)}
 		}
 		p := t.Principal
 		if p == "" {
 			p = t.Name
 		}
-		if err := st.CreateToken(ctx, &store.Token{Name: t.Name, Principal: p, Hash: hash}); err != nil {
+		tok := store.Token{Name: t.Name, Principal: p, Scope: t.Scope, Hash: gateway.HashToken(secret), Managed: true}
+		if err := tok.Check(); err != nil {
+			return &setupError{fmt.Sprintf("serve.tokens %s: %v", t.Name, err)}
+		}
+		want[t.Name] = tok
+	}
+	list, err := st.ListTokens(ctx)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{} // names whose configured token is stored and valid
+	for _, t := range list {
+		w, named := want[t.Name]
+		if !t.RevokedAt.IsZero() {
+			if named && t.Hash == w.Hash {
+				return &setupError{fmt.Sprintf("serve.tokens %s: this secret was revoked before; give the token a new one", t.Name)}
+			}
+			continue
+		}
+		switch {
+		case named && t.Hash == w.Hash && t.Principal == w.Principal && t.Scope == w.Scope:
+			have[t.Name] = true
+			continue
+		case !named && !t.Managed:
+			continue
+		case !named && t.Hash != "" && hashConfigured(want, t.Hash):
+			return &setupError{fmt.Sprintf("serve.tokens: a configured secret is already the token %q's", t.Name)}
+		}
+		// Rotated, changed, taken over by the config, or removed from it.
+		if err := st.RevokeToken(ctx, t.ID); err != nil {
+			return err
+		}
+		log.Info("serve: revoked a configured token", "name", t.Name, "id", t.ID)
+	}
+	for _, t := range tokens {
+		if have[t.Name] {
+			continue
+		}
+		w := want[t.Name]
+		if err := st.CreateToken(ctx, &w); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func hashConfigured(want map[string]store.Token, hash string) bool {
+	for _, w := range want {
+		if w.Hash == hash {
+			return true
+		}
+	}
+	return false
 }
 
 // firstToken creates and prints a token when the database has none, so a
@@ -369,7 +463,8 @@ func (c *cli) firstToken(ctx context.Context, st store.Tokens, url string) error
 	if len(list) > 0 {
 		return nil
 	}
-	secret, _, err := gateway.CreateToken(ctx, st, "default", "default")
+	// The operator's own: the only token that exists is an admin one.
+	secret, _, err := gateway.CreateToken(ctx, st, "default", "default", store.ScopeAdmin)
 	if err != nil {
 		return err
 	}
@@ -392,10 +487,11 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	}
 	fs := h.flags()
 	var principal *string
-	var jsonOut *bool
+	var jsonOut, admin *bool
 	switch sub {
 	case "create":
 		principal = fs.String("principal", "", "the tenant the token acts as (default: NAME); tokens of one principal see the same sessions")
+		admin = fs.Bool("admin", false, "an operator's token: may also read /metrics")
 	case "list":
 		jsonOut = fs.Bool("json", false, "print JSON")
 	}
@@ -431,8 +527,17 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	defer st.Close()
 	switch sub {
 	case "create":
-		secret, _, err := gateway.CreateToken(ctx, st, pos[0], *principal)
-		if err != nil {
+		scope := ""
+		if *admin {
+			scope = store.ScopeAdmin
+		}
+		secret, _, err := gateway.CreateToken(ctx, st, pos[0], *principal, scope)
+		switch {
+		case errors.Is(err, store.ErrTokenInvalid):
+			return c.usageError(h, "%v", err)
+		case errors.Is(err, store.ErrTokenNameTaken):
+			return c.fail(exitUsage, "a valid token is already named %q; names are unique (revoke it first, or pick another name)", pos[0])
+		case err != nil:
 			return c.fail(exitOther, "%s", store.Describe(err))
 		}
 		fmt.Fprintln(c.stdout, secret)
@@ -447,12 +552,14 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 				ID        string     `json:"id"`
 				Name      string     `json:"name"`
 				Principal string     `json:"principal"`
+				Scope     string     `json:"scope,omitempty"`
+				Managed   bool       `json:"managed,omitempty"`
 				CreatedAt time.Time  `json:"created_at"`
 				RevokedAt *time.Time `json:"revoked_at,omitempty"`
 			}
 			out := []row{}
 			for _, t := range list {
-				r := row{ID: t.ID, Name: t.Name, Principal: t.Principal, CreatedAt: t.CreatedAt}
+				r := row{ID: t.ID, Name: t.Name, Principal: t.Principal, Scope: t.Scope, Managed: t.Managed, CreatedAt: t.CreatedAt}
 				if !t.RevokedAt.IsZero() {
 					r.RevokedAt = &t.RevokedAt
 				}

@@ -472,6 +472,9 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	default:
 		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, MaxTokensField: p.MaxTokensField, HTTPClient: hc})
 	}
+	// Every error text a provider returns is scrubbed of the keys this
+	// process holds and of token-shaped strings before anything writes it.
+	prov = llm.Redact(prov, c.scrubber(cfg))
 	strategy := failover.Strategy(p.KeyStrategy)
 	if strategy == "" {
 		strategy = failover.StrategyFillFirst
@@ -575,4 +578,21 @@ func (h *httpClients) get(endpoint string, to llm.Timeouts) *http.Client {
 	c := llm.NewHTTPClient(to)
 	h.m[k] = c
 	return c
+}
+
+// scrubber removes the keys of every configured provider, the secrets of
+// serve.tokens and token-shaped strings (sk-…, Bearer …) from text that
+// leaves the process.
+func (c *cli) scrubber(cfg *config.Config) func(string) string {
+	var own []string
+	for _, p := range cfg.Providers {
+		own = append(own, p.KeyList(c.getenv)...)
+	}
+	for _, t := range cfg.Serve.Tokens {
+		if t.Env != "" {
+			own = append(own, strings.TrimSpace(c.getenv(t.Env)))
+		}
+	}
+	sc := observe.NewScrubber(observe.CaptureFull, 0, own)
+	return func(s string) string { return observe.RedactSecrets(sc.Own(s)) }
 }

@@ -22,11 +22,28 @@ type Serve struct {
 	// added to the database at start, next to those made with
 	// `talaria serve token create`.
 	Tokens []ServeToken `yaml:"tokens"`
+	// Heartbeat is the SSE keep-alive interval (default 15s); a stream
+	// whose token was revoked closes at the next one.
+	Heartbeat Duration `yaml:"heartbeat"`
+	// AuthFailures is how many failed authentications one client address
+	// may make per minute before it gets 429 (default 10; -1: no limit).
+	AuthFailures int `yaml:"auth_failures_per_minute"`
+	// Workspaces are the roots a session may work in, by name; see
+	// ServeWorkspace. The server's own workspace is always "default".
+	Workspaces map[string]ServeWorkspace `yaml:"workspaces"`
+}
+
+// ServeWorkspace is one named root sessions may choose over the API.
+type ServeWorkspace struct {
+	Path string `yaml:"path"`
+	// Principals may use it; empty: every principal.
+	Principals []string `yaml:"principals"`
 }
 
 // ServeToken is one configured API token.
 type ServeToken struct {
 	Name      string `yaml:"name"`
 	Principal string `yaml:"principal"` // default: Name
-	Env       string `yaml:"env"`       // the variable holding the secret
+	Env       string `yaml:"env"`       // the variable holding the secret (at least 32 characters)
+	Scope     string `yaml:"scope"`     // "admin" (may read /metrics) or empty
 }

@@ -118,7 +118,7 @@ func newClusterOn(t testing.TB, dsn string, n int, ttl time.Duration, model func
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	c.reader = st
-	secret, _, err := gateway.CreateToken(context.Background(), st, "tests", "tester")
+	secret, _, err := gateway.CreateToken(context.Background(), st, "tests", "tester", "")
 	if err != nil {
 		t.Fatal(err)
 	}
