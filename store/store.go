@@ -268,7 +268,7 @@ type Token struct {
 	Name      string
 	Principal string // the tenant its requests act as
 	// Hash is the hex SHA-256 of the secret; unique among all tokens.
-	Hash      string
+	Hash string
 	// Scope is what the token may do beyond its principal's sessions:
 	// ScopeAdmin may read /metrics; "" is an ordinary token.
 	Scope string
