@@ -57,6 +57,9 @@ type options struct {
 	Args []string
 	// Model answers the scripted model server; nil: a plain "ok".
 	Model func(fakellm.Request) fakellm.Step
+	// Home, when set, is the TALARIA_HOME of an earlier server to start
+	// again on (its database and tokens); its config.yaml is rewritten.
+	Home string
 }
 
 // server is one running `talaria serve` with its home, workspace, model
@@ -88,7 +91,11 @@ func startServe(t testing.TB, o options) *server {
 	} else {
 		model.SetDefault(func(fakellm.Request) fakellm.Step { return fakellm.Text("ok") })
 	}
-	s := &server{t: t, Home: t.TempDir(), WS: t.TempDir(), Model: model, Tokens: map[string]string{},
+	home := o.Home
+	if home == "" {
+		home = t.TempDir()
+	}
+	s := &server{t: t, Home: home, WS: t.TempDir(), Model: model, Tokens: map[string]string{},
 		stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, done: make(chan struct{})}
 	cfg := "database:\n  path: " + filepath.Join(s.Home, "state.db") + "\n" + o.Config
 	if err := os.WriteFile(filepath.Join(s.Home, "config.yaml"), []byte(cfg), 0o600); err != nil {
@@ -123,6 +130,21 @@ func startServe(t testing.TB, o options) *server {
 	}
 	s.URL = servingOn.FindStringSubmatch(s.stderr.String())[1]
 	return s
+}
+
+// admin makes an admin-scoped token (principal "ops"), the kind that may
+// read /metrics, and returns its secret.
+func (s *server) admin() string {
+	s.t.Helper()
+	if tok, ok := s.Tokens["ops"]; ok {
+		return tok
+	}
+	out, err := s.cli("serve", "token", "create", "ops", "--admin")
+	if err != nil {
+		s.t.Fatalf("serve token create ops --admin: %v\n%s", err, out)
+	}
+	s.Tokens["ops"] = strings.TrimSpace(out)
+	return s.Tokens["ops"]
 }
 
 // cli runs another talaria command with the server's home and environment
