@@ -128,6 +128,9 @@ type sessionState struct {
 	pending int  // queued messages not yet started (this process)
 	worker  bool // a worker goroutine owns the queue
 	always  map[string]bool
+	// ended: queued messages whose turn ended here but whose dequeue
+	// failed; they are never run again.
+	ended map[int64]bool
 }
 
 // turnRef locates a turn by id for interrupt and approvals.
@@ -324,7 +327,7 @@ func (g *Gateway) state(sessionID string) *sessionState {
 	defer g.mu.Unlock()
 	st, ok := g.sessions[sessionID]
 	if !ok {
-		st = &sessionState{id: sessionID, always: map[string]bool{}}
+		st = &sessionState{id: sessionID, always: map[string]bool{}, ended: map[int64]bool{}}
 		g.sessions[sessionID] = st
 	}
 	return st

@@ -165,6 +165,23 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 			return store.QueuedMessage{}, false
 		}
 		q = list[0]
+		if !q.StartedAt.IsZero() {
+			// This message's turn started before: it ended here but could
+			// not leave the queue (a failed write, e.g. a full disk), or it
+			// was cut off. It never runs twice: with its user row stored it
+			// is marked cut off, as at a restart.
+			run, err := g.settleStarted(st, q)
+			if err != nil {
+				g.log.Error("settling a queued message whose turn already started", "session", st.id, "turn", q.TurnID, "error", err)
+				st.worker = false
+				<-g.sem
+				return store.QueuedMessage{}, false
+			}
+			if !run {
+				<-g.sem
+				return g.nextAgain(st)
+			}
+		}
 		if err := g.store.MarkStarted(g.turnCtx, q.ID, g.cfg.Now()); err != nil {
 			g.log.Error("marking a queued message started", "session", st.id, "error", err)
 			st.worker = false
@@ -187,6 +204,33 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 	}
 	g.mu.Unlock()
 	return q, true
+}
+
+// nextAgain is next after the head was settled; the caller holds st.mu,
+// which next takes itself.
+func (g *Gateway) nextAgain(st *sessionState) (store.QueuedMessage, bool) {
+	st.mu.Unlock()
+	defer st.mu.Lock()
+	return g.next(st)
+}
+
+// settleStarted decides a started message at the head of the queue: a
+// turn that ended in this process only needs its dequeue retried; one that
+// stored its user row is marked cut off (as at a restart) and dequeued;
+// one that stored nothing may run (run is true).
+func (g *Gateway) settleStarted(st *sessionState, q store.QueuedMessage) (run bool, err error) {
+	if st.ended[q.ID] {
+		if err := g.store.Dequeue(g.turnCtx, q.ID); err != nil {
+			return false, err
+		}
+		delete(st.ended, q.ID)
+		return false, nil
+	}
+	stored, err := g.turnStored(g.turnCtx, q)
+	if err != nil || !stored {
+		return err == nil, err
+	}
+	return false, g.markCutOff(g.turnCtx, q)
 }
 
 type runKey struct{}
@@ -229,6 +273,12 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	if err := g.store.Dequeue(dctx, q.ID); err != nil {
 		g.log.Error("removing a finished turn's message from the queue", "session", st.id, "turn", q.TurnID, "error", err)
+		if g.cluster == nil {
+			// next retries the dequeue instead of running it again.
+			st.mu.Lock()
+			st.ended[q.ID] = true
+			st.mu.Unlock()
+		}
 	}
 	dcancel()
 	if g.cluster != nil {
