@@ -474,7 +474,7 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	}
 	// Every error text a provider returns is scrubbed of the keys this
 	// process holds and of token-shaped strings before anything writes it.
-	prov = llm.Redact(prov, c.scrubber(cfg))
+	prov = llm.Redact(prov, c.scrubber(cfg, keys...))
 	strategy := failover.Strategy(p.KeyStrategy)
 	if strategy == "" {
 		strategy = failover.StrategyFillFirst
@@ -583,8 +583,8 @@ func (h *httpClients) get(endpoint string, to llm.Timeouts) *http.Client {
 // scrubber removes the keys of every configured provider, the secrets of
 // serve.tokens and token-shaped strings (sk-…, Bearer …) from text that
 // leaves the process.
-func (c *cli) scrubber(cfg *config.Config) func(string) string {
-	var own []string
+func (c *cli) scrubber(cfg *config.Config, keys ...string) func(string) string {
+	own := append([]string(nil), keys...)
 	for _, p := range cfg.Providers {
 		own = append(own, p.KeyList(c.getenv)...)
 	}
