@@ -8,6 +8,7 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/transcript"
 )
 
 // errShutdown is the cause given to turns still running after the drain.
@@ -80,8 +81,11 @@ func (g *Gateway) turnStored(ctx context.Context, q store.QueuedMessage) (bool, 
 	return false, nil
 }
 
-// markCutOff writes the display-only row that says a turn was cut off, and
-// takes its message off the queue.
+// markCutOff writes the row that says a turn was cut off, and takes its
+// message off the queue. When the turn's user message is the last thing
+// the model would see, the row is an interrupted answer (sent as the
+// neutral placeholder), so the cut-off message is never merged into the
+// next user message on load; otherwise it is display-only.
 func (g *Gateway) markCutOff(ctx context.Context, q store.QueuedMessage) error {
 	row := &store.Message{
 		Message: llm.NewText(llm.RoleAssistant, "Turn interrupted: the server stopped while this turn was running. "+
@@ -91,13 +95,34 @@ func (g *Gateway) markCutOff(ctx context.Context, q store.QueuedMessage) error {
 		Synthetic: true,
 		CreatedAt: g.cfg.Now(),
 	}
-	// Unfenced: the turn's process is gone, and a display-only row is never
-	// sent, so it cannot break the pairing of that turn's tool calls.
+	last, err := g.lastSent(ctx, q.SessionID)
+	if err != nil {
+		return err
+	}
+	if last != nil && last.Role == llm.RoleUser && last.TurnID == q.TurnID {
+		row.Kind, row.APIContent = store.RowInterrupted, transcript.InterruptedPlaceholder
+	}
+	// Unfenced: the turn's process is gone, and the row closes that turn
+	// after its last stored row, so it cannot break its tool-call pairing.
 	if err := g.obs.Append(ctx, store.Fence{SessionID: q.SessionID}, row); err != nil && !errors.Is(err, store.ErrEnded) {
 		return fmt.Errorf("gateway: mark turn %s interrupted: %w", q.TurnID, err)
 	}
 	g.log.Warn("a turn was running when the previous process stopped; marked interrupted", "session", q.SessionID, "turn", q.TurnID)
 	return g.store.Dequeue(ctx, q.ID)
+}
+
+// lastSent is the session's last row a model would be sent, nil if none.
+func (g *Gateway) lastSent(ctx context.Context, sessionID string) (*store.Message, error) {
+	rows, err := g.store.Messages(ctx, sessionID, store.MessageQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: read session %s: %w", sessionID, err)
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if !rows[i].Archived && !rows[i].Kind.DisplayOnly() {
+			return &rows[i], nil
+		}
+	}
+	return nil, nil
 }
 
 // Shutdown stops the gateway: no new turn starts (posts answer 503), running

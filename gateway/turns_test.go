@@ -372,9 +372,23 @@ func TestQueueSurvivesRestart(t *testing.T) {
 			t.Fatal("the interrupted turn ran to completion")
 		}
 	}
+	// The cut-off turn stored only its user row: the mark is an
+	// interrupted answer, so that message is never merged into the next.
 	rc := h.env.RowsOf(c, false)
-	if len(rc) != 2 || rc[1].Kind != store.RowFailure || !strings.Contains(rc[1].Text(), "interrupted") || rc[1].TurnID != "tdead" {
+	if len(rc) != 2 || rc[1].Kind != store.RowInterrupted || !strings.Contains(rc[1].Text(), "interrupted") || rc[1].TurnID != "tdead" {
 		t.Fatalf("session c rows = %+v", rc)
+	}
+	sc := h.open(h.token, c, 0)
+	sc.until(t, 10*time.Second, finished(h.send(h.token, c, "after the kill")))
+	reqs := h.env.Srv.Requests()
+	var users []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "user" {
+			users = append(users, m.Text)
+		}
+	}
+	if len(users) != 2 || users[0] != "killed mid-turn" || users[1] != "after the kill" {
+		t.Fatalf("user messages sent after the cut-off = %q, want the cut-off one and the new one apart", users)
 	}
 	if q, _ := h.env.Store.Queued(context.Background(), ""); len(q) != 0 {
 		t.Fatalf("queue not empty: %+v", q)

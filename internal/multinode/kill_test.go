@@ -134,7 +134,9 @@ func TestKillNodeMidTurn(t *testing.T) {
 			res, _ := fs[i].result(tid)
 			failures, answers := 0, 0
 			for _, r := range rows {
-				if r.TurnID == tid && r.Kind == store.RowFailure {
+				// The cut-off mark: display-only, or an interrupted answer
+				// when the turn had stored nothing after its user row.
+				if r.TurnID == tid && (r.Kind == store.RowFailure || r.Kind == store.RowInterrupted) {
 					failures++
 				}
 				if r.TurnID == tid && r.Role == llm.RoleAssistant && r.Kind == store.RowNormal && strings.HasPrefix(r.Text(), "answer: ") {
