@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
@@ -63,13 +64,10 @@ func (g *Gateway) withLimits(next http.Handler) http.Handler {
 }
 
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if _, err := g.store.ListSessions(ctx, store.ListOptions{Limit: 1}); err != nil {
+	if err := g.ready.check(r.Context(), g); err != nil {
 		// Anyone may ask, so the answer names no path, DSN, user or host;
 		// the log has the whole error.
-		g.log.Warn("readyz: the database does not answer", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeStoreFailure, "message": "the database does not answer"}})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeStoreFailure, "message": "the database cannot be read or written"}})
 		return
 	}
 	if g.draining.Load() {
@@ -77,6 +75,34 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// readiness is the last database check /readyz made: it is reused for a
+// second, so unauthenticated probes cannot turn into a stream of writes.
+type readiness struct {
+	mu  sync.Mutex
+	at  time.Time
+	err error
+}
+
+func (rd *readiness) check(ctx context.Context, g *Gateway) error {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	now := g.cfg.Now()
+	if !rd.at.IsZero() && now.Sub(rd.at) < time.Second && now.After(rd.at) {
+		return rd.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := g.store.ListSessions(ctx, store.ListOptions{Limit: 1})
+	if wc, ok := g.store.(store.WriteChecker); ok && err == nil {
+		err = wc.CheckWrite(ctx)
+	}
+	if err != nil {
+		g.log.Warn("readyz: the database is not ready", "err", err)
+	}
+	rd.at, rd.err = now, err
+	return err
 }
 
 // SessionView is a session as the API shows it.

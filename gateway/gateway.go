@@ -102,6 +102,7 @@ type Gateway struct {
 	turns    map[string]*turnRef
 
 	authFail *authFailures
+	ready    readiness
 
 	sem       chan struct{}
 	turnCtx   context.Context // parent of every turn; cancelled after the drain

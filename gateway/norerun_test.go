@@ -3,11 +3,15 @@ package gateway
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -91,5 +95,46 @@ func TestDiskFullTurnNotRerun(t *testing.T) {
 	}
 	if n := calls.Load(); n != 2 {
 		t.Errorf("the model was asked %d times, want 2 (the failed turn ran again)", n)
+	}
+}
+
+func (d *fullDisk) CheckWrite(ctx context.Context) error {
+	if d.full.Load() {
+		return errDiskFull
+	}
+	return d.Store.(store.WriteChecker).CheckWrite(ctx)
+}
+
+// /readyz says not ready while writes fail (a full disk), without naming
+// the database, and ready again once they commit.
+func TestReadyzWriteCheck(t *testing.T) {
+	disk := &fullDisk{}
+	h := newHarness(t, harnessOptions{configure: func(c *Config) {
+		disk.Store = c.Store
+		c.Store = disk
+	}})
+	ready := func() (int, string) {
+		resp, err := http.Get(h.srv.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := ready(); code != 200 {
+		t.Fatalf("readyz = %d %s", code, body)
+	}
+	disk.full.Store(true)
+	var body string
+	if !testenv.Eventually(10*time.Second, func() bool { var code int; code, body = ready(); return code == 503 }) {
+		t.Fatalf("readyz stays ready while every write fails: %s", body)
+	}
+	if strings.Contains(body, "/") || strings.Contains(body, ".db") {
+		t.Errorf("readyz names the database: %s", body)
+	}
+	disk.full.Store(false)
+	if !testenv.Eventually(10*time.Second, func() bool { code, _ := ready(); return code == 200 }) {
+		t.Fatal("readyz did not come back once writes commit")
 	}
 }

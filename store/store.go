@@ -280,6 +280,12 @@ type Token struct {
 	RevokedAt time.Time // zero while valid
 }
 
+// WriteChecker is a store that can prove a write commits (a full disk or a
+// read-only database fails it); /readyz uses it when the store has it.
+type WriteChecker interface {
+	CheckWrite(ctx context.Context) error
+}
+
 // ScopeAdmin is the scope of an operator's token.
 const ScopeAdmin = "admin"
 

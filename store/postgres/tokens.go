@@ -87,3 +87,14 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// CheckWrite commits one small write (store.WriteChecker).
+func (s *Store) CheckWrite(ctx context.Context) error {
+	const op = "check write"
+	if err := s.ready(op); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO health (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
+		sqlrows.Nanos(sqlrows.Now()))
+	return s.wrap(op, err)
+}

@@ -245,6 +245,12 @@ WHERE m.newest IS NOT NULL;
 ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN managed INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX tokens_name ON tokens(name) WHERE revoked_at IS NULL;
+
+-- One row CheckWrite rewrites: readiness includes "a write commits".
+CREATE TABLE health (
+	id INTEGER PRIMARY KEY,
+	at INTEGER NOT NULL
+);
 `,
 }
 
