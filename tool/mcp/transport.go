@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"github.com/talaria-agent/talaria/tool/sandbox"
+
 	"fmt"
 	"net/http"
 	"os"
@@ -36,9 +38,17 @@ func startProcess(cfg ServerConfig) (*process, error) {
 		_ = inW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(cfg.Command, cfg.Args...)
+	argv := append([]string{cfg.Command}, cfg.Args...)
+	confined := cfg.Sandbox != nil && cfg.Sandbox.Mode != sandbox.Off
+	if cfg.Sandbox != nil {
+		if argv, err = cfg.Sandbox.Command(cfg.Dir, argv); err != nil {
+			_, _, _, _ = inR.Close(), inW.Close(), outR.Close(), outW.Close()
+			return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = os.Environ()
+	cmd.Env = sandbox.Env(os.Environ(), cfg.EnvNames, confined)
 	for k, v := range cfg.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
