@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 )
 
 // TestEnvironmentHasNoSecrets: in every mode, a command's environment is
@@ -242,5 +243,44 @@ func TestModeReported(t *testing.T) {
 				t.Errorf("doctor's sandbox line %q does not name %s:\n%s", line, c.doctor, out)
 			}
 		})
+	}
+}
+
+// TestForkBombBounded: a fork bomb stays under the pids cgroup's bound and
+// nothing of it is left after the call.
+func TestForkBombBounded(t *testing.T) {
+	g, ok := sandbox.NewGroup(1)
+	if !ok {
+		t.Skip("SKIPPING the fork bomb test: no pids cgroup can be made here (needs root or a delegated cgroup)")
+	}
+	_ = g.Remove()
+	h := newHome(t)
+	const marker = "bomb7401"
+	peak := 0
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				peak = max(peak, len(pidsWith(marker)))
+			}
+		}
+	}()
+	r, _ := h.call("workspace-write", "shell", map[string]any{
+		"command": ": " + marker + "; f(){ f | f & }; f; sleep 60", "timeout_seconds": 4})
+	close(stop)
+	<-watched
+	if !strings.Contains(r, "timed out") {
+		t.Errorf("the fork bomb's call did not time out: %s", r)
+	}
+	if peak > 600 {
+		t.Errorf("the fork bomb reached %d processes; the bound is 512", peak)
+	}
+	if !testenv.Eventually(5*time.Second, func() bool { return len(pidsWith(marker)) == 0 }) {
+		t.Errorf("%d fork bomb processes outlived the call", len(pidsWith(marker)))
 	}
 }

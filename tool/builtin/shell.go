@@ -18,6 +18,10 @@ import (
 // stay open (held by background processes) before they are closed anyway.
 const pipeGrace = 2 * time.Second
 
+// maxProcs bounds the processes one shell command may have at once, where
+// a pids cgroup can be made.
+const maxProcs = 512
+
 type shellArgs struct {
 	Command        string `json:"command"`
 	TimeoutSeconds int    `json:"timeout_seconds"`
@@ -99,6 +103,14 @@ func runShell(ctx context.Context, ws workspace, opt Options, a shellArgs) tool.
 			return tool.Errorf("refused by the sandbox: %v", err)
 		}
 	}
+	// A pids cgroup, where one can be made, bounds the processes (a fork
+	// bomb stops at maxProcs) and finds them all to kill when the call
+	// ends, setsid'd ones included, in every mode.
+	group, grouped := sandbox.NewGroup(maxProcs)
+	if grouped {
+		argv = group.Wrap(argv)
+		defer func() { _ = group.Remove() }()
+	}
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(sandbox.Env(os.Environ(), opt.EnvNames, confined), opt.Env...)
@@ -107,7 +119,11 @@ func runShell(ctx context.Context, ws workspace, opt Options, a shellArgs) tool.
 	var killed []string
 	cmd.Cancel = func() error {
 		killed = processTree(cmd)
-		return killProcessGroup(cmd)
+		err := killProcessGroup(cmd)
+		if grouped {
+			group.Kill()
+		}
+		return err
 	}
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
