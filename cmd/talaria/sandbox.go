@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/talaria-agent/talaria/internal/config"
@@ -79,4 +80,13 @@ func mcpPolicy(sess *sandbox.Policy, s *config.MCPSandbox) *sandbox.Policy {
 	p.Mode = sess.Mode.Narrower(mode)
 	p.Network = net && p.Mode != sandbox.ReadOnly
 	return &p
+}
+
+// reapOrphans kills what the shell commands of a Talaria process that died
+// without cleaning up (kill -9, a crash, power to the container cut) left
+// running, found by their process groups' cgroups.
+func reapOrphans(log *slog.Logger) {
+	if n := sandbox.ReapOrphans(); n > 0 {
+		log.Warn("killed processes left by a Talaria process that died", "processes", n)
+	}
 }

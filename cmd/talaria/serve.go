@@ -154,6 +154,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		return c.setupExit(err)
 	}
 	statusPrinter(c.stderr)(sandboxLine(sb))
+	reapOrphans(log)
 	shellTimeout := time.Duration(cfg.ShellTimeout)
 	toolsFor := func(dir string) ([]tool.Tool, error) {
 		// Each session's workspace is its own sandbox's writable part.

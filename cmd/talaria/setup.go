@@ -235,6 +235,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 	}
 	status := statusPrinter(c.stderr)
 	status(sandboxLine(sb))
+	reapOrphans(log)
 	tools, err := builtin.New(builtin.Options{Root: ws, ShellTimeout: time.Duration(cfg.ShellTimeout),
 		Sandbox: sb, EnvNames: cfg.Sandbox.Env})
 	if err != nil {

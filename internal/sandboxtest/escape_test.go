@@ -175,6 +175,9 @@ func TestNothingOutlivesKill9(t *testing.T) {
 	if !testenv.Eventually(5*time.Second, func() bool { return len(pidsWith("sleep 730")) == 0 }) {
 		t.Errorf("processes outlived kill -9 of talaria: %v", pidsWith("sleep 730"))
 		for _, p := range pidsWith("sleep 730") {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+			c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+			t.Logf("%s :: %.120s", b, c)
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}

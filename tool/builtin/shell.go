@@ -107,11 +107,23 @@ func runShell(ctx context.Context, ws workspace, opt Options, a shellArgs) tool.
 	// bomb stops at maxProcs) and finds them all to kill when the call
 	// ends, setsid'd ones included, in every mode.
 	group, grouped := sandbox.NewGroup(maxProcs)
+	var lifeline *os.File
 	if grouped {
 		argv = group.Wrap(argv)
 		defer func() { _ = group.Remove() }()
+		r, w, err := os.Pipe()
+		if err != nil {
+			return tool.Errorf("cannot start %s: %v", argv[0], err)
+		}
+		defer r.Close()
+		defer w.Close()
+		lifeline = r
+		_ = w // held open (close-on-exec) until the call is over or Talaria dies
 	}
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+	if lifeline != nil {
+		cmd.ExtraFiles = []*os.File{lifeline} // fd 3
+	}
 	cmd.Dir = dir
 	cmd.Env = append(sandbox.Env(os.Environ(), opt.EnvNames, confined), opt.Env...)
 	cmd.Stdout, cmd.Stderr = out, out // one writer: exec shares one pipe, keeping the interleaving

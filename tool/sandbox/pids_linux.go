@@ -58,9 +58,17 @@ func hasPids(root string) bool {
 }
 
 // Wrap returns argv prefixed so the command joins the group before it
-// runs: nothing it starts can be outside.
+// runs: nothing it starts can be outside. The command's fd 3 must be the
+// read end of a pipe whose write end only Talaria holds (lifeline): a
+// watcher in the group waits for its end of file — Talaria gone, however
+// it died, or the call over — and then kills every process in the group.
+// A parent-death signal alone is not enough: bubblewrap run as root can
+// lose it when it changes its credentials.
 func (g *Group) Wrap(argv []string) []string {
-	return append([]string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(g.dir, "cgroup.procs")}, argv...)
+	const script = `echo $$ > "$0/cgroup.procs" || exit 125
+(exec >/dev/null 2>&1 </dev/null; read -r _ <&3; for p in $(cat "$0/cgroup.procs"); do kill -9 "$p"; done) &
+exec 3<&- "$@"`
+	return append([]string{"/bin/sh", "-c", script, g.dir}, argv...)
 }
 
 // Kill kills every process in the group until it is empty (or 2s pass).
@@ -90,6 +98,27 @@ func (g *Group) pids() []int {
 		}
 	}
 	return out
+}
+
+// ReapOrphans kills the processes of groups whose Talaria process is gone
+// (killed before it could clean up) and removes those groups; it returns
+// how many processes it killed.
+func ReapOrphans() int {
+	n := 0
+	for _, root := range pidsRoots {
+		dirs, _ := filepath.Glob(filepath.Join(root, "talaria-*-*"))
+		for _, d := range dirs {
+			f := strings.Split(filepath.Base(d), "-")
+			pid, err := strconv.Atoi(f[1])
+			if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) == nil {
+				continue // its Talaria still runs (or a PID reused: left alone, safe side)
+			}
+			g := &Group{dir: d}
+			n += len(g.pids())
+			_ = g.Remove()
+		}
+	}
+	return n
 }
 
 // Remove kills what is left and removes the group's directory.

@@ -16,3 +16,6 @@ func (g *Group) Kill() {}
 
 // Remove does nothing.
 func (g *Group) Remove() error { return nil }
+
+// ReapOrphans: nothing to reap outside Linux.
+func ReapOrphans() int { return 0 }
