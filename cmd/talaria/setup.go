@@ -27,6 +27,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/tool/mcp"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -47,6 +48,9 @@ type routeFlags struct {
 	apiKeyEnv string
 	// sandbox overrides sandbox.mode.
 	sandbox string
+	// quiet (run --quiet) leaves out the sandbox line (not the warning
+	// that the sandbox is off).
+	quiet bool
 }
 
 func (f *routeFlags) register(fs *flag.FlagSet) {
@@ -234,7 +238,9 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		return nil, err
 	}
 	status := statusPrinter(c.stderr)
-	status(sandboxLine(sb))
+	if !f.quiet || sb.Mode == sandbox.Off {
+		status(sandboxLine(sb))
+	}
 	reapOrphans(log)
 	tools, err := builtin.New(builtin.Options{Root: ws, ShellTimeout: time.Duration(cfg.ShellTimeout),
 		Sandbox: sb, EnvNames: cfg.Sandbox.Env})

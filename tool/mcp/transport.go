@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"github.com/talaria-agent/talaria/tool/sandbox"
+	"path/filepath"
 
 	"fmt"
 	"net/http"
@@ -40,6 +41,18 @@ func startProcess(cfg ServerConfig) (*process, error) {
 	}
 	argv := append([]string{cfg.Command}, cfg.Args...)
 	confined := cfg.Sandbox != nil && cfg.Sandbox.Mode != sandbox.Off
+	if confined {
+		// Found here, so a missing command fails as it would unconfined,
+		// not as bwrap's execvp.
+		path := cfg.Command
+		if strings.Contains(path, "/") && !filepath.IsAbs(path) && cfg.Dir != "" {
+			path = filepath.Join(cfg.Dir, path)
+		}
+		if argv[0], err = exec.LookPath(path); err != nil {
+			_, _, _, _ = inR.Close(), inW.Close(), outR.Close(), outW.Close()
+			return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+		}
+	}
 	if cfg.Sandbox != nil {
 		if argv, err = cfg.Sandbox.Command(cfg.Dir, argv); err != nil {
 			_, _, _, _ = inR.Close(), inW.Close(), outR.Close(), outW.Close()
