@@ -27,8 +27,8 @@ import (
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/builtin"
-	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/tool/mcp"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/turn"
 )
 
