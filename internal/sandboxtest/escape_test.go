@@ -287,3 +287,28 @@ func TestForkBombBounded(t *testing.T) {
 		t.Errorf("%d fork bomb processes outlived the call", len(pidsWith(marker)))
 	}
 }
+
+// TestMCPServerConfined: a stdio MCP server runs in its own sandbox
+// (default workspace-write): it writes in the workspace, not outside.
+func TestMCPServerConfined(t *testing.T) {
+	h := newHome(t)
+	srvBin := filepath.Join(h.ws, "mcptestserver")
+	if out, err := exec.Command("go", "build", "-o", srvBin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+		t.Fatalf("build mcptestserver: %v\n%s", err, out)
+	}
+	inside, outside := filepath.Join(h.ws, "notes"), t.TempDir()
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.config("mcp_servers:\n" +
+		"  in:\n    command: " + srvBin + "\n    env: {MCPTEST_DIR: " + inside + "}\n" +
+		"  out:\n    command: " + srvBin + "\n    env: {MCPTEST_DIR: " + outside + "}\n")
+	r, stderr := h.call("", "in__write_note", map[string]any{"name": "a.txt", "text": "hello"})
+	if _, err := os.Stat(filepath.Join(inside, "note-a.txt")); err != nil {
+		t.Errorf("the confined server could not write in the workspace (%v): %s\n%s", err, r, stderr)
+	}
+	r, _ = h.call("", "out__write_note", map[string]any{"name": "b.txt", "text": "hello"})
+	if _, err := os.Stat(filepath.Join(outside, "note-b.txt")); err == nil {
+		t.Errorf("the confined server wrote outside the workspace: %s", r)
+	}
+}
