@@ -12,6 +12,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/mcp"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 )
 
 var doctorHelp = cmdHelp{
@@ -76,6 +77,16 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 		add("ok", "configuration", "%s", cfg.File)
 	} else {
 		add("ok", "configuration", "no file at %s/config.yaml; using defaults and the environment", cfg.Home)
+	}
+	if ws, err := os.Getwd(); err == nil {
+		switch sb, err := sandboxPolicy(ctx, cfg, "", ws); {
+		case err != nil:
+			add("fail", "sandbox", "%v", err)
+		case sb.Mode == sandbox.Off:
+			add("warn", "sandbox", "off: shell commands and MCP servers run unconfined (sandbox.mode: off)")
+		default:
+			add("ok", "sandbox", "%s", sb)
+		}
 	}
 	st, err := c.openStoreFor(ctx, cfg, dbURL, true)
 	var missing *storeopen.MissingError
@@ -164,7 +175,7 @@ func (c *cli) doctorMCP(ctx context.Context, cfg *config.Config, add func(status
 	if len(cfg.MCPServers) == 0 {
 		return
 	}
-	m, err := c.newMCP(cfg, c.logger(cfg, false), nil)
+	m, err := c.newMCP(ctx, cfg, c.logger(cfg, false), nil, nil)
 	if err != nil {
 		add("fail", "mcp", "%v", err)
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/tool/mcp"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 )
 
 const mcpUsage = `Commands:
@@ -71,8 +72,9 @@ func (c *cli) mcpCmd(ctx context.Context, args []string) int {
 }
 
 // mcpServers maps the config file's mcp_servers onto the manager's
-// configuration (${VAR} references stay unexpanded until start).
-func mcpServers(cfg *config.Config, only ...string) []mcp.ServerConfig {
+// configuration (${VAR} references stay unexpanded until start); each
+// stdio server runs under its own sandbox (mcpPolicy).
+func mcpServers(cfg *config.Config, sess *sandbox.Policy, only ...string) []mcp.ServerConfig {
 	var out []mcp.ServerConfig
 	for _, name := range cfg.MCPServerNames() {
 		if len(only) > 0 && name != only[0] {
@@ -84,15 +86,21 @@ func mcpServers(cfg *config.Config, only ...string) []mcp.ServerConfig {
 			URL: s.URL, Headers: s.Headers, Transport: s.Transport,
 			Disabled: !s.IsEnabled(), Timeout: time.Duration(s.Timeout), StartTimeout: time.Duration(s.StartTimeout),
 			Allow: s.Tools.Allow, Deny: s.Tools.Deny, AutoApprove: s.Approval == "auto", PerSession: s.PerSession,
+			Sandbox: mcpPolicy(sess, s.Sandbox), EnvNames: cfg.Sandbox.Env,
 		})
 	}
 	return out
 }
 
 // newMCP builds the process's MCP manager; status lines go to status.
-func (c *cli) newMCP(cfg *config.Config, log *slog.Logger, status func(string), only ...string) (*mcp.Manager, error) {
+// sess is the session's sandbox (nil: the config's, for the current
+// directory, as mcp list and test use).
+func (c *cli) newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, status func(string), sess *sandbox.Policy, only ...string) (*mcp.Manager, error) {
+	if sess == nil {
+		sess = configPolicy(ctx, cfg)
+	}
 	m, err := mcp.New(mcp.Options{
-		Servers: mcpServers(cfg, only...), Getenv: c.getenv, Logger: log, Status: status, Version: version,
+		Servers: mcpServers(cfg, sess, only...), Getenv: c.getenv, Logger: log, Status: status, Version: version,
 	})
 	if err != nil {
 		return nil, &setupError{err.Error()}
@@ -133,7 +141,7 @@ func (c *cli) mcpList(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	// Failures are part of the listing, so status lines are not printed.
-	m, err := c.newMCP(cfg, c.logger(cfg, false), nil)
+	m, err := c.newMCP(ctx, cfg, c.logger(cfg, false), nil, nil)
 	if err != nil {
 		return c.setupExit(err)
 	}
@@ -215,7 +223,7 @@ func (c *cli) mcpTest(ctx context.Context, args []string) int {
 		sc.Enabled = &t
 		cfg.MCPServers[name] = sc
 	}
-	m, err := c.newMCP(cfg, c.logger(cfg, false), nil, name)
+	m, err := c.newMCP(ctx, cfg, c.logger(cfg, false), nil, nil, name)
 	if err != nil {
 		return c.setupExit(err)
 	}

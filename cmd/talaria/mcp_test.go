@@ -23,9 +23,13 @@ func TestMCPCommands(t *testing.T) {
 	config := func(e *cliEnv, approval string) string {
 		notes := t.TempDir()
 		e.env["MY_TOKEN"] = secret
-		e.writeConfig(`mcp_servers:
+		// The test server lives in and writes notes to temp dirs a
+		// sandbox would hide; confinement is tested in internal/sandboxtest.
+		e.writeConfig(`sandbox: {mode: off}
+mcp_servers:
   test:
     command: ` + bin + `
+    sandbox: {mode: off}
     env: {MCPTEST_DIR: ` + notes + `, MCPTEST_TOKEN: "${MY_TOKEN}"}
     approval: ` + approval + `
     tools: {deny: [crash, garbage]}

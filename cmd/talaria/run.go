@@ -98,6 +98,7 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
+	rf.quiet = *quiet
 	a, err := c.setup(ctx, &rf, refuseChanges{}, *wait)
 	if err != nil {
 		return c.setupExit(err)

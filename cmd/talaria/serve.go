@@ -147,9 +147,21 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 			return c.fail(exitOther, "%v", err)
 		}
 	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	sb, err := sandboxPolicy(ctx, cfg, rf.sandbox, ws)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	statusPrinter(c.stderr)(sandboxLine(sb))
+	reapOrphans(log)
 	shellTimeout := time.Duration(cfg.ShellTimeout)
 	toolsFor := func(dir string) ([]tool.Tool, error) {
-		return builtin.New(builtin.Options{Root: dir, ShellTimeout: shellTimeout})
+		// Each session's workspace is its own sandbox's writable part.
+		p := *sb
+		p.Workspace = dir
+		return builtin.New(builtin.Options{Root: dir, ShellTimeout: shellTimeout, Sandbox: &p, EnvNames: cfg.Sandbox.Env})
 	}
 	tools, err := toolsFor(ws)
 	if err != nil {
@@ -159,7 +171,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		// One MCP manager for the process, and one set of MCP tools shared
 		// by every session of this server (per_session servers too, for
 		// now), offered next to each workspace's built-ins.
-		mgr, err := c.newMCP(cfg, log, statusPrinter(c.stderr))
+		mgr, err := c.newMCP(ctx, cfg, log, statusPrinter(c.stderr), sb)
 		if err != nil {
 			return c.setupExit(err)
 		}

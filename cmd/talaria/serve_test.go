@@ -343,7 +343,7 @@ func TestServeMCPTools(t *testing.T) {
 		t.Fatalf("build mcptestserver: %v\n%s", err, out)
 	}
 	e := newCLIEnv(t)
-	e.writeConfig("mcp_servers:\n  test:\n    command: " + bin + "\n    env: {MCPTEST_DIR: " + t.TempDir() + "}\n")
+	e.writeConfig("sandbox: {mode: off}\nmcp_servers:\n  test:\n    command: " + bin + "\n    sandbox: {mode: off}\n    env: {MCPTEST_DIR: " + t.TempDir() + "}\n")
 	p := e.serve()
 	token := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")[1]
 	e.env["TALARIA_TOKEN"] = token

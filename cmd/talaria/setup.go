@@ -28,6 +28,7 @@ import (
 	"github.com/talaria-agent/talaria/store/storeopen"
 	"github.com/talaria-agent/talaria/tool/builtin"
 	"github.com/talaria-agent/talaria/tool/mcp"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -45,6 +46,11 @@ type routeFlags struct {
 	// apiKeyEnv names the variable whose key goes to --base-url: keys
 	// never follow a moved endpoint unless the user names them for it.
 	apiKeyEnv string
+	// sandbox overrides sandbox.mode.
+	sandbox string
+	// quiet (run --quiet) leaves out the sandbox line (not the warning
+	// that the sandbox is off).
+	quiet bool
 }
 
 func (f *routeFlags) register(fs *flag.FlagSet) {
@@ -55,6 +61,7 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "environment variable whose key (comma-separated: several) is sent to this run's endpoint; without it no key goes to a --base-url other than the provider's own")
 	fs.StringVar(&f.workspace, "workspace", "", "directory the agent works in (default: the current directory)")
 	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
+	fs.StringVar(&f.sandbox, "sandbox", "", "sandbox mode for shell commands and file tools: read-only, workspace-write (default) or off")
 	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log details to stderr")
 	databaseFlag(fs, &f.database)
@@ -221,13 +228,28 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 			return nil, err
 		}
 	}
-	tools, err := builtin.New(builtin.Options{Root: ws, ShellTimeout: time.Duration(cfg.ShellTimeout)})
+	if ws, err = filepath.Abs(ws); err != nil {
+		a.Close()
+		return nil, err
+	}
+	sb, err := sandboxPolicy(ctx, cfg, f.sandbox, ws)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	status := statusPrinter(c.stderr)
+	if !f.quiet || sb.Mode == sandbox.Off {
+		status(sandboxLine(sb))
+	}
+	reapOrphans(log)
+	tools, err := builtin.New(builtin.Options{Root: ws, ShellTimeout: time.Duration(cfg.ShellTimeout),
+		Sandbox: sb, EnvNames: cfg.Sandbox.Env})
 	if err != nil {
 		a.Close()
 		return nil, &setupError{fmt.Sprintf("workspace %s: %v", ws, err)}
 	}
 	if len(cfg.MCPServers) > 0 {
-		if a.mcp, err = c.newMCP(cfg, log, statusPrinter(c.stderr)); err != nil {
+		if a.mcp, err = c.newMCP(ctx, cfg, log, status, sb); err != nil {
 			a.Close()
 			return nil, err
 		}

@@ -142,6 +142,7 @@ type Config struct {
 	Database      Database         `yaml:"database"`
 	Telemetry     Telemetry        `yaml:"telemetry"`
 	ShellTimeout  Duration         `yaml:"shell_timeout"`
+	Sandbox       Sandbox          `yaml:"sandbox"`
 	Timeouts      Timeouts         `yaml:"timeouts"`
 	// SystemPrompt replaces the default prompt; SystemPromptExtra extends it.
 	SystemPrompt      string `yaml:"system_prompt"`
@@ -435,6 +436,9 @@ func (c *Config) Validate() error {
 		if n.v < 0 {
 			return fmt.Errorf("%s is %d; it cannot be negative", n.name, n.v)
 		}
+	}
+	if err := c.validateSandbox(); err != nil {
+		return err
 	}
 	if err := c.validateMCP(); err != nil {
 		return err

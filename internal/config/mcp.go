@@ -39,6 +39,9 @@ type MCPServer struct {
 	// PerSession starts one instance of the server for each session instead
 	// of one shared by the whole process (stdio servers with state).
 	PerSession bool `yaml:"per_session"`
+	// Sandbox confines a stdio server (default: workspace-write with the
+	// network on), never wider than the session's sandbox.
+	Sandbox *MCPSandbox `yaml:"sandbox"`
 }
 
 // MCPTools filters a server's tools by their MCP names; entries may be

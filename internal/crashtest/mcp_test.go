@@ -26,7 +26,7 @@ func mcpHome(t *testing.T) (h *home, sid, notes string) {
 	t.Cleanup(srv.Close)
 	h = newHome(t, srv)
 	notes = t.TempDir()
-	cfg := "mcp_servers:\n  t:\n    command: " + srvBin + "\n    env: {MCPTEST_DIR: " + notes + "}\n"
+	cfg := "mcp_servers:\n  t:\n    command: " + srvBin + "\n    sandbox: {mode: off}\n    env: {MCPTEST_DIR: " + notes + "}\n"
 	if err := os.WriteFile(filepath.Join(h.dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -81,3 +81,29 @@ func Eventually(d time.Duration, ok func() bool) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// PIDsWith lists the processes whose command line (/proc/PID/cmdline, its
+// NULs as spaces) contains substr, leaving out the caller. A command run in
+// a PID namespace (the sandbox) knows only its namespace's PIDs, so tests
+// find what it started by a marker in the command line instead.
+func PIDsWith(substr string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), substr) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

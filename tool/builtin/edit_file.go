@@ -37,6 +37,9 @@ func EditFile(opt Options) tool.Tool {
 			`"replace_all":{"type":"boolean","description":"Replace every occurrence (default false)."}`,
 			"path", "old_string", "new_string"),
 	}, func(_ context.Context, ws workspace, a editFileArgs) tool.Result {
+		if r := opt.writesRefused("edit_file"); r != nil {
+			return *r
+		}
 		return editFile(ws, a)
 	})
 }

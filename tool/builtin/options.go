@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 )
 
 // Defaults and limits for Options.
@@ -37,8 +38,17 @@ type Options struct {
 	MaxOutput int
 	// Shell runs commands as Shell -c command (default /bin/sh).
 	Shell string
-	// Env is added to the process environment of shell commands.
+	// Env is added to the process environment of shell commands, which is
+	// otherwise built from an allow-list (sandbox.Env): never the keys,
+	// tokens or Talaria settings of the process running the tools.
 	Env []string
+	// EnvNames are more variables of this process that shell commands may
+	// see (the operator's sandbox.env).
+	EnvNames []string
+	// Sandbox confines shell commands and the file tools (nil: shell
+	// commands run unconfined, as with mode off). A read-only sandbox
+	// also refuses write_file and edit_file.
+	Sandbox *sandbox.Policy
 }
 
 // withDefaults fills unset fields.
@@ -73,6 +83,17 @@ func New(opt Options) ([]tool.Tool, error) {
 		ReadFile(opt), WriteFile(opt), EditFile(opt),
 		ListDir(opt), SearchFiles(opt), Shell(opt),
 	}, nil
+}
+
+// writesRefused returns the refusal of a file change in a read-only
+// sandbox, or nil when the mode allows writes.
+func (o Options) writesRefused(name string) *tool.Result {
+	if o.Sandbox == nil || o.Sandbox.Mode.Writes() {
+		return nil
+	}
+	r := tool.Errorf("refused by the sandbox: this session runs in sandbox mode %s, so %s cannot change files "+
+		"(the operator sets the mode with sandbox.mode or --sandbox)", o.Sandbox.Mode, name)
+	return &r
 }
 
 func checkRoot(root string) error {

@@ -17,6 +17,7 @@ import (
 // stealing the terminal from an interactive talaria or hanging until timeout.
 func ownProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	dieWithParent(cmd.SysProcAttr)
 }
 
 // killProcessGroup kills the command's whole process group.

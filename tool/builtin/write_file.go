@@ -23,6 +23,9 @@ func WriteFile(opt Options) tool.Tool {
 		Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
 			`"content":{"type":"string","description":"The complete new content of the file."}`, "path", "content"),
 	}, func(_ context.Context, ws workspace, a writeFileArgs) tool.Result {
+		if r := opt.writesRefused("write_file"); r != nil {
+			return *r
+		}
 		return writeFile(ws, a)
 	})
 }

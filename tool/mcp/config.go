@@ -11,6 +11,8 @@
 package mcp
 
 import (
+	"github.com/talaria-agent/talaria/tool/sandbox"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -45,6 +47,11 @@ type ServerConfig struct {
 	AutoApprove bool
 	// PerSession starts an instance for each Session.
 	PerSession bool
+	// Sandbox confines a stdio server (nil: unconfined); EnvNames are the
+	// variables of Talaria's environment it may see besides the
+	// allow-list (sandbox.Env), Env being added on top.
+	Sandbox  *sandbox.Policy
+	EnvNames []string
 }
 
 // Kind is "stdio", "streamable" or "sse".

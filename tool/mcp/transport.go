@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"github.com/talaria-agent/talaria/tool/sandbox"
+	"path/filepath"
+
 	"fmt"
 	"net/http"
 	"os"
@@ -36,9 +39,29 @@ func startProcess(cfg ServerConfig) (*process, error) {
 		_ = inW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(cfg.Command, cfg.Args...)
+	argv := append([]string{cfg.Command}, cfg.Args...)
+	confined := cfg.Sandbox != nil && cfg.Sandbox.Mode != sandbox.Off
+	if confined {
+		// Found here, so a missing command fails as it would unconfined,
+		// not as bwrap's execvp.
+		path := cfg.Command
+		if strings.Contains(path, "/") && !filepath.IsAbs(path) && cfg.Dir != "" {
+			path = filepath.Join(cfg.Dir, path)
+		}
+		if argv[0], err = exec.LookPath(path); err != nil {
+			_, _, _, _ = inR.Close(), inW.Close(), outR.Close(), outW.Close()
+			return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+		}
+	}
+	if cfg.Sandbox != nil {
+		if argv, err = cfg.Sandbox.Command(cfg.Dir, argv); err != nil {
+			_, _, _, _ = inR.Close(), inW.Close(), outR.Close(), outW.Close()
+			return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = os.Environ()
+	cmd.Env = sandbox.Env(os.Environ(), cfg.EnvNames, confined)
 	for k, v := range cfg.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/talaria-agent/talaria/internal/config"
+	"github.com/talaria-agent/talaria/tool/sandbox"
+)
+
+// sandboxPolicy builds the policy of a run, chat or serve from the config
+// and --sandbox (flagMode, "" for the config's), for workspace ws. A
+// confined mode nothing on this machine can enforce is a setup error: the
+// operator must install bubblewrap or choose off explicitly.
+func sandboxPolicy(ctx context.Context, cfg *config.Config, flagMode, ws string) (*sandbox.Policy, error) {
+	name := cfg.Sandbox.Mode
+	if flagMode != "" {
+		name = flagMode
+	}
+	mode, err := sandbox.ParseMode(name)
+	if err != nil {
+		return nil, &setupError{"sandbox: " + err.Error()}
+	}
+	// Talaria's home holds the database and the configuration; a command
+	// has no business reading either.
+	p := &sandbox.Policy{Mode: mode, Network: cfg.Sandbox.Network.On && mode != sandbox.ReadOnly, Workspace: ws,
+		Hide: []string{cfg.Home}}
+	if mode == sandbox.Off && len(cfg.MCPServers) == 0 {
+		return p, nil
+	}
+	// MCP servers default to workspace-write even when the session is off.
+	p.Mechanism = sandbox.Detect(ctx)
+	if mode != sandbox.Off && !p.Mechanism.Enforced() {
+		return nil, &setupError{fmt.Sprintf("sandbox mode %s cannot be enforced here: %s; "+
+			"install bubblewrap, or run without a sandbox by choosing it explicitly (--sandbox off or sandbox.mode: off)",
+			mode, p.Mechanism.Why)}
+	}
+	return p, nil
+}
+
+// sandboxLine is the start-up line naming the sandbox in force.
+func sandboxLine(p *sandbox.Policy) string {
+	if p.Mode == sandbox.Off {
+		return "warning: sandbox off: shell commands and MCP servers run unconfined, with all of your access"
+	}
+	return "sandbox: " + p.String()
+}
+
+// configPolicy is the config's sandbox for the current directory, for
+// commands that start MCP servers outside a session (mcp list, mcp test,
+// doctor); a mode that cannot be enforced keeps no mechanism, so confined
+// servers fail to start saying why.
+func configPolicy(ctx context.Context, cfg *config.Config) *sandbox.Policy {
+	mode, err := sandbox.ParseMode(cfg.Sandbox.Mode)
+	if err != nil {
+		mode = sandbox.ReadOnly
+	}
+	ws, _ := os.Getwd()
+	return &sandbox.Policy{Mode: mode, Network: cfg.Sandbox.Network.On, Workspace: ws,
+		Hide: []string{cfg.Home}, Mechanism: sandbox.Detect(ctx)}
+}
+
+// mcpPolicy is one stdio server's sandbox: the mode its config names
+// (default workspace-write), never wider than the session's, with the
+// network its config allows (default on: most servers need it). Nothing a
+// model says reaches this.
+func mcpPolicy(sess *sandbox.Policy, s *config.MCPSandbox) *sandbox.Policy {
+	mode, net := sandbox.WorkspaceWrite, true
+	if s != nil {
+		if m, err := sandbox.ParseMode(s.Mode); err == nil {
+			mode = m
+		}
+		if s.Network.Set {
+			net = s.Network.On
+		}
+	}
+	p := *sess
+	p.Mode = sess.Mode.Narrower(mode)
+	p.Network = net && p.Mode != sandbox.ReadOnly
+	return &p
+}
+
+// reapOrphans kills what the shell commands of a Talaria process that died
+// without cleaning up (kill -9, a crash, power to the container cut) left
+// running, found by their process groups' cgroups.
+func reapOrphans(log *slog.Logger) {
+	if n := sandbox.ReapOrphans(); n > 0 {
+		log.Warn("killed processes left by a Talaria process that died", "processes", n)
+	}
+}
