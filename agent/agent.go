@@ -53,6 +53,9 @@ type Config struct {
 	Compressor       *compact.Compressor
 	Threshold        compact.Threshold
 	CompressAttempts int
+	// PressureRatio is the context-pressure warning's share of the window
+	// (see turn.Config.PressureRatio).
+	PressureRatio float64
 	// RotateOnCompression continues a session in a child session whenever
 	// its context is compressed (config compression.rotate): the parent
 	// ends with store.EndCompression and keeps its full transcript, the
@@ -182,6 +185,7 @@ func New(cfg Config) (*Agent, error) {
 		Compressor:       cfg.Compressor,
 		Threshold:        cfg.Threshold,
 		CompressAttempts: cfg.CompressAttempts,
+		PressureRatio:    cfg.PressureRatio,
 		PromptCache:      cfg.PromptCache,
 		Observer:         cfg.Observer,
 		Now:              cfg.Now,

@@ -85,10 +85,15 @@ const (
 	// RowPressure is the context-pressure warning kept in the transcript,
 	// so a session says it once until it goes back under: shown, never sent.
 	RowPressure RowKind = "pressure"
+	// RowPressureCleared says the session went back under the warning
+	// ratio, so the warning may be said again: shown, never sent.
+	RowPressureCleared RowKind = "pressure_cleared"
 )
 
 // DisplayOnly reports whether rows of this kind are never sent to a model.
-func (k RowKind) DisplayOnly() bool { return k == RowFailure || k == RowUnsent || k == RowPressure }
+func (k RowKind) DisplayOnly() bool {
+	return k == RowFailure || k == RowUnsent || k == RowPressure || k == RowPressureCleared
+}
 
 // Message is one stored row of a session's transcript.
 type Message struct {

@@ -51,7 +51,7 @@ func (e *Engine) pressureRatio() float64 {
 // checkPressure runs at the pre-API site (preflight), the only place that
 // warns, with the request's estimate: over the ratio while compression
 // cannot act, it warns if armed and disarms; back under, it re-arms. The
-// armed state outlives the turn through the transcript (pressureArmed).
+// armed state outlives the turn through the transcript (savePressure).
 func (e *Engine) checkPressure(st *state, compressionOff bool) {
 	ratio := e.pressureRatio()
 	win := st.model.Window
@@ -60,8 +60,8 @@ func (e *Engine) checkPressure(st *state, compressionOff bool) {
 	}
 	limit := int(ratio * float64(win))
 	if !st.pressureKnown {
-		st.pressureArmed = pressureArmed(st.rows, limit)
-		st.pressureKnown = true
+		st.pressureArmed = pressureArmed(st.rows)
+		st.pressureStart, st.pressureKnown = st.pressureArmed, true
 	}
 	if st.estimate < limit {
 		st.pressureArmed = true
@@ -85,38 +85,39 @@ func (e *Engine) checkPressure(st *state, compressionOff bool) {
 	st.hooks.status(p.Line())
 }
 
-// pressureArmed reads the warning state a session's transcript holds: a
-// warning row (store.RowPressure) disarms until a later call measured the
-// prompt back under limit. Compression archives the row, rotation starts
-// without it: both leave the session armed.
-func pressureArmed(rows []store.Message, limit int) bool {
+// pressureArmed reads the warning state a session's transcript holds: the
+// newest warning row (store.RowPressure) disarms, the newest back-under row
+// (store.RowPressureCleared) arms. Compression archives them, rotation
+// starts without them: both leave the session armed, as it is back under.
+func pressureArmed(rows []store.Message) bool {
 	for i := len(rows) - 1; i >= 0; i-- {
-		r := &rows[i]
-		if r.Kind == store.RowPressure {
+		switch rows[i].Kind {
+		case store.RowPressure:
 			return false
-		}
-		if r.Role == llm.RoleAssistant && r.Usage.Measured() && r.Usage.PromptTokens() < int64(limit) {
+		case store.RowPressureCleared:
 			return true
 		}
 	}
 	return true
 }
 
-// savePressure keeps an unanswered warning in the transcript as a
-// display-only row at the end of the turn, so the next turn of the session
-// does not say it again. A warning the turn itself got back under from
-// needs no row: the calls it measured re-arm.
+// savePressure keeps the warning state in the transcript when the turn
+// changed it, as a display-only row at the end of the turn (never between
+// a call and its results): the warning said, so the next turn of the
+// session does not say it again, or the session back under, so it may.
 func (e *Engine) savePressure(ctx context.Context, st *state) {
-	if st.pressure == nil || st.pressureArmed || st.res.Exit == ExitLeaseLost {
+	if !st.pressureKnown || st.pressureArmed == st.pressureStart || st.res.Exit == ExitLeaseLost {
 		return
 	}
-	row := &store.Message{
-		Message:   llm.NewText(llm.RoleAssistant, "Context warning: "+st.pressure.Line()),
-		Kind:      store.RowPressure,
-		Synthetic: true,
-		Model:     st.pressure.Model,
+	row := &store.Message{Kind: store.RowPressureCleared, Synthetic: true}
+	if st.pressureArmed {
+		row.Message = llm.NewText(llm.RoleAssistant, fmt.Sprintf("Context is back under %.0f%% of the window; the context warning is re-armed.", 100*e.pressureRatio()))
+	} else {
+		row.Kind = store.RowPressure
+		row.Message = llm.NewText(llm.RoleAssistant, "Context warning: "+st.pressure.Line())
+		row.Model = st.pressure.Model
 	}
 	if err := e.appendRows(ctx, st, row); err != nil {
-		e.log.Warn("could not keep the context warning in the transcript", "session", st.sessionID(), "error", err)
+		e.log.Warn("could not keep the context warning state in the transcript", "session", st.sessionID(), "error", err)
 	}
 }

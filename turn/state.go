@@ -101,10 +101,10 @@ type state struct {
 	heldIteration bool
 
 	// context-pressure warning (pressure.go): pressureArmed is whether it
-	// may be said, read from the transcript once pressureKnown; pressure
-	// is the warning said this turn.
-	pressureKnown, pressureArmed bool
-	pressure                     *Pressure
+	// may be said, read from the transcript (as pressureStart) once
+	// pressureKnown; pressure is the warning said this turn.
+	pressureKnown, pressureArmed, pressureStart bool
+	pressure                                    *Pressure
 
 	// explanation is said before the failure's message in
 	// Result.Explanation (see explain).
