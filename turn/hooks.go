@@ -33,8 +33,8 @@ type Hooks struct {
 	// Steered says a message of Input.Steer joined the turn: its row is
 	// stored, and the model reads it on the next call.
 	Steered func(m SteerMessage)
-	// ContextPressure carries the context-pressure warning, typed (it is
-	// also said as a Status line).
+	// ContextPressure carries the context-pressure warning, typed; unset,
+	// the warning is said as a Status line (Pressure.Line).
 	ContextPressure func(p Pressure)
 }
 

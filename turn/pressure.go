@@ -81,6 +81,7 @@ func (e *Engine) checkPressure(st *state, compressionOff bool) {
 	e.observeGuard(st, "context_pressure", "warned")
 	if st.hooks.ContextPressure != nil {
 		st.hooks.ContextPressure(p)
+		return
 	}
 	st.hooks.status(p.Line())
 }
