@@ -59,6 +59,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
 	fs.BoolVar(&cont, "c", false, "short for --continue")
 	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
+	steerMode := fs.String("steer", "auto", "a line typed during a turn joins it after its tool round: `auto` (on a terminal), on or off")
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
 		return code
 	}
@@ -74,10 +75,24 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		}
 		return c.chatRemote(ctx, *server, *sessionID, rf.model, cont)
 	}
+	var steering bool
+	switch *steerMode {
+	case "auto":
+		// Piped input is a script: its lines wait for their prompt.
+		steering = isTerminal(c.stdin)
+	case "on":
+		steering = true
+	case "off":
+	default:
+		return c.usageError(chatCmdHelp, "--steer %q: use auto, on or off", *steerMode)
+	}
 	lines := readLines(c.stdin)
-	// During a turn chatTurn reads the lines: a line typed then steers the
-	// turn, unless an approval question waits for it (ap.in).
-	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}, in: make(chan string), inEOF: make(chan struct{})}
+	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}
+	if steering {
+		// During a turn chatTurn reads the lines: a line typed then steers
+		// the turn, unless an approval question waits for it (ap.in).
+		ap.in, ap.inEOF = make(chan string), make(chan struct{})
+	}
 
 	a, err := c.setup(ctx, &rf, ap, 5*time.Second)
 	if err != nil {
@@ -175,7 +190,10 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 		}
 		return append(out, later...)
 	}
-	lines := ap.lines
+	var lines <-chan string
+	if ap.in != nil {
+		lines = ap.lines // steering on
+	}
 	stopping := false
 	for {
 		select {
