@@ -53,6 +53,9 @@ type Config struct {
 	Compressor       *compact.Compressor
 	Threshold        compact.Threshold
 	CompressAttempts int
+	// PressureRatio is the context-pressure warning's share of the window
+	// (see turn.Config.PressureRatio).
+	PressureRatio float64
 	// RotateOnCompression continues a session in a child session whenever
 	// its context is compressed (config compression.rotate): the parent
 	// ends with store.EndCompression and keeps its full transcript, the
@@ -182,6 +185,7 @@ func New(cfg Config) (*Agent, error) {
 		Compressor:       cfg.Compressor,
 		Threshold:        cfg.Threshold,
 		CompressAttempts: cfg.CompressAttempts,
+		PressureRatio:    cfg.PressureRatio,
 		PromptCache:      cfg.PromptCache,
 		Observer:         cfg.Observer,
 		Now:              cfg.Now,
@@ -248,6 +252,10 @@ type Input struct {
 	// TurnID names the turn (default: a fresh id). The gateway sets it so
 	// a client knows the id before the turn starts.
 	TurnID string
+	// Steer, when set, hands messages to the turn while it runs; the
+	// caller closes it after RunTurn returns and runs what it gives back
+	// as the next turn (see turn.Steering).
+	Steer *turn.Steering
 	// prefix: see turn.Input.Prefix (background reviews).
 	prefix []store.Message
 }
@@ -291,7 +299,9 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 	if early != nil {
 		return *early, err
 	}
-	at := &activeTurn{session: sess, turnID: turnID, tools: a.tools, hooks: in.Hooks, source: sess.ID, principal: sess.Principal}
+	// One iteration budget for the turn and every subagent it runs.
+	at := &activeTurn{session: sess, turnID: turnID, tools: a.tools, hooks: in.Hooks, source: sess.ID, principal: sess.Principal,
+		budget: turn.NewIterationBudget(a.engine.Config().Limits.MaxIterations)}
 	res = a.runAdmitted(ctx, a.engine, sess, lease, turnID, user, in, at)
 	a.afterTurn(res)
 	return res, nil
@@ -343,6 +353,8 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 		Hooks:      in.Hooks,
 		Unattended: in.Unattended,
 		Prefix:     in.prefix,
+		Steer:      in.Steer,
+		Budget:     at.budget,
 	}
 	if a.cfg.RotateOnCompression {
 		ti.Rotator = &rotator{a: a, parent: sess, lease: tl}

@@ -31,6 +31,9 @@ type activeTurn struct {
 	// principal owns the turn's top-level session (the gateway's tenant;
 	// "" for the CLI): memory is scoped to it, children and reviews too.
 	principal string
+	// budget is the iteration budget of the user's turn, shared by every
+	// child it runs (nil: the turn's own limit only).
+	budget *turn.IterationBudget
 
 	mu     sync.Mutex
 	totals turn.SubagentTotals

@@ -52,7 +52,7 @@ func TestConfigReachesEngines(t *testing.T) {
 	if a.Catalogue() != cat || a.ModelInfo().Window != 50_000 {
 		t.Errorf("the agent reports another catalogue than its engine's")
 	}
-	child, err := a.childEngine(a.tools, "")
+	child, _, _, err := a.childEngine(a.tools, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

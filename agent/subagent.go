@@ -94,6 +94,11 @@ func (d *delegateTool) Run(ctx context.Context, raw json.RawMessage) (tool.Resul
 type Child struct {
 	Session *store.Session
 	Result  turn.Result
+	// Iterations is the iteration budget the child was given; Cut says it
+	// is less than its own limit (OwnIterations) because the turn's shared
+	// budget had no more left.
+	Iterations, OwnIterations int
+	Cut                       bool
 }
 
 // errRefused marks a delegation refused at creation; no session exists.
@@ -135,18 +140,29 @@ func (a *Agent) childTools(parent *activeTurn, want []string) (*tool.Registry, e
 
 // childEngine builds the engine a child runs on: the parent's settings
 // (approver, guards, compression) with the child's tools, budget and model.
-func (a *Agent) childEngine(tools *tool.Registry, model string) (*turn.Engine, error) {
+func (a *Agent) childEngine(tools *tool.Registry, model string, budget *turn.IterationBudget) (*turn.Engine, int, int, error) {
 	tc := a.engine.Config()
 	tc.Tools = tools
 	if a.cfg.Subagents.MaxIterations > 0 {
 		tc.Limits.MaxIterations = a.cfg.Subagents.MaxIterations
+	}
+	// The child draws from its parent turn's budget: it gets its own limit
+	// or what is left of the turn's, whichever is less.
+	own := tc.Limits.MaxIterations
+	if budget != nil {
+		left := budget.Remaining()
+		if left <= 0 {
+			return nil, 0, own, fmt.Errorf("%w: this turn's iteration budget (max_iterations, shared with its subagents) is spent, so no subagent was started; do the rest yourself or sum up", errRefused)
+		}
+		tc.Limits.MaxIterations = min(own, left)
 	}
 	if model != "" && model != tc.Routes[0].Model {
 		primary := tc.Routes[0]
 		primary.Model = model
 		tc.Routes = append([]turn.Route{primary}, tc.Routes...)
 	}
-	return turn.New(tc)
+	eng, err := turn.New(tc)
+	return eng, tc.Limits.MaxIterations, own, err
 }
 
 // delegate runs one child and turns its outcome into the call's result.
@@ -158,17 +174,19 @@ func (a *Agent) delegate(ctx context.Context, parent *activeTurn, args delegateA
 		}
 		return tool.Errorf("delegate: could not start the subagent: %v", err)
 	}
-	return childResult(child)
+	res := childResult(child)
+	if child.Cut {
+		// The parent is told, so it plans with what is left.
+		res.Content += fmt.Sprintf("\n[iteration budget: the subagent got %d iteration(s), not its %d, because that was all this turn had left (max_iterations bounds the turn and its subagents together); %d left now]",
+			child.Iterations, child.OwnIterations, parent.budget.Remaining())
+	}
+	return res
 }
 
 // runChild runs a task in a child session of parent's session, under its
 // own lease, and books its spend on parent.
 func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra string, toolset []string, model, toolCallID string) (Child, error) {
 	tools, err := a.childTools(parent, toolset)
-	if err != nil {
-		return Child{}, err
-	}
-	eng, err := a.childEngine(tools, model)
 	if err != nil {
 		return Child{}, err
 	}
@@ -182,6 +200,11 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 		return Child{}, fmt.Errorf("interrupted while waiting for a free subagent slot: %w", context.Cause(ctx))
 	}
 	defer func() { <-sem }()
+	// After the slot: what siblings used meanwhile is no longer left.
+	eng, granted, own, err := a.childEngine(tools, model, parent.budget)
+	if err != nil {
+		return Child{}, err
+	}
 
 	sess, err := a.newChildSession(ctx, parent.session.ID, store.SessionSubagent, titleFrom(task), a.childPrompt(ctx, tools.Names()))
 	if err != nil {
@@ -221,7 +244,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	} else {
 		at := &activeTurn{session: sess, turnID: turnID, depth: parent.depth + 1, tools: tools,
 			hooks:  turn.Hooks{SubagentStarted: parent.hooks.SubagentStarted, SubagentFinished: parent.hooks.SubagentFinished},
-			source: sess.ID, principal: parent.principal}
+			source: sess.ID, principal: parent.principal, budget: parent.budget}
 		res = a.runAdmitted(childCtx, eng, sess, lease, turnID, user, in, at)
 	}
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
@@ -240,7 +263,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 		h(ev)
 	}
 	turn.SubagentStopped(ctx, sess.ID, res.Exit)
-	return Child{Session: sess, Result: res}, nil
+	return Child{Session: sess, Result: res, Iterations: granted, OwnIterations: own, Cut: granted < own}, nil
 }
 
 // newChildSession creates a child session, with a fresh id should two

@@ -338,6 +338,9 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 
 type postMessageRequest struct {
 	Text string `json:"text"`
+	// Busy overrides the server's busy mode for this message: "queue",
+	// "interrupt", "reject" or "steer".
+	Busy string `json:"busy,omitempty"`
 }
 
 func wantsStream(r *http.Request) bool {
@@ -354,6 +357,12 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, `"text" must not be empty`))
 		return
 	}
+	switch req.Busy {
+	case "", BusyQueue, BusyInterrupt, BusyReject, BusySteer:
+	default:
+		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, `"busy" must be queue, interrupt, reject or steer`))
+		return
+	}
 	s, err := g.owned(r)
 	if err != nil {
 		writeError(w, err)
@@ -366,7 +375,7 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !wantsStream(r) {
-		sub, err := g.submit(r.Context(), s, principalOf(r.Context()), req.Text)
+		sub, err := g.submit(r.Context(), s, principalOf(r.Context()), req.Text, req.Busy)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -383,7 +392,13 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 	after := h.lastID()
 	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
 	bl.covered = true // only this turn's events matter, and they are all new
-	res, err := g.submit(r.Context(), s, principalOf(r.Context()), req.Text)
+	// A streamed post follows its own turn to the end: it is queued
+	// rather than steered, whose turn would never start.
+	busy := req.Busy
+	if busy == BusySteer || (busy == "" && g.cfg.Busy == BusySteer) {
+		busy = BusyQueue
+	}
+	res, err := g.submit(r.Context(), s, principalOf(r.Context()), req.Text, busy)
 	if err != nil {
 		h.unsubscribe(sb)
 		writeError(w, err)

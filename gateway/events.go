@@ -21,6 +21,10 @@ const (
 	EventMessage        EventType = "message"
 	EventMessageDeleted EventType = "message_deleted"
 	EventTurnQueued     EventType = "turn_queued"
+	// EventTurnSteered: a message posted with busy: steer joined the
+	// running turn (turn_id) as a user message; steered_turn_id is the id
+	// it was queued under, which never runs as a turn of its own.
+	EventTurnSteered    EventType = "turn_steered"
 	EventTurnStarted    EventType = "turn_started"
 	EventTextDelta      EventType = "text_delta"
 	EventReasoningDelta EventType = "reasoning_delta"

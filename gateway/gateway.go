@@ -26,6 +26,10 @@ const (
 	BusyQueue     = "queue"     // wait in the session's queue (default)
 	BusyInterrupt = "interrupt" // stop the running turn, then run
 	BusyReject    = "reject"    // answer 409
+	// BusySteer hands the message to the running turn, which reads it
+	// after its current tool round (turn.Steering); one that arrives after
+	// the turn's last call runs as the next turn, from the queue.
+	BusySteer = "steer"
 )
 
 // Config configures a Gateway. Store and Agent.Routes are required.
@@ -49,7 +53,7 @@ type Config struct {
 	// Routes resolves a per-session provider/model; nil refuses overrides.
 	Routes func(provider, model string) ([]turn.Route, error)
 
-	Busy               string // BusyQueue (default), BusyInterrupt, BusyReject
+	Busy               string // BusyQueue (default), BusyInterrupt, BusyReject, BusySteer
 	QueueLimit         int    // queued messages per session (default 16)
 	MaxConcurrentTurns int    // turns running at once (default 64)
 	MaxBodyBytes       int64  // request bodies (default 1 MiB)
@@ -155,9 +159,9 @@ func New(cfg Config) (*Gateway, error) {
 	switch cfg.Busy {
 	case "":
 		cfg.Busy = BusyQueue
-	case BusyQueue, BusyInterrupt, BusyReject:
+	case BusyQueue, BusyInterrupt, BusyReject, BusySteer:
 	default:
-		return nil, fmt.Errorf("gateway: busy mode %q: use queue, interrupt or reject", cfg.Busy)
+		return nil, fmt.Errorf("gateway: busy mode %q: use queue, interrupt, reject or steer", cfg.Busy)
 	}
 	if cfg.ApprovalTimeout <= 0 {
 		cfg.ApprovalTimeout = 5 * time.Minute

@@ -28,6 +28,9 @@ type turnRun struct {
 	// turn re-acquires it; released at the end in case it did not).
 	claim store.Lease
 
+	// steer takes messages posted with busy: steer while the turn runs.
+	steer *turn.Steering
+
 	mu        sync.Mutex
 	approvals map[string]chan decision
 }
@@ -41,11 +44,18 @@ type submitted struct {
 	SessionID string `json:"session_id"`
 	// Position is how many messages are ahead of it (0: it runs now).
 	Position int `json:"position"`
+	// Steering is the running turn it was handed to (busy: steer): it
+	// joins that turn after its current tool round (event turn_steered),
+	// or, arriving after the turn's last call, runs as the next turn.
+	Steering string `json:"steering,omitempty"`
 }
 
 // submit queues a message for a session durably and makes sure a worker
 // runs the session's queue.
-func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, text string) (submitted, error) {
+func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, text, mode string) (submitted, error) {
+	if mode == "" {
+		mode = g.cfg.Busy
+	}
 	if g.draining.Load() {
 		return submitted{}, errf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down; send the message again to another node or after the restart")
 	}
@@ -67,7 +77,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 	}
 	busy := st.running != nil || pending > 0
 	if busy {
-		switch g.cfg.Busy {
+		switch mode {
 		case BusyReject:
 			return submitted{}, errf(http.StatusConflict, CodeSessionBusy, "the session is busy with another turn; try again when it ends (busy: reject)")
 		case BusyInterrupt:
@@ -98,8 +108,17 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 	if h, err := g.hubs.get(ctx, sess.ID); err == nil {
 		h.publish(EventTurnQueued, turnID, map[string]any{"position": pos, "text": text})
 	}
+	sub := submitted{TurnID: turnID, SessionID: sess.ID, Position: pos}
+	// Steering: the message stays queued (durable) until it joins the
+	// running turn, which then takes it off the queue (steered); one the
+	// turn never took runs from the queue as the next turn. A cluster
+	// node may not run the session's turn itself: there it is queued.
+	if mode == BusySteer && g.cluster == nil && st.running != nil && st.running.steer != nil &&
+		st.running.steer.Send(turn.SteerMessage{ID: turnID, Text: text}) {
+		sub.Steering = st.running.id
+	}
 	g.startWorker(st)
-	return submitted{TurnID: turnID, SessionID: sess.ID, Position: pos}, nil
+	return sub, nil
 }
 
 // startWorker starts the session's queue worker unless one runs; st.mu held.
@@ -189,7 +208,8 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 			return store.QueuedMessage{}, false
 		}
 	}
-	run := &turnRun{id: q.TurnID, sessionID: st.id, claim: claim, done: make(chan struct{}), approvals: map[string]chan decision{}}
+	run := &turnRun{id: q.TurnID, sessionID: st.id, claim: claim, done: make(chan struct{}), approvals: map[string]chan decision{},
+		steer: turn.NewSteering()}
 	run.ctx, run.cancel = context.WithCancelCause(context.WithValue(g.turnCtx, runKey{}, run))
 	st.running = run
 	if st.pending > 0 {
@@ -259,6 +279,8 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
 
 	res, err := g.runTurn(ctx, st.id, q, publish)
+	// What never joined stays in the queue: the worker runs it next.
+	run.steer.Close()
 	if err != nil && res.Exit == "" {
 		res.Exit = turn.ExitFailed
 	}
@@ -329,8 +351,40 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 		SubagentFinished: func(ev turn.SubagentEvent) {
 			publish(EventSubagentFinished, map[string]any{"subagent": ev})
 		},
+		ContextPressure: func(p turn.Pressure) {
+			publish(EventStatus, map[string]any{"line": p.Line(), "kind": "context_pressure", "pressure": p})
+		},
+		Steered: func(m turn.SteerMessage) { g.steered(sessionID, q.TurnID, m, publish) },
 	}
-	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true})
+	var steer *turn.Steering
+	if run := runFrom(ctx); run != nil {
+		steer = run.steer
+	}
+	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true, Steer: steer})
+}
+
+// steered takes a message that joined the running turn off the queue: its
+// row is in the transcript, so it must not run as a turn of its own.
+func (g *Gateway) steered(sessionID, into string, m turn.SteerMessage, publish func(EventType, map[string]any)) {
+	g.mu.Lock()
+	ref, ok := g.turns[m.ID]
+	delete(g.turns, m.ID)
+	g.mu.Unlock()
+	if ok {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(g.turnCtx), 10*time.Second)
+		if err := g.store.Dequeue(dctx, ref.queueID); err != nil {
+			g.log.Error("removing a steered message from the queue", "session", sessionID, "turn", m.ID, "error", err)
+		}
+		cancel()
+		st := g.state(sessionID)
+		st.mu.Lock()
+		if st.pending > 0 {
+			st.pending--
+			g.m.queuedMessages(-1)
+		}
+		st.mu.Unlock()
+	}
+	publish(EventTurnSteered, map[string]any{"steered_turn_id": m.ID, "text": m.Text, "into": into})
 }
 
 // failedEarly reports a turn that failed before an engine ran it to the

@@ -82,10 +82,21 @@ const (
 	// RowUnsent is a user message whose turn was never admitted (the session
 	// was busy): kept so nothing typed is lost, shown, never sent.
 	RowUnsent RowKind = "unsent"
+	// RowSteer is a user message that joined a running turn between its
+	// tool results and its next call (steering); sent like any user row.
+	RowSteer RowKind = "steer"
+	// RowPressure is the context-pressure warning kept in the transcript,
+	// so a session says it once until it goes back under: shown, never sent.
+	RowPressure RowKind = "pressure"
+	// RowPressureCleared says the session went back under the warning
+	// ratio, so the warning may be said again: shown, never sent.
+	RowPressureCleared RowKind = "pressure_cleared"
 )
 
 // DisplayOnly reports whether rows of this kind are never sent to a model.
-func (k RowKind) DisplayOnly() bool { return k == RowFailure || k == RowUnsent }
+func (k RowKind) DisplayOnly() bool {
+	return k == RowFailure || k == RowUnsent || k == RowPressure || k == RowPressureCleared
+}
 
 // Message is one stored row of a session's transcript.
 type Message struct {

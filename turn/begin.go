@@ -19,7 +19,7 @@ func (e *Engine) begin(ctx context.Context, st *state) verdict {
 	if e.interrupted(ctx, st) {
 		return finish
 	}
-	if st.res.Iterations < e.cfg.Limits.MaxIterations {
+	if e.haveIteration(st) {
 		return proceed
 	}
 	if st.res.GraceCall {

@@ -104,6 +104,11 @@ type Config struct {
 	Compressor       *compact.Compressor
 	Threshold        compact.Threshold
 	CompressAttempts int
+	// PressureRatio is the share of the window past which a request that
+	// compression will not shrink (none configured, or its passes for the
+	// turn used up) is warned about once (DefaultPressureRatio when zero;
+	// negative turns the warning off).
+	PressureRatio float64
 
 	// PromptCache places provider cache breakpoints (Anthropic).
 	PromptCache bool

@@ -65,7 +65,7 @@ func (e *Engine) loop(ctx context.Context, st *state) {
 		if e.begin(ctx, st) == finish {
 			return
 		}
-		e.prepare(st)
+		e.prepare(ctx, st)
 		e.assemble(st)
 		switch e.preflight(ctx, st) {
 		case restart:

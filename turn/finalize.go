@@ -16,6 +16,7 @@ import (
 // message does not dangle, adds usage to the session, explains the ending
 // and builds the result.
 func (e *Engine) finalize(ctx context.Context, st *state) Result {
+	st.releaseIteration()
 	if st.res.Exit == "" {
 		st.setExit(ExitCompleted, nil)
 	}
@@ -35,6 +36,7 @@ func (e *Engine) finalize(ctx context.Context, st *state) Result {
 	}
 	if st.res.Exit != ExitLeaseLost {
 		e.stripScaffolding(ctx, st)
+		e.savePressure(ctx, st)
 		if st.res.Failure != nil && st.res.Exit != ExitPersistenceFailed {
 			e.closeFailedTurn(ctx, st)
 		}

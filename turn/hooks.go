@@ -30,6 +30,12 @@ type Hooks struct {
 	// may run at once.
 	SubagentStarted  func(ev SubagentEvent)
 	SubagentFinished func(ev SubagentEvent)
+	// Steered says a message of Input.Steer joined the turn: its row is
+	// stored, and the model reads it on the next call.
+	Steered func(m SteerMessage)
+	// ContextPressure carries the context-pressure warning, typed; unset,
+	// the warning is said as a Status line (Pressure.Line).
+	ContextPressure func(p Pressure)
 }
 
 // SubagentEvent describes a child session of a turn. Finished events carry

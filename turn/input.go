@@ -31,6 +31,13 @@ type Input struct {
 	// deleted or compressed; an engine given a Prefix should have no
 	// Compressor.
 	Prefix []store.Message
+	// Steer, when set, hands user messages to the turn while it runs
+	// (see Steering for when they join and its closing rule).
+	Steer *Steering
+	// Budget, when set, is the iteration budget this turn shares with the
+	// turn that delegated to it and its siblings (see IterationBudget);
+	// Limits.MaxIterations still bounds this turn alone. nil: only that.
+	Budget *IterationBudget
 }
 
 // ErrLeaseLost is the cancellation cause the agent's watchdog uses when the

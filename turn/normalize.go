@@ -16,6 +16,7 @@ import (
 // answers go to the empty-response guard, filtered ones to a fallback.
 func (e *Engine) normalize(ctx context.Context, st *state, resp *llm.Response) verdict {
 	st.res.Iterations++
+	st.usedIteration()
 	st.res.Usage.Add(resp.Usage)
 	e.accountCall(st, resp)
 	// Its cost goes to disk with the answer's row (appendRows), or on its

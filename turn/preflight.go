@@ -27,6 +27,7 @@ type Rotator interface {
 func (e *Engine) preflight(ctx context.Context, st *state) verdict {
 	st.estimate = st.acct.Estimate(st.req)
 	limit := e.threshold(st).Limit(st.model.Window)
+	e.checkPressure(st, e.cfg.Compressor == nil || !st.budget.Allow())
 	if st.estimate <= limit || e.cfg.Compressor == nil || !st.budget.Allow() {
 		// Over the threshold with no attempts left, the request still goes:
 		// the threshold is a fraction of the window, and a real overflow

@@ -1,11 +1,16 @@
 package turn
 
-import "github.com/talaria-agent/talaria/llm"
+import (
+	"context"
 
-// prepare readies the iteration's inputs: which tools are offered (none on
-// the grace call) and the output cap. Steering a running turn will apply
-// queued user messages here.
-func (e *Engine) prepare(st *state) {
+	"github.com/talaria-agent/talaria/llm"
+)
+
+// prepare readies the iteration's inputs: the user messages that steer the
+// running turn (steer.go), which tools are offered (none on the grace call)
+// and the output cap.
+func (e *Engine) prepare(ctx context.Context, st *state) {
+	e.applySteers(ctx, st)
 	st.offerTools = !st.res.GraceCall
 }
 

@@ -96,6 +96,16 @@ type state struct {
 	// finalizer retries it so it is never dropped silently.
 	pendingFinal *store.Message
 
+	// heldIteration: an iteration of Input.Budget is drawn for a call
+	// not yet made (budget.go).
+	heldIteration bool
+
+	// context-pressure warning (pressure.go): pressureArmed is whether it
+	// may be said, read from the transcript (as pressureStart) once
+	// pressureKnown; pressure is the warning said this turn.
+	pressureKnown, pressureArmed, pressureStart bool
+	pressure                                    *Pressure
+
 	// explanation is said before the failure's message in
 	// Result.Explanation (see explain).
 	explanation string

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,6 +59,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
 	fs.BoolVar(&cont, "c", false, "short for --continue")
 	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
+	steerMode := fs.String("steer", "auto", "a line typed during a turn joins it after its tool round: `auto` (on a terminal), on or off")
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
 		return code
 	}
@@ -73,8 +75,24 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		}
 		return c.chatRemote(ctx, *server, *sessionID, rf.model, cont)
 	}
+	var steering bool
+	switch *steerMode {
+	case "auto":
+		// Piped input is a script: its lines wait for their prompt.
+		steering = isTerminal(c.stdin)
+	case "on":
+		steering = true
+	case "off":
+	default:
+		return c.usageError(chatCmdHelp, "--steer %q: use auto, on or off", *steerMode)
+	}
 	lines := readLines(c.stdin)
 	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}
+	if steering {
+		// During a turn chatTurn reads the lines: a line typed then steers
+		// the turn, unless an approval question waits for it (ap.in).
+		ap.in, ap.inEOF = make(chan string), make(chan struct{})
+	}
 
 	a, err := c.setup(ctx, &rf, ap, 5*time.Second)
 	if err != nil {
@@ -103,10 +121,16 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	}
 	noteUnknownModels(c.stderr, a)
 	prompt := &chatPrompt{out: c.stdout, lines: lines, sig: sig}
+	var later []string // lines typed during a turn that did not join it
 	for {
-		line, ok := prompt.next()
-		if !ok {
-			return exitOK
+		var line string
+		if len(later) > 0 {
+			line, later = later[0], later[1:]
+		} else {
+			var ok bool
+			if line, ok = prompt.next(); !ok {
+				return exitOK
+			}
 		}
 		if strings.HasPrefix(line, "/") {
 			quit, next := c.slash(ctx, a, sid, line)
@@ -128,9 +152,11 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 			sid = s.ID
 			fmt.Fprintf(c.stdout, "(session %s)\n", sid)
 		}
-		if code, quit := c.chatTurn(ctx, a, sid, line, sig, &prompt.lastSig); quit {
+		code, quit, left := c.chatTurn(ctx, a, sid, line, sig, &prompt.lastSig, ap)
+		if quit {
 			return code
 		}
+		later = append(later, left...)
 		sid = c.followTip(ctx, a, sid) // the turn may have rotated the session
 	}
 }
@@ -138,19 +164,64 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 // chatTurn runs one turn, streaming it. The first Ctrl+C stops the turn;
 // a second one quits, whether it comes while the turn winds down or soon
 // after at the prompt (the stop is recorded in lastSig for that).
-func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan os.Signal, lastSig *time.Time) (int, bool) {
+//
+// A line typed while the turn runs steers it: it joins the turn after the
+// tool round that is running (turn.Steering). Lines that did not join — one
+// typed during the last call, a /command — are returned, to run next.
+func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan os.Signal, lastSig *time.Time, ap *askApprover) (int, bool, []string) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prog, unwatch := c.newProgress(a, c.stdout)
 	defer unwatch()
+	steer := turn.NewSteering()
+	hooks := prog.hooks()
+	hooks.Steered = func(m turn.SteerMessage) { prog.status("your message joined the running turn: " + clip(m.Text, 60)) }
 	done := make(chan turn.Result, 1)
 	go func() {
-		res, _ := a.agent.RunTurn(tctx, sid, agent.Input{Text: text, Hooks: prog.hooks()})
+		res, _ := a.agent.RunTurn(tctx, sid, agent.Input{Text: text, Hooks: hooks, Steer: steer})
 		done <- res
 	}()
+	var later []string
+	// left is what the turn did not take, in the order it was typed.
+	left := func() []string {
+		var out []string
+		for _, m := range steer.Close() {
+			out = append(out, m.Text)
+		}
+		return append(out, later...)
+	}
+	var lines <-chan string
+	if ap.in != nil {
+		lines = ap.lines // steering on
+	}
 	stopping := false
 	for {
 		select {
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil // input ended: the turn goes on
+				ap.closeInput()
+				continue
+			}
+			line := strings.TrimSpace(l)
+			switch {
+			case ap.asking.Load():
+				// The approval question waits for this line.
+				select {
+				case ap.in <- l:
+				case res := <-done:
+					done <- res
+					later = append(later, line)
+				}
+			case line == "":
+			case strings.HasPrefix(line, "/"):
+				later = append(later, line)
+				prog.status(line + " runs when the turn ends")
+			default:
+				if !steer.Send(turn.SteerMessage{Text: line}) {
+					later = append(later, line)
+				}
+			}
 		case res := <-done:
 			prog.finish()
 			if !res.OK() && res.Explanation != "" {
@@ -160,7 +231,7 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 				fmt.Fprintln(c.stderr, truncatedLine)
 			}
 			fmt.Fprintln(c.stderr, summaryLine(&res))
-			return exitOK, false
+			return exitOK, false, left()
 		case s := <-sig:
 			if s != os.Interrupt {
 				// The terminal is gone (or we are told to stop): stop the
@@ -168,11 +239,11 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 				cancel()
 				res := <-done
 				fmt.Fprintln(c.stderr, summaryLine(&res))
-				return exitInterrupted, true
+				return exitInterrupted, true, nil
 			}
 			if stopping {
 				fmt.Fprintln(c.stderr, "\n· quitting")
-				return exitInterrupted, true
+				return exitInterrupted, true, nil
 			}
 			stopping = true
 			*lastSig = time.Now()
@@ -268,7 +339,17 @@ type askApprover struct {
 	lines  <-chan string
 	out    io.Writer
 	always map[string]bool
+	// in, when set, is where answers come from while a turn runs: chat
+	// reads the lines then (a line may steer the turn) and hands one over
+	// while asking is set; inEOF is closed when the input ended.
+	in      chan string
+	inEOF   chan struct{}
+	eofOnce sync.Once
+	asking  atomic.Bool
 }
+
+// closeInput says the input ended to a question waiting on in.
+func (p *askApprover) closeInput() { p.eofOnce.Do(func() { close(p.inEOF) }) }
 
 func (p *askApprover) Approve(ctx context.Context, call llm.ToolCall, _ tool.Info) (bool, string) {
 	p.mu.Lock()
@@ -282,11 +363,19 @@ func (p *askApprover) Approve(ctx context.Context, call llm.ToolCall, _ tool.Inf
 		fmt.Fprintf(p.out, "\nThe model wants to keep this in the workspace memory (every new session starts with it):\n%s\n", indent(text))
 	}
 	fmt.Fprintf(p.out, "\nAllow %s %s? [y]es / [n]o / [a]lways for %s in this session: ", call.Name, clip(compactArgs(call.Arguments), 200), call.Name)
+	src, eof := p.lines, (<-chan struct{})(nil)
+	if p.in != nil {
+		src, eof = p.in, p.inEOF
+		p.asking.Store(true)
+		defer p.asking.Store(false)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return false, "The turn was interrupted before the user answered."
-		case l, ok := <-p.lines:
+		case <-eof:
+			return false, "The user did not approve (input closed)."
+		case l, ok := <-src:
 			if !ok {
 				return false, "The user did not approve (input closed)."
 			}

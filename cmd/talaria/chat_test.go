@@ -213,3 +213,27 @@ func TestChatApprovalAsksAgain(t *testing.T) {
 		t.Errorf("asked again %d times, want 2:\n%s", n, out.stdout)
 	}
 }
+
+// chat --steer on: a line typed while a turn runs joins that turn (a steer
+// row, read by its next call) instead of waiting for its own turn.
+func TestChatSteersTheRunningTurn(t *testing.T) {
+	e := newCLIEnv(t)
+	e.srv.Script(
+		fakellm.Calls(fakellm.ToolCall("list_dir", `{"path":"."}`)),
+		fakellm.Text("Listed, and noted the README."),
+	)
+	out := e.chat("openai", "list the files\nalso mention the README\n", "--steer", "on")
+	if out.code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", out.code, out.stdout, out.stderr)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (one turn)\nstdout:\n%s\nstderr:\n%s", len(reqs), out.stdout, out.stderr)
+	}
+	if !strings.Contains(string(reqs[len(reqs)-1].Body), "also mention the README") {
+		t.Fatalf("the typed line is not in the turn's last request")
+	}
+	if !strings.Contains(out.stdout+out.stderr, "your message joined the running turn") {
+		t.Fatalf("no steer line shown\nstdout:\n%s\nstderr:\n%s", out.stdout, out.stderr)
+	}
+}

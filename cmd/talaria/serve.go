@@ -89,7 +89,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	drain := fs.Duration("drain", 0, "on shutdown, how long running turns may finish before they are interrupted (default serve.drain, else 30s)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (serve HTTPS)")
 	tlsKey := fs.String("tls-key", "", "TLS key file")
-	busy := fs.String("busy", "", "a message for a busy session: queue, interrupt or reject (default serve.busy, else queue)")
+	busy := fs.String("busy", "", "a message for a busy session: queue, interrupt, reject or steer (default serve.busy, else queue)")
 	maxTurns := fs.Int("max-concurrent-turns", 0, "turns running at once (default serve.max_concurrent_turns, else 64)")
 	leaseTTL := fs.Duration("lease-ttl", 0, "turn lease lifetime: how soon another node takes over a dead node's sessions on a shared PostgreSQL database (default serve.lease_ttl, else 5m)")
 	if code, done := c.parseFlags(fs, h, args); done {

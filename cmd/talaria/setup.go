@@ -311,6 +311,7 @@ func agentConfig(cfg *config.Config, routes []turn.Route, maxIterations int) age
 		Guards:           g,
 		Threshold:        compact.Threshold{Ratio: cfg.Compression.Threshold, Tokens: cfg.Compression.ThresholdTokens},
 		CompressAttempts: cfg.Compression.Attempts,
+		PressureRatio:    cfg.Compression.WarnRatio,
 		// compression.rotate: continue compressed sessions in a child.
 		RotateOnCompression: cfg.Compression.Rotate && !cfg.Compression.Disabled,
 		PromptCache:         boolOr(cfg.PromptCache, true),

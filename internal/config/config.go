@@ -68,6 +68,10 @@ type Compression struct {
 	Timeout         Duration `yaml:"timeout"`    // summary call (default 60s)
 	TailMessages    int      `yaml:"tail_messages"`
 	Disabled        bool     `yaml:"disabled"`
+	// WarnRatio is the share of the window past which a request that
+	// compression will not shrink (disabled, or its passes for the turn
+	// used up) is warned about once (default 0.85; negative: never).
+	WarnRatio float64 `yaml:"warn_ratio"`
 	// Rotate continues a session in a new child session at each
 	// compression (the parent ends, its rows untouched) instead of
 	// archiving the compressed rows in place.

@@ -4,7 +4,8 @@ package config
 type Serve struct {
 	Addr string `yaml:"addr"` // default 127.0.0.1:7420
 	// Busy: what a message for a session with a running turn does:
-	// queue (default), interrupt, or reject.
+	// queue (default), interrupt, reject, or steer (join the running
+	// turn after its current tool round).
 	Busy               string   `yaml:"busy"`
 	QueueLimit         int      `yaml:"queue_limit"`          // queued messages per session (default 16)
 	MaxConcurrentTurns int      `yaml:"max_concurrent_turns"` // default 64
