@@ -86,7 +86,8 @@ func remainder(window, input int) int {
 func thinkingSignature(s string) bool {
 	return (strings.Contains(s, "signature") && (strings.Contains(s, "thinking") || strings.Contains(s, "thought"))) ||
 		strings.Contains(s, "expected `thinking` or `redacted_thinking`") ||
-		strings.Contains(s, "must start with a thinking block")
+		strings.Contains(s, "must start with a thinking block") ||
+		(strings.Contains(s, "redacted_thinking") && containsAny(s, "cannot be modified", "must remain as they were"))
 }
 
 func encryptedContent(s string) bool {
@@ -122,7 +123,7 @@ func imageUnsupported(s string) bool {
 
 func imageTooLarge(s string) bool {
 	return containsAny(s, "image exceeds", "image too large", "image_too_large", "image is too large") ||
-		(strings.Contains(s, "image") && containsAny(s, "dimensions exceed", "exceed max allowed size", "maximum size", "too big"))
+		(strings.Contains(s, "image") && containsAny(s, "dimensions exceed", "exceed max allowed size", "maximum size", "too big", "dimension limit"))
 }
 
 func imageCorrupt(s string) bool {
@@ -142,7 +143,26 @@ func contextOverflow(s string) bool {
 		"too many input tokens", "too many tokens", "exceeds the available context size",
 		"input length exceeds", "reduce the length of the messages", "exceed context limit",
 		"input token count", "context size", "context window exceeded", "longer than the model's context length",
-		"input tokens exceed the configured limit", "input is too long for requested model")
+		"input tokens exceed the configured limit", "input is too long for requested model") ||
+		tokenLimitWords(s)
+}
+
+// tokenLimitRe: wordings that state a token limit the input went over
+// (Poolside/Together "maximum allowed input length of N tokens", xAI
+// "maximum prompt length is N", Copilot "token count of N exceeds the
+// limit of M", Kimi "exceeded model token limit", TGI "`inputs` must have
+// less than N tokens", llama.cpp "context size has been exceeded").
+var tokenLimitRe = lazy.Regexp(`maximum allowed input length|maximum prompt length is \d|token count of \d+ exceeds|` +
+	`exceeded model token limit|inputs\W{0,3} must have less than \d+ tokens|context size has been exceeded|` +
+	`requested tokens \(\d+\) exceed context window`)
+
+func tokenLimitWords(s string) bool { return tokenLimitRe().MatchString(s) }
+
+// throttleWords: a throttle that names tokens ("Too many tokens, please
+// wait before trying again", Bedrock's ThrottlingException): a rate limit,
+// never an overflow, though the words say "too many tokens".
+func throttleWords(s string) bool {
+	return containsAny(s, "please wait before trying again", "throttlingexception", "too many tokens per")
 }
 
 // contextOverflowStrict holds only phrases no server echoes from a request:
@@ -151,7 +171,7 @@ func contextOverflow(s string) bool {
 func contextOverflowStrict(s string) bool {
 	return containsAny(s, "context_length_exceeded", "maximum context length is", "prompt is too long:",
 		"context window exceeded", "exceeds the available context size", "input is too long for requested model",
-		"longer than the model's context length", "contextwindowexceedederror")
+		"longer than the model's context length", "contextwindowexceedederror") || tokenLimitWords(s)
 }
 
 // payloadTooLarge: the body, not the token count, is over a size limit.
@@ -195,7 +215,8 @@ func billingWords(s string, strict bool) bool {
 	if containsAny(s, "insufficient_quota", "exceeded your current quota", "credit balance", "requires more credits",
 		"insufficient credit", "insufficient balance", "insufficient funds", "out of credits",
 		"not enough credits", "purchase credits", "add credits", "add more credits", "more credits",
-		"payment required", "spend limit", "spending limit", "billing_error", "unpaid", "plans & billing") {
+		"payment required", "spend limit", "spending limit", "billing_error", "unpaid", "plans & billing",
+		"not_supported_on_free_tier", "not available on the free tier", "plan does not include") {
 		return true
 	}
 	return !strict && containsAny(s, "quota", "billing", "credits")
@@ -249,7 +270,8 @@ func overloadedWords(s string) bool {
 }
 
 func timeoutWords(s string) bool {
-	return containsAny(s, "timed out", "timeout", "deadline exceeded", "time out")
+	return containsAny(s, "timed out", "timeout", "deadline exceeded", "time out",
+		"consecutive stale attempts", "provider has been unresponsive")
 }
 
 var eofRe = lazy.Regexp(`\beof\b`)
@@ -288,9 +310,16 @@ func transientTLSWords(s string) bool {
 
 func serverErrorWords(s string) bool {
 	return containsAny(s, "internal server error", "internal error", "bad gateway", "server_error",
-		"upstream connect error", "server had an error")
+		"upstream connect error", "server had an error", "requires more system memory")
 }
 
 func timeoutWordsStrict(s string) bool {
 	return containsAny(s, "request timed out after", "deadline exceeded", "etimedout", "readtimeout", "read timeout")
+}
+
+// quotaMetricWords: Google's per-metric quota ("Quota exceeded for metric
+// …, Please retry in 37s"), which shares OpenAI's billing sentence "You
+// exceeded your current quota" but clears by itself.
+func quotaMetricWords(s string) bool {
+	return containsAny(s, "quota exceeded for metric", "quotaexceeded for metric", "free_tier_requests")
 }

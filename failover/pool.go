@@ -74,6 +74,7 @@ type AllCoolingDownError struct {
 	Provider string
 	Until    time.Time // the earliest time a key returns
 	Reason   string    // the failure class that benched that key
+	SetAt    time.Time // when that key was benched (zero if unknown)
 }
 
 // Error names the provider, the reason and when the first key returns.
@@ -259,7 +260,7 @@ func (p *Pool) allCoolingLocked() *AllCoolingDownError {
 	for _, c := range p.creds {
 		b := p.benched[c.ID]
 		if e.Until.IsZero() || b.Until.Before(e.Until) {
-			e.Until, e.Reason = b.Until, b.Reason
+			e.Until, e.Reason, e.SetAt = b.Until, b.Reason, b.SetAt
 		}
 	}
 	return e
@@ -340,6 +341,22 @@ func (p *Pool) Failed(ctx context.Context, cred Credential, c Classified) (rotat
 		}
 	}
 	return rotateRule && other, err
+}
+
+// Bench returns the cooldown cred is under now, if any: what a failure
+// that benched it tells the person (until when, and for how long).
+func (p *Pool) Bench(cred Credential) (store.Cooldown, bool) {
+	id := cred.ID
+	if id == "" {
+		id = KeyID(cred.Key)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.benched[id]
+	if !ok || !b.Until.After(p.now()) {
+		return store.Cooldown{}, false
+	}
+	return b, true
 }
 
 // Succeeded records a success of cred: its rate-limit strikes reset.

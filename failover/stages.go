@@ -219,7 +219,7 @@ func (f *facts) tooManyRequests() verdict {
 	if overloadedWords(t) && !rateLimitWords(t) {
 		return is(ClassOverloaded)
 	}
-	if usageLimitResets(t) {
+	if usageLimitResets(t) || quotaMetricWords(t) {
 		return is(ClassRateLimit)
 	}
 	if billingWords(t, false) && !f.hints.specific {
@@ -278,6 +278,8 @@ func capVerdict(limit int) verdict {
 // specific first.
 func requestShape(t string) (verdict, bool) {
 	switch {
+	case throttleWords(t):
+		return is(ClassRateLimit), true
 	case thinkingSignature(t):
 		return is(ClassThinkingSignature), true
 	case encryptedContent(t):
@@ -308,7 +310,7 @@ func requestShape(t string) (verdict, bool) {
 		// Anthropic answers some content-filter rejections with "You're
 		// out of extra usage": billing, but unverified.
 		return verdict{class: ClassBilling, unverified: true, uncertain: true}, true
-	case billingWords(t, true):
+	case billingWords(t, true) && !quotaMetricWords(t):
 		return is(ClassBilling), true
 	case authPermanentWords(t):
 		return is(ClassAuthPermanent), true

@@ -24,6 +24,10 @@ type EmptyAttempt struct {
 	// route).
 	EstInputCostUSD float64
 	CostKnown       bool
+	// Included marks an attempt on a subscription route: it has no
+	// per-call price, so the cost rule never cuts its retries and no
+	// list-price cost is told for it.
+	Included bool
 }
 
 // EmptyAction is what to do after an empty answer.
@@ -76,6 +80,7 @@ type EmptyGuard struct {
 	budget    int // retries allowed for this streak
 	costUSD   float64
 	costKnown int // attempts whose cost was known
+	included  int // attempts on a subscription route
 	prev      emptySignature
 	prevZero  bool // the previous attempt had reported usage and zero output
 }
@@ -108,7 +113,9 @@ func NewEmptyGuard(maxRetries int, costThresholdUSD float64) *EmptyGuard {
 //   - EmptyRetry otherwise.
 func (g *EmptyGuard) Observe(a EmptyAttempt) EmptyAction {
 	g.attempts++
-	if a.CostKnown {
+	if a.Included {
+		g.included++
+	} else if a.CostKnown {
 		g.costUSD += a.EstInputCostUSD
 		g.costKnown++
 		if a.EstInputCostUSD > g.thresholdUSD {
@@ -138,6 +145,7 @@ func (g *EmptyGuard) Reset() {
 	g.budget = g.maxRetries
 	g.costUSD = 0
 	g.costKnown = 0
+	g.included = 0
 	g.prev, g.prevZero = emptySignature{}, false
 }
 
@@ -168,6 +176,8 @@ func (g *EmptyGuard) Summary() string {
 	}
 	var cost string
 	switch {
+	case g.included == g.attempts:
+		cost = "included in the subscription"
 	case g.costKnown == 0:
 		cost = "cost unknown"
 	case g.costKnown < g.attempts && g.costUSD < 0.005:

@@ -26,4 +26,8 @@ type Request struct {
 	// as always.
 	Stable int        `json:"-"`
 	Wire   *WireCache `json:"-"`
+	// Session names the conversation the call belongs to, for state an
+	// adapter keeps per session (an endpoint's refusal of an optional
+	// feature for that session). Optional; never sent.
+	Session string `json:"-"`
 }

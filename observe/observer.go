@@ -83,6 +83,7 @@ const (
 	attrConversation   = "gen_ai.conversation.id"
 	attrInputMessages  = "gen_ai.input.messages"
 	attrOutputMessages = "gen_ai.output.messages"
+	attrSystem         = "gen_ai.system_instructions"
 	attrMaxTokens      = "gen_ai.request.max_tokens"
 	attrToolName       = "gen_ai.tool.name"
 	attrToolCallID     = "gen_ai.tool.call.id"
@@ -221,6 +222,13 @@ func (t *turnObs) request(ev *turn.Event) {
 		}
 		if s, ok := t.o.scrub.Content(messagesJSON(ev.Request.Messages)); ok {
 			attrs = append(attrs, attribute.String(attrInputMessages, s))
+		}
+		// The system prompt is part of what the model saw: traced under
+		// the same capture mode and redaction as the messages.
+		if ev.Request.System != "" {
+			if s, ok := t.o.scrub.Content(ev.Request.System); ok {
+				attrs = append(attrs, attribute.String(attrSystem, s))
+			}
 		}
 	}
 	_, t.call = t.o.tracer.Start(t.ctx, "chat "+ev.Model, trace.WithSpanKind(trace.SpanKindClient),
@@ -470,6 +478,11 @@ func messagesJSON(msgs []llm.Message) string {
 	out := make([]message, 0, len(msgs))
 	for _, m := range msgs {
 		mm := message{Role: string(m.Role)}
+		// Reasoning the provider returned in text (a summary, a thinking
+		// block) is what the model thought before answering.
+		if r := m.Reasoning; r != nil && r.Text != "" {
+			mm.Parts = append(mm.Parts, part{Type: "reasoning", Content: r.Text})
+		}
 		if m.Role == llm.RoleTool {
 			mm.Parts = append(mm.Parts, part{Type: "tool_call_response", ID: m.ToolCallID, Content: m.Text()})
 		} else {

@@ -50,6 +50,7 @@ func (e *Engine) assemble(st *state) {
 		PromptCache: e.cfg.PromptCache,
 		Stable:      stable,
 		Wire:        &st.wire,
+		Session:     st.sessionID(),
 	}
 	if st.stripped["patterns"] {
 		req.Tools = stripPatterns(req.Tools)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
@@ -36,6 +37,55 @@ type Failure struct {
 	// (Transport connect).
 	Transport llm.TransportKind `json:"transport,omitempty"`
 	Connect   llm.ConnectCause  `json:"connect_cause,omitempty"`
+	// Bench is the cooldown on the provider's key behind a billing or auth
+	// failure: the one this failure put on it, or (NotSent) the one that
+	// kept the request from being sent at all. A front end says how to lift
+	// it early (the CLI: `talaria keys reset PROVIDER`).
+	Bench *KeyBench `json:"bench,omitempty"`
+}
+
+// KeyBench is a key's cooldown as a failure reports it.
+type KeyBench struct {
+	Until time.Time `json:"until"`
+	// SetAt is when the key was benched; zero when unknown.
+	SetAt time.Time `json:"set_at,omitzero"`
+	// NotSent says no request was sent: every key was already benched.
+	NotSent bool `json:"not_sent,omitempty"`
+}
+
+// Lasts is how long the bench lasts in all (0 when its start is unknown).
+func (b *KeyBench) Lasts() time.Duration {
+	if b.SetAt.IsZero() {
+		return 0
+	}
+	return b.Until.Sub(b.SetAt).Round(time.Second)
+}
+
+// sentence says how long the bench lasts, for the failure's message.
+func (b *KeyBench) sentence() string {
+	at := b.Until.Local().Format(time.TimeOnly)
+	if d := b.Lasts(); d > 0 {
+		return fmt.Sprintf("The key is benched for %s, until %s; the bench survives restarts.", humanDuration(d), at)
+	}
+	return fmt.Sprintf("The key is benched until %s; the bench survives restarts.", at)
+}
+
+// humanDuration writes whole hours and minutes plainly ("1h", "2m").
+func humanDuration(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}
+
+// benches says whether a failure class puts a key on the bench (see
+// failover.Pool.Failed); a rate limit's bench clears by itself and its
+// failure already says when.
+func benches(c failover.Class) bool {
+	return c == failover.ClassBilling || c == failover.ClassAuth || c == failover.ClassAuthPermanent
 }
 
 // Reason is the failure_reason scripts read: the class, and for a

@@ -81,8 +81,14 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 	// The piece was shown: it is made durable before asking for more.
 	piece := e.answerRow(st, resp, text)
 	piece.Synthetic = true
+	ask := LengthContinueNudge
+	if strings.TrimSpace(text) == "" {
+		// An empty stub: "continue where it stopped" would only restart
+		// the same oversized answer.
+		ask = LengthTooLargeNudge
+	}
 	nudge := &store.Message{
-		Message:   llm.NewText(llm.RoleUser, LengthContinueNudge),
+		Message:   llm.NewText(llm.RoleUser, ask),
 		Kind:      store.RowNudge,
 		Synthetic: true,
 	}
@@ -94,6 +100,9 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 	if st.midStop && len(st.fragments) == 1 {
 		e.observeGuard(st, "mid_sentence_stop", "continue")
 		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
+	} else if ask == LengthTooLargeNudge {
+		e.observeGuard(st, "length_continuation", "smaller_pieces")
+		st.hooks.status(fmt.Sprintf("the answer was cut off before any of it arrived; asking for it in smaller pieces (%d of %d)", len(st.fragments), e.cfg.Limits.LengthContinuations))
 	} else {
 		e.observeGuard(st, "length_continuation", "continue")
 		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.Limits.LengthContinuations))
@@ -144,7 +153,8 @@ func continuationRows(st *state) []int64 {
 			continue
 		}
 		piece := r.Role == llm.RoleAssistant && r.FinishReason == llm.FinishLength && r.Kind == store.RowNormal
-		nudge := r.Role == llm.RoleUser && r.Kind == store.RowNudge && r.Text() == LengthContinueNudge
+		nudge := r.Role == llm.RoleUser && r.Kind == store.RowNudge &&
+			(r.Text() == LengthContinueNudge || r.Text() == LengthTooLargeNudge)
 		if piece || nudge {
 			ids = append(ids, r.ID)
 		}

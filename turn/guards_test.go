@@ -362,11 +362,13 @@ func TestEmptyResponses(t *testing.T) {
 	}
 	read := fakellm.Calls(fakellm.ToolCall("list_dir", `{}`))
 	tests := []struct {
-		name      string
-		steps     []fakellm.Step
-		priced    bool
-		wantExit  turn.Exit
-		wantCalls int
+		name   string
+		steps  []fakellm.Step
+		priced bool
+		// subscription marks the route included in a subscription.
+		subscription bool
+		wantExit     turn.Exit
+		wantCalls    int
 		// wantNudgeIn lists requests (0-based) whose last message is the
 		// empty-retry nudge.
 		wantNudgeIn []int
@@ -388,6 +390,10 @@ func TestEmptyResponses(t *testing.T) {
 		{name: "an expensive prompt gets one retry", priced: true, steps: []fakellm.Step{emptyIn(1000), emptyIn(1000), fakellm.Text("never")},
 			wantExit: turn.ExitFailed, wantCalls: 2, retryable: true,
 			wantMessage: []string{"empty answer twice", "estimated cost $2.00"}},
+		{name: "a subscription route keeps the full budget and shows no list price", priced: true, subscription: true,
+			steps:    []fakellm.Step{emptyIn(1000), emptyIn(1000), emptyIn(1000), emptyIn(1000)},
+			wantExit: turn.ExitFailed, wantCalls: 4, retryable: true,
+			wantMessage: []string{"empty answer 4 times", "included in the subscription"}},
 		{name: "a cheap prompt keeps the full budget", priced: true,
 			steps:    []fakellm.Step{emptyIn(100), emptyIn(100), emptyIn(100), fakellm.Text("ok")},
 			wantExit: turn.ExitCompleted, wantCalls: 4},
@@ -401,6 +407,7 @@ func TestEmptyResponses(t *testing.T) {
 				if tc.priced {
 					c.Catalogue = catalogue.New(map[string]catalogue.Model{"test-model": {InputPerMTok: 1000, OutputPerMTok: 1000}})
 				}
+				c.Routes[0].Subscription = tc.subscription
 			}})
 			env.Srv.Script(tc.steps...)
 			res := env.Run("say something")
@@ -422,6 +429,9 @@ func TestEmptyResponses(t *testing.T) {
 					if !strings.Contains(res.Failure.Message, w) {
 						t.Errorf("failure message %q does not say %q", res.Failure.Message, w)
 					}
+				}
+				if tc.subscription && (strings.Contains(res.Failure.Message, "$") || res.CostUSD != 0) {
+					t.Errorf("a subscription route was priced: message %q cost %v", res.Failure.Message, res.CostUSD)
 				}
 			}
 			for _, r := range env.Rows() {

@@ -76,7 +76,8 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 		Finish:          resp.FinishReason,
 		Usage:           resp.Usage,
 		EstInputCostUSD: cost,
-		CostKnown:       known,
+		CostKnown:       known && !r.Subscription,
+		Included:        r.Subscription,
 	})
 	e.observeGuard(st, "empty_response", action.String())
 	switch action {

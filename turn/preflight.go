@@ -45,6 +45,11 @@ func (e *Engine) threshold(st *state) compact.Threshold {
 	return e.cfg.Threshold.For(st.model)
 }
 
+// implausibleOverflowRatio bounds how far a provider's reported prompt
+// size may exceed the request's own estimate and still be believed:
+// estimates miss by tokenizer and image differences, not by 8x.
+const implausibleOverflowRatio = 8
+
 // recoverOverflow handles a provider's "context too long" (or 413): it
 // compresses and restarts the iteration while attempts remain, and ends
 // the turn compression_exhausted, saying why, instead of looping.
@@ -60,7 +65,17 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 	// The request that overflowed proves what does not fit, whatever the
 	// estimate said: aim at half of it, or at the threshold when that is
 	// lower, so every pass has to make real progress.
-	measured := max(st.estimate, o.Actual)
+	actual := o.Actual
+	if st.estimate > 0 && actual > implausibleOverflowRatio*st.estimate {
+		// A count far above the request's own size is a provider's
+		// mistake (a window reported as the usage, a relay's own total):
+		// scaling every message by it would leave nothing that fits, even
+		// the messages a pass must keep. Compress by the request's size.
+		e.log.Info("provider's overflow token count is implausible; using the estimate",
+			"session", st.sessionID(), "reported", actual, "estimate", st.estimate)
+		actual = 0
+	}
+	measured := max(st.estimate, actual)
 	target := min(e.threshold(st).Limit(st.model.Window), measured/2)
 	if e.cfg.Compressor != nil && st.budget.Allow() {
 		st.estimate = measured
@@ -176,6 +191,9 @@ func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Outpu
 	// The reported count described the old prefix; and a new prefix is a
 	// declared cache boundary.
 	st.acct.Reset()
+	// A new prefix is a new request: empties before it say nothing about
+	// what the compressed one will get, so the streak starts over.
+	st.empty.Reset()
 	st.res.Compactions++
 	msg := fmt.Sprintf("context compressed: ~%d → ~%d tokens", out.Before, out.After)
 	if out.Summarized > 0 {

@@ -71,6 +71,9 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 				e.log.Warn("could not record credential cooldown", "error", perr)
 			}
 			canRotate = rotate && r.Pool.Len() > 1
+			if b, ok := r.Pool.Bench(st.cred); ok {
+				st.bench = b
+			}
 		}
 		a := failover.Attempt{
 			Retries:        retries,
@@ -217,7 +220,8 @@ func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 		Provider:          r.Provider.Name(),
 		Model:             r.Model,
 		BillingUnverified: unverified,
-		Message:           coolingMessage(r.Provider.Name(), class, unverified, cool.Until),
+		Message:           "No request was sent. " + coolingMessage(r.Provider.Name(), class, unverified, cool.Until),
+		Bench:             &KeyBench{Until: cool.Until, SetAt: cool.SetAt, NotSent: true},
 	})
 	return finish
 }
@@ -297,7 +301,13 @@ func (e *Engine) fail(st *state, c failover.Classified, note string) {
 		}
 		msg += " " + who + " said: \"" + pm + "\""
 	}
+	var bench *KeyBench
+	if b := st.bench; benches(c.Class) && b.Provider == c.Provider && !b.Until.IsZero() {
+		bench = &KeyBench{Until: b.Until, SetAt: b.SetAt}
+		msg += " " + bench.sentence()
+	}
 	st.setExit(ExitFailed, &Failure{
+		Bench:             bench,
 		Class:             c.Class,
 		Transport:         c.Transport,
 		Connect:           c.Connect,

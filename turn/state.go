@@ -38,6 +38,9 @@ type state struct {
 	model    catalogue.Model
 	cred     failover.Credential
 	hasCred  bool
+	// bench is the cooldown this turn's last key failure put on its key,
+	// told in the failure so the person knows how long it lasts.
+	bench store.Cooldown
 
 	// req is the request assembled for this iteration; offerTools says
 	// whether it offers tools (not on the grace call); estimate is its

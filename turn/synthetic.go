@@ -18,6 +18,12 @@ const (
 	// output limit, from exactly where it stopped.
 	LengthContinueNudge = "[talaria: your previous answer was cut off by the output limit. " +
 		"Continue exactly where it stopped; do not repeat what you already wrote.]"
+	// LengthTooLargeNudge follows an answer the output limit cut before any
+	// of it arrived: there is nothing to continue from, so the model is told
+	// the answer was too large and asked for it in smaller pieces.
+	LengthTooLargeNudge = "[talaria: your previous answer was cut off by the output limit before any of it arrived: " +
+		"it was too large to fit. Give the answer in smaller pieces: the first part now, the rest in later replies " +
+		"(for a large file, write it in several parts).]"
 	// TruncatedCallNudgePrefix begins the note sent after a tool call was
 	// cut off by the output limit (see truncatedCallNudge).
 	TruncatedCallNudgePrefix = "[talaria: your previous tool call was cut off by the output limit"

@@ -16,7 +16,25 @@ func (c *cli) failureLine(a *app, res *turn.Result) string {
 	if line, ok := c.unreachableLine(a, res.Failure); ok {
 		return line
 	}
-	return res.Explanation
+	return res.Explanation + benchHint(res.Failure)
+}
+
+// benchHint names the way out of a key bench: the engine says how long it
+// lasts; this CLI knows the command that lifts it early.
+func benchHint(f *turn.Failure) string {
+	if f == nil || f.Bench == nil || f.Provider == "" {
+		return ""
+	}
+	reset := "talaria keys reset " + f.Provider
+	switch {
+	case f.BillingUnverified:
+		return fmt.Sprintf(" If the usage page shows quota left, `%s` lifts the short bench now.", reset)
+	case f.Class == failover.ClassBilling:
+		return fmt.Sprintf(" After adding credit, run `%s` to use the key again at once.", reset)
+	case f.Class == failover.ClassAuth || f.Class == failover.ClassAuthPermanent:
+		return fmt.Sprintf(" After fixing the key, run `%s` to use it again at once.", reset)
+	}
+	return ""
 }
 
 // unreachableLine words a refused connection or an unknown host: which

@@ -88,7 +88,7 @@ func WireProblems(msgs []fakellm.Msg) []string {
 func ScaffoldLeft(msgs []fakellm.Msg) []string {
 	var out []string
 	for i, m := range msgs {
-		for _, s := range []string{guard.ContinueNudge, turn.BudgetNotice, turn.LengthContinueNudge} {
+		for _, s := range []string{guard.ContinueNudge, turn.BudgetNotice, turn.LengthContinueNudge, turn.LengthTooLargeNudge} {
 			if strings.Contains(m.Text, s) {
 				out = append(out, fmt.Sprintf("message %d (%s) carries scaffolding %q", i, m.Role, s))
 			}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/talaria-agent/talaria/llm"
 )
@@ -88,11 +89,59 @@ func latestCheckpoint(msgs []llm.Message, model string) (int, json.RawMessage) {
 }
 
 // contextManagementRejected reports whether e is the structured rejection
-// of the context_management field.
+// of the context_management field: a 400 that names the field and rejects
+// it. A body that only echoes the request (a 5xx, a timeout page, another
+// 400) names the field without rejecting it, and must not turn native
+// compaction off.
 func contextManagementRejected(e *llm.APIError) bool {
 	if e == nil || e.StatusCode != 400 {
 		return false
 	}
 	b := strings.ToLower(string(e.Body) + " " + e.Message)
-	return strings.Contains(b, "context_management")
+	return strings.Contains(b, "context_management") &&
+		containsAnyWord(b, "unknown", "unsupported", "not supported", "unrecognized", "unrecognised",
+			"not allowed", "not permitted", "invalid", "unexpected", "extra inputs are not permitted")
+}
+
+func containsAnyWord(s string, subs ...string) bool {
+	for _, w := range subs {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxRefusals bounds the sessions remembered as refusing native
+// compaction; past it the oldest are forgotten (they retry once more).
+const maxRefusals = 1024
+
+// refusals is a bounded set of session names; the zero value is ready.
+type refusals struct {
+	mu    sync.Mutex
+	set   map[string]bool
+	order []string
+}
+
+func (r *refusals) has(session string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.set[session]
+}
+
+func (r *refusals) add(session string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.set == nil {
+		r.set = map[string]bool{}
+	}
+	if r.set[session] {
+		return
+	}
+	if len(r.order) >= maxRefusals {
+		delete(r.set, r.order[0])
+		r.order = r.order[1:]
+	}
+	r.set[session] = true
+	r.order = append(r.order, session)
 }

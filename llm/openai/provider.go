@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -86,10 +85,12 @@ type Provider struct {
 	client              oai.Client
 	maxCompletionTokens bool
 	// useResponses selects the Responses API; responses holds its options.
-	useResponses  bool
-	responses     responsesOptions
-	compaction    compactionOptions
-	compactionOff atomic.Bool
+	useResponses bool
+	responses    responsesOptions
+	compaction   compactionOptions
+	// compactionOff lists the sessions whose endpoint refused
+	// context_management: native compaction stays off for them only.
+	compactionOff refusals
 	// tools and rsTools are the tool lists validated and encoded once
 	// (Chat Completions and Responses).
 	tools, rsTools llm.ToolCache

@@ -259,13 +259,14 @@ func (a *rsAssembler) response() *llm.Response {
 // streamResponses is Stream in Responses mode.
 func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) {
 	o := p.responses
-	o.compact = !p.compactionOff.Load() && p.compaction.gated(req.Model)
+	o.compact = !p.compactionOff.has(req.Session) && p.compaction.gated(req.Model)
 	o.threshold = p.compaction.threshold
 	if !p.streamResponsesOnce(ctx, req, o, yield) && o.compact {
 		// The endpoint refused context_management: native compaction is
-		// off from now on (local compression still runs) and the call is
-		// sent again without it, once.
-		p.compactionOff.Store(true)
+		// off for this session from now on (local compression still runs)
+		// and the call is sent again without it, once. Other sessions keep
+		// it: one session's refusal says nothing about another's request.
+		p.compactionOff.add(req.Session)
 		o.compact = false
 		p.streamResponsesOnce(ctx, req, o, yield)
 	}

@@ -280,3 +280,26 @@ func TestResponsesNativeCompactionRejected(t *testing.T) {
 		t.Errorf("requests: %d, thresholds %d", len(reqs), []int{reqs[0].CompactThreshold})
 	}
 }
+
+// A refusal of context_management turns native compaction off for that
+// session only: another session on the same provider still sends it.
+func TestResponsesNativeCompactionRefusalIsPerSession(t *testing.T) {
+	srv := fakellm.New(fakellm.WithoutContextManagement())
+	defer srv.Close()
+	srv.Script(fakellm.Text("a1"), fakellm.Text("a2"), fakellm.Text("b1"))
+	p := compactingProvider(srv)
+	msgs := []llm.Message{llm.NewText(llm.RoleUser, "hi")}
+	for _, s := range []string{"session-a", "session-a", "session-b"} {
+		if _, _, err := collectAll(t, p, &llm.Request{Model: "gpt-5.5", Messages: msgs, Session: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []int
+	for _, r := range srv.Requests() {
+		got = append(got, r.CompactThreshold)
+	}
+	// a1 (refused), a1 again without it, a2 without it, b1 (refused), b1 again.
+	if want := []int{100000, 0, 0, 100000, 0}; !slices.Equal(got, want) {
+		t.Errorf("thresholds sent = %v, want %v", got, want)
+	}
+}
