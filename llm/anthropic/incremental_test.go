@@ -163,7 +163,7 @@ func TestToolListEncodedOnce(t *testing.T) {
 			}
 		}
 	}
-	if _, err := tcs.encoded([]llm.ToolSpec{{Name: "x", Parameters: []byte("{")}}, false); err == nil {
+	if _, err := tcs.encoded([]llm.ToolSpec{{Name: "x", Parameters: []byte("{")}}, false, ""); err == nil {
 		t.Fatal("an invalid schema was accepted")
 	}
 }
