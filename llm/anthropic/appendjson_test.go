@@ -118,7 +118,7 @@ func TestAppendersCoverEveryField(t *testing.T) {
 		reflect.TypeFor[thinkingBlock]():         {"type", "thinking", "signature", ""},
 		reflect.TypeFor[redactedThinkingBlock](): {"type", "data", ""},
 		reflect.TypeFor[cacheMark]():             {"cache_control,omitempty"},
-		reflect.TypeFor[cacheControl]():          {"type"},
+		reflect.TypeFor[cacheControl]():          {"type", "ttl,omitempty"},
 	}
 	wiretest.CheckJSONFields(t, want)
 }
