@@ -43,6 +43,11 @@ type Model struct {
 	// CacheWritePerMTok is the USD price of one million prompt tokens written
 	// to the prompt cache; 0 means no write premium (input rate applies).
 	CacheWritePerMTok float64
+	// CacheWrite1hPerMTok is the USD price of one million prompt tokens
+	// written to a 1-hour cache tier; 0 means twice the input rate where the
+	// model has a write premium (Anthropic: 1h writes cost 2× input, 5m
+	// writes 1.25×), else the 5-minute write rate.
+	CacheWrite1hPerMTok float64
 	// Known is false when the model is not in the catalogue and conservative
 	// defaults (UnknownWindow, UnknownMaxOutput) were applied.
 	Known bool
@@ -70,9 +75,19 @@ func (m Model) Cost(u llm.Usage) (usd float64, ok bool) {
 	if write == 0 {
 		write = m.InputPerMTok
 	}
+	write1h := m.CacheWrite1hPerMTok
+	if write1h == 0 {
+		write1h = write
+		if m.CacheWritePerMTok > 0 {
+			write1h = 2 * m.InputPerMTok
+		}
+	}
+	// The 1-hour part of the writes is priced at its own tier's rate.
+	h := min(max(u.CacheWrite1hTokens, 0), u.CacheWriteTokens)
 	usd = float64(u.InputTokens)*m.InputPerMTok +
 		float64(u.CacheReadTokens)*read +
-		float64(u.CacheWriteTokens)*write +
+		float64(u.CacheWriteTokens-h)*write +
+		float64(h)*write1h +
 		float64(u.OutputTokens)*m.OutputPerMTok
 	return usd / 1e6, true
 }

@@ -166,6 +166,11 @@ func TestCost(t *testing.T) {
 		{"no read discount charges input rate", "mistral-large", llm.Usage{CacheReadTokens: M}, 0.5, true},
 		{"mixed", "claude-sonnet-4-5", llm.Usage{InputTokens: 2000, CacheReadTokens: 100000, CacheWriteTokens: 10000, OutputTokens: 1000},
 			(2000*3 + 100000*0.3 + 10000*3.75 + 1000*15) / 1e6, true},
+		// Anthropic's 1-hour tier: writes cost 2× input, 5m writes 1.25×.
+		{"anthropic 1h cache write", "claude-sonnet-4-5", llm.Usage{CacheWriteTokens: M, CacheWrite1hTokens: M}, 6, true},
+		{"anthropic writes split by tier", "claude-sonnet-4-5", llm.Usage{CacheWriteTokens: 3 * M, CacheWrite1hTokens: M}, 2*3.75 + 6, true},
+		{"1h count above the writes is clamped", "claude-opus-4-5", llm.Usage{CacheWriteTokens: M, CacheWrite1hTokens: 2 * M}, 10, true},
+		{"no write premium: 1h at input rate", "gpt-4o", llm.Usage{CacheWriteTokens: M, CacheWrite1hTokens: M}, 2.5, true},
 		{"open weights", "qwen3", llm.Usage{InputTokens: M}, 0, false},
 		{"unknown", "mystery", llm.Usage{InputTokens: M}, 0, false},
 	}

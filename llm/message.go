@@ -198,7 +198,11 @@ type Usage struct {
 	OutputTokens     int64 `json:"output_tokens"`
 	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
-	ReasoningTokens  int64 `json:"reasoning_tokens,omitempty"`
+	// CacheWrite1hTokens is the part of CacheWriteTokens written to a
+	// 1-hour cache tier (Anthropic's ttl "1h"), whose writes cost more than
+	// the default 5-minute tier's.
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
+	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
 	// Reported is false when the provider sent no usage at all, which the
 	// guards treat differently from a reported zero.
 	Reported bool `json:"reported"`
@@ -221,6 +225,7 @@ func (u *Usage) Add(o Usage) {
 	u.OutputTokens += o.OutputTokens
 	u.CacheReadTokens += o.CacheReadTokens
 	u.CacheWriteTokens += o.CacheWriteTokens
+	u.CacheWrite1hTokens += o.CacheWrite1hTokens
 	u.ReasoningTokens += o.ReasoningTokens
 	u.Reported = u.Reported || o.Reported
 }

@@ -15,6 +15,11 @@ type Request struct {
 	// PromptCache asks adapters that need explicit markers (Anthropic) to
 	// place cache breakpoints on tools+system and the newest messages.
 	PromptCache bool
+	// CacheTTL is the prompt-cache tier of those breakpoints: "" the
+	// provider's configured tier (Anthropic's default is 5 minutes), "1h"
+	// Anthropic's 1-hour tier. Every mark of one request has the same tier,
+	// so the bytes stay the same from call to call.
+	CacheTTL string
 	// APIKey overrides the adapter's configured key for this call; the
 	// credential pool uses it to rotate keys without rebuilding clients.
 	APIKey string `json:"-"`

@@ -148,5 +148,28 @@ func ConnectCauseOf(err error) ConnectCause {
 			return c
 		}
 	}
+	// Node, Python and curl spell the same causes their own way; a pasted
+	// client message says one of these.
+	for _, w := range connectCauseWords {
+		if strings.Contains(low, w.word) {
+			return w.cause
+		}
+	}
 	return ConnectUnknown
+}
+
+var connectCauseWords = [...]struct {
+	word  string
+	cause ConnectCause
+}{
+	{"econnrefused", ConnectRefused},
+	{"enotfound", ConnectNoHost},
+	{"eai_again", ConnectNoHost},
+	{"eai_noname", ConnectNoHost},
+	{"name or service not known", ConnectNoHost},
+	{"nodename nor servname", ConnectNoHost},
+	{"temporary failure in name resolution", ConnectNoHost},
+	{"could not resolve host", ConnectNoHost},
+	{"enetunreach", ConnectNetUnreachable},
+	{"ehostunreach", ConnectNoRoute},
 }

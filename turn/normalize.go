@@ -114,7 +114,7 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 // the preflight estimate when the provider reported none.
 func promptUsage(u llm.Usage, estimate int) llm.Usage {
 	if u.Measured() {
-		return llm.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+		return llm.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens}
 	}
 	return llm.Usage{InputTokens: int64(estimate)}
 }

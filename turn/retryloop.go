@@ -109,7 +109,9 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 			e.noteCutCall(ctx, st)
 			d := e.cfg.Limits.Backoff.Delay(retries, c)
 			e.observeFailed(st, c, err, "retry", d)
-			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, a.MaxRetries))
+			// "of N" is the turn's budget, not this class's cap (a refused
+			// connection gets one): the counter reads the same across kinds.
+			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, e.cfg.Limits.MaxRetries))
 			if err := failover.Sleep(ctx, d); err != nil {
 				e.interrupted(ctx, st)
 				return nil, finish

@@ -232,6 +232,18 @@ func TestBuildVersion(t *testing.T) {
 			{Key: "vcs.revision", Value: "4514ede0123456789abcdef"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
 			"dev-4514ede01234-modified (2026-12-01T10:00:00Z)"},
 		{"nothing known", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		// Go 1.24+ embeds a pseudo-version for go build in a checkout; the
+		// README promises dev-<rev> (issue 25 minor).
+		{"go build in a checkout, pseudo-version", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201100000-4514ede01234+dirty"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "4514ede0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}}},
+			"dev-4514ede01234-modified"},
+		{"go install @commit keeps its pseudo-version", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201100000-4514ede01234"}}, "v0.0.0-20261201100000-4514ede01234"},
+		{"prerelease pseudo-version", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.4-0.20261201100000-4514ede01234"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "4514ede0123456789abcdef"}}},
+			"dev-4514ede01234"},
+		{"a tagged release with VCS settings", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "4514ede0123456789abcdef"}}},
+			"v1.2.3"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

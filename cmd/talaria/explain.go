@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -94,6 +95,14 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 	}
 	if in.Status == 0 && len(in.Body) == 0 && in.Message == "" && in.Transport == "" {
 		return c.fail(exitUsage, "nothing to explain: give --status and --body, --message, or --transport")
+	}
+	// A pasted client message that names why no connection was made
+	// (getaddrinfo ENOTFOUND, ECONNREFUSED) is that connect failure, said
+	// as a real run says it ("no such host"), not a generic timeout.
+	if in.Transport == "" && in.Status == 0 && len(in.Body) == 0 && in.Message != "" {
+		if cause := llm.ConnectCauseOf(errors.New(in.Message)); cause != llm.ConnectUnknown {
+			in.Transport, in.Connect = llm.TransportConnect, cause
+		}
 	}
 	if in.API == "" && in.Provider != "" {
 		in.API = guessAPI(in.Provider)

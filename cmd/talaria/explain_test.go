@@ -119,7 +119,10 @@ func TestExplainErrorRealBodies(t *testing.T) {
 		{"no provider: anthropic overloaded", []string{"--status", "529", "--body", anthOverloadedBody},
 			"overloaded", flags{retry: true, fallback: true}, []string{"Not applied (no --provider)", "--provider anthropic"}},
 		{"no provider: node DNS failure, text only", []string{"--message", "FetchError: request to https://api.openai.com/v1/completions failed, reason: getaddrinfo ENOTFOUND api.openai.com"},
-			"timeout", flags{retry: true, fallback: true}, []string{"Not applied"}},
+			"timeout", flags{retry: true, fallback: true}, []string{"Not applied", "no such host"}},
+		// A pasted refused connection says so, as a real run does.
+		{"no provider: node ECONNREFUSED, text only", []string{"--message", "Error: connect ECONNREFUSED 127.0.0.1:8000"},
+			"timeout", flags{retry: true, fallback: true}, []string{"connection refused"}},
 		{"no provider: 404 page not found is the endpoint", []string{"--status", "404", "--body", "404 page not found"},
 			"endpoint_not_found", flags{fallback: true}, []string{"base URL"}},
 		{"no provider: long context beta refused", []string{"--status", "400", "--body", `{"type":"error","error":{"type":"invalid_request_error","message":"The long context beta is not yet available for this subscription."}}`},

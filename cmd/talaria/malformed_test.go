@@ -11,11 +11,17 @@ import (
 // response, said once as such, not four "empty answers" with an estimated
 // cost the summary then contradicts (issue 25 item 9).
 func TestMalformedReplyIsSaidSo(t *testing.T) {
+	for _, api := range []string{"openai", "anthropic"} {
+		t.Run(api, func(t *testing.T) { malformedReplyIsSaidSo(t, api) })
+	}
+}
+
+func malformedReplyIsSaidSo(t *testing.T, api string) {
 	e := newCLIEnv(t)
 	for range 6 {
 		e.srv.Script(fakellm.RawError(200, `{"foo":1}`, "Content-Type: application/json"))
 	}
-	out := e.runTurn("openai", nil, "hi")
+	out := e.runTurn(api, nil, "hi")
 	if out.code == exitOK {
 		t.Fatalf("exit 0 for a malformed reply:\n%s", out.stderr)
 	}

@@ -38,3 +38,23 @@ func TestMinorUsageFixes(t *testing.T) {
 		})
 	}
 }
+
+// trace --turn refuses a selector that can name no turn, before looking the
+// session up (issue 25 minor: `trace --turn abc` was accepted).
+func TestTraceTurnSelectorChecked(t *testing.T) {
+	e := newCLIEnv(t)
+	for _, args := range [][]string{
+		{"trace", "--turn", "abc", "any-session"},
+		{"trace", "--turn", "0", "any-session"},
+		{"trace", "--turn", "1", "--all", "any-session"},
+	} {
+		if o := e.run("", args...); o.code != exitUsage || !strings.Contains(o.stderr, "--turn") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error naming --turn", args, o.code, o.stderr)
+		}
+	}
+	for _, sel := range []string{"1", "-1", "t101500a1b2c3"} {
+		if !validTurnSel(sel) {
+			t.Errorf("%q refused", sel)
+		}
+	}
+}

@@ -480,7 +480,7 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 	switch p.API {
 	case config.APIAnthropic:
 		prov = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc,
-			ThinkingBudget: cfg.ThinkingBudget(p, model)})
+			ThinkingBudget: cfg.ThinkingBudget(p, model), CacheTTL: p.CacheTTL})
 	case config.APIGemini:
 		g, err := gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc,
 			ThinkingBudget: cfg.ThinkingBudget(p, model)})

@@ -48,6 +48,16 @@ func (c *cli) traceCmd(ctx context.Context, args []string) int {
 		return c.usageError(h, "needs one session id (talaria sessions list shows them)")
 	}
 	sid := fs.Arg(0)
+	// The selector is checked before the store is opened: a typo is a
+	// usage error whatever the session holds (issue 25 minor).
+	if *turnSel != "" {
+		if *all {
+			return c.usageError(h, "--turn and --all pick different turns; give one")
+		}
+		if !validTurnSel(*turnSel) {
+			return c.usageError(h, "--turn %q: give a turn number (1 = first, -1 = last) or a turn id like t101500a1b2c3", *turnSel)
+		}
+	}
 	cfg, err := c.loadConfig()
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
@@ -168,6 +178,23 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// validTurnSel reports whether sel can name a turn: a non-zero number, or
+// an id of the shape agent.NewTurnID makes ("t", hhmmss, six hex digits).
+func validTurnSel(sel string) bool {
+	if n, err := strconv.Atoi(sel); err == nil {
+		return n != 0
+	}
+	if len(sel) != 13 || sel[0] != 't' {
+		return false
+	}
+	for i, r := range sel[1:] {
+		if !('0' <= r && r <= '9' || i >= 6 && 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func pickTurn(turns []tracedTurn, sel string) (tracedTurn, bool) {

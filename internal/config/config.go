@@ -41,6 +41,9 @@ type Provider struct {
 	MaxTokensField string `yaml:"max_tokens_field"`
 	// Thinking turns extended thinking on (anthropic, gemini).
 	Thinking *Thinking `yaml:"thinking"`
+	// CacheTTL is the prompt-cache tier (anthropic only): "5m" (the
+	// default) or "1h", the 1-hour tier whose writes cost 2× input.
+	CacheTTL string `yaml:"cache_ttl"`
 	// Reasoning configures Responses reasoning (openai-responses).
 	Reasoning Reasoning `yaml:"reasoning"`
 	// Subscription marks calls through this provider as included in a

@@ -206,6 +206,8 @@ func TestLoadErrors(t *testing.T) {
 		{"review idle in words", "review:\n  idle: 1 hour\n", nil, []string{"line 2", `"1 hour"`}},
 		{"bad api", "providers:\n  x:\n    api: palm\n", nil, []string{"providers.x.api", "use one of openai, openai-responses, anthropic, gemini"}},
 		{"thinking budget below the minimum", "providers:\n  x:\n    api: anthropic\n    base_url: http://127.0.0.1:1\n    thinking:\n      budget_tokens: 100\n", nil, []string{"providers.x.thinking.budget_tokens is 100"}},
+		{"cache tier that does not exist", "providers:\n  x:\n    api: anthropic\n    base_url: http://127.0.0.1:1\n    cache_ttl: 2h\n", nil, []string{"providers.x.cache_ttl is \"2h\"", "5m or 1h"}},
+		{"cache tier on a wire format without tiers", "providers:\n  x:\n    api: openai\n    base_url: http://127.0.0.1:1/v1\n    cache_ttl: 1h\n", nil, []string{"providers.x.cache_ttl", "anthropic"}},
 		{"bad reasoning effort", "providers:\n  x:\n    api: openai-responses\n    base_url: http://127.0.0.1:1/v1\n    reasoning:\n      effort: max\n", nil, []string{"providers.x.reasoning.effort"}},
 		{"responses api on openai's host is fine but anthropic's is not", "providers:\n  mine:\n    api: openai-responses\n    base_url: https://api.anthropic.com\n", nil, []string{"providers.mine", "Anthropic's anthropic API"}},
 		{"bad key strategy", "providers:\n  x:\n    base_url: http://127.0.0.1:1/v1\n    key_strategy: random\n", nil, []string{"providers.x.key_strategy"}},

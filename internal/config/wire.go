@@ -53,6 +53,12 @@ func validateWire(name string, p Provider) error {
 	if p.Thinking != nil && p.Thinking.BudgetTokens != 0 && p.Thinking.BudgetTokens < 1024 {
 		return fmt.Errorf("providers.%s.thinking.budget_tokens is %d; the minimum is 1024", name, p.Thinking.BudgetTokens)
 	}
+	switch {
+	case p.CacheTTL != "" && p.CacheTTL != "5m" && p.CacheTTL != "1h":
+		return fmt.Errorf("providers.%s.cache_ttl is %q; use 5m or 1h", name, p.CacheTTL)
+	case p.CacheTTL != "" && p.API != APIAnthropic:
+		return fmt.Errorf("providers.%s.cache_ttl: only the anthropic wire format has cache tiers (this entry's api is %s)", name, p.API)
+	}
 	switch p.Reasoning.Effort {
 	case "", "minimal", "low", "medium", "high":
 	default:

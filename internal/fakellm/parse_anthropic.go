@@ -120,6 +120,11 @@ func parseAnthropic(req *Request) *ErrorReply {
 	if e := normalizeAnthropic(req, msgs, thinking); e != nil {
 		bad(e.Message)
 	}
+	ttls, broken := anCacheMarks(req.Body)
+	req.CacheTTLs = ttls
+	if broken != "" {
+		bad(broken)
+	}
 	return v
 }
 

@@ -35,6 +35,10 @@ type Request struct {
 	IncludeUsage bool
 	// ThinkingBudget is Anthropic's thinking.budget_tokens (0: thinking off).
 	ThinkingBudget int
+	// CacheTTLs are the ttls of Anthropic's cache_control marks in the
+	// order the API processes them (tools, system, messages); "5m" where
+	// a mark names none.
+	CacheTTLs []string
 	// ReasoningItems are the ids of the OpenAI Responses reasoning items
 	// the request replayed, in order.
 	ReasoningItems []string

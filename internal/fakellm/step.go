@@ -23,6 +23,9 @@ type Usage struct {
 	Output     int64 `json:"output"`
 	CacheRead  int64 `json:"cache_read,omitempty"`
 	CacheWrite int64 `json:"cache_write,omitempty"`
+	// CacheWrite1h is the part of CacheWrite written to Anthropic's 1-hour
+	// tier (usage.cache_creation.ephemeral_1h_input_tokens).
+	CacheWrite1h int64 `json:"cache_write_1h,omitempty"`
 	// Reasoning is the part of Output spent thinking; OpenAI reports it as
 	// completion_tokens_details.reasoning_tokens, Anthropic does not report it.
 	Reasoning int64 `json:"reasoning,omitempty"`

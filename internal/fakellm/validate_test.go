@@ -105,6 +105,12 @@ var responsesRules = []ruleCase{
 var anthropicRules = []ruleCase{
 	// accepted
 	{"minimal", anBodyOf(`[` + anUser + `]`), ""},
+	{"1h marks before 5m marks", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}`, ""},
+	// cache_control as the API checks it (issue 29 item 8)
+	{"1h mark after a 5m mark", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral","ttl":"5m"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`, "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block"},
+	{"tier that does not exist", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral","ttl":"2h"}}],"messages":[` + anUser + `]}`, "cache_control.ttl: Input should be '5m' or '1h'"},
+	{"cache type", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a","cache_control":{"type":"persistent"}}],"messages":[` + anUser + `]}`, "cache_control.type"},
+	{"five marks", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}},{"type":"text","text":"c","cache_control":{"type":"ephemeral"}},{"type":"text","text":"d","cache_control":{"type":"ephemeral"}},{"type":"text","text":"e","cache_control":{"type":"ephemeral"}}],"messages":[` + anUser + `]}`, "A maximum of 4 blocks with cache_control may be provided. Found 5."},
 	{"system string", `{"model":"m","max_tokens":5,"system":"be brief","messages":[` + anUser + `]}`, ""},
 	{"system blocks", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}],"messages":[` + anUser + `]}`, ""},
 	{"full tool round", anBodyOf(`[` + anUser + `,` + anAsstUses + `,` + anResults + `,{"role":"assistant","content":"done"},` + anUser + `]`), ""},

@@ -15,7 +15,11 @@ type anUsage struct {
 	InputTokens              int64 `json:"input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreation            *struct {
+		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation,omitempty"`
+	OutputTokens int64 `json:"output_tokens"`
 }
 
 type anReplyMsg struct {
@@ -96,7 +100,14 @@ func anUsageOf(u *Usage) *anUsage {
 	if u == nil {
 		return nil
 	}
-	return &anUsage{InputTokens: u.Input, CacheCreationInputTokens: u.CacheWrite, CacheReadInputTokens: u.CacheRead, OutputTokens: u.Output}
+	a := &anUsage{InputTokens: u.Input, CacheCreationInputTokens: u.CacheWrite, CacheReadInputTokens: u.CacheRead, OutputTokens: u.Output}
+	if u.CacheWrite1h > 0 {
+		a.CacheCreation = &struct {
+			Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+			Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+		}{u.CacheWrite - u.CacheWrite1h, u.CacheWrite1h}
+	}
+	return a
 }
 
 // anInput is a call's arguments as the "input" object. The wire cannot

@@ -134,6 +134,9 @@ func appendBlock(dst []byte, b block) ([]byte, error) {
 	}
 	if mark.CacheControl != nil {
 		dst = appendField(dst, `,"cache_control":{"type":`, mark.CacheControl.Type)
+		if mark.CacheControl.TTL != "" {
+			dst = appendField(dst, `,"ttl":`, mark.CacheControl.TTL)
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil

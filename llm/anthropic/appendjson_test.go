@@ -15,7 +15,11 @@ import (
 func appendCases(a, b, c string, n uint8) []*wireMessage {
 	mark := func(bl block) block {
 		if n%2 == 1 {
-			bl.markCache()
+			ttl := ""
+			if n%4 == 3 {
+				ttl = TTL1h // the 1-hour tier's "ttl" member
+			}
+			bl.markCache(ttl)
 		}
 		return bl
 	}
@@ -114,7 +118,7 @@ func TestAppendersCoverEveryField(t *testing.T) {
 		reflect.TypeFor[thinkingBlock]():         {"type", "thinking", "signature", ""},
 		reflect.TypeFor[redactedThinkingBlock](): {"type", "data", ""},
 		reflect.TypeFor[cacheMark]():             {"cache_control,omitempty"},
-		reflect.TypeFor[cacheControl]():          {"type"},
+		reflect.TypeFor[cacheControl]():          {"type", "ttl,omitempty"},
 	}
 	wiretest.CheckJSONFields(t, want)
 }

@@ -32,6 +32,10 @@ type sseUsage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	// CacheCreation splits the written tokens by cache tier.
+	CacheCreation *struct {
+		Ephemeral1h *int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
 }
 
 type sseBlock struct {
@@ -276,6 +280,9 @@ func (a *assembler) applyUsage(u *sseUsage, start bool) {
 	set(&a.usage.InputTokens, u.InputTokens)
 	set(&a.usage.CacheReadTokens, u.CacheReadInputTokens)
 	set(&a.usage.CacheWriteTokens, u.CacheCreationInputTokens)
+	if u.CacheCreation != nil {
+		set(&a.usage.CacheWrite1hTokens, u.CacheCreation.Ephemeral1h)
+	}
 	if u.OutputTokens != nil {
 		a.usage.OutputTokens = *u.OutputTokens
 	}

@@ -14,14 +14,14 @@ const maxBreakpoints = 4
 //
 // It depends only on the request's shape, so the same request always gets
 // the same marks and the prefix bytes stay stable from call to call.
-func placeCacheBreakpoints(w *wireRequest) {
+func placeCacheBreakpoints(w *wireRequest, ttl string) {
 	used := 0
 	if n := len(w.Tools); n > 0 {
-		w.Tools[n-1].markCache()
+		w.Tools[n-1].markCache(ttl)
 		used++
 	}
 	if n := len(w.System); n > 0 {
-		w.System[n-1].markCache()
+		w.System[n-1].markCache(ttl)
 		used++
 	}
 	for i, marked := len(w.Messages)-1, 0; i >= 0 && marked < 2 && used < maxBreakpoints; i-- {
@@ -29,7 +29,7 @@ func placeCacheBreakpoints(w *wireRequest) {
 		if m.Role != "user" || len(m.Content) == 0 {
 			continue
 		}
-		m.Content[len(m.Content)-1].markCache()
+		m.Content[len(m.Content)-1].markCache(ttl)
 		marked++
 		used++
 	}

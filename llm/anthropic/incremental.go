@@ -24,7 +24,7 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
 		return body, "", err
 	}
-	tools, err := tc.encoded(req.Tools, req.PromptCache)
+	tools, err := tc.encoded(req.Tools, req.PromptCache, req.CacheTTL)
 	if err != nil {
 		return nil, "", err
 	}
@@ -92,17 +92,20 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 	return body, key, nil
 }
 
-// toolCaches are a provider's encoded tool lists, without and with the
-// prompt-cache mark on the last tool.
-type toolCaches [2]llm.ToolCache
+// toolCaches are a provider's encoded tool lists: without the prompt-cache
+// mark on the last tool, with it at the default tier, with it at "1h".
+type toolCaches [3]llm.ToolCache
 
 // encoded returns the tools member of the body (`,"tools":[…]`, nothing
 // for no tools), validated and encoded once while the list is unchanged.
-func (tc *toolCaches) encoded(specs []llm.ToolSpec, mark bool) ([]byte, error) {
+func (tc *toolCaches) encoded(specs []llm.ToolSpec, mark bool, ttl string) ([]byte, error) {
 	var c *llm.ToolCache
 	if tc != nil {
 		c = &tc[0]
-		if mark {
+		switch {
+		case mark && ttl == TTL1h:
+			c = &tc[2]
+		case mark:
 			c = &tc[1]
 		}
 	}
@@ -119,7 +122,7 @@ func (tc *toolCaches) encoded(specs []llm.ToolSpec, mark bool) ([]byte, error) {
 			tools = append(tools, tool)
 		}
 		if mark {
-			tools[len(tools)-1].markCache()
+			tools[len(tools)-1].markCache(ttl)
 		}
 		b, err := encodeWire(tools)
 		if err != nil {

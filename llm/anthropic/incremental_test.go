@@ -130,15 +130,15 @@ func TestToolListEncodedOnce(t *testing.T) {
 	var tcs toolCaches
 	var cache llm.WireCache
 	for _, mark := range []bool{false, true} {
-		first, err := tcs.encoded(tools("Reads <a> file."), mark)
+		first, err := tcs.encoded(tools("Reads <a> file."), mark, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := tcs.encoded(tools("Reads <a> file."), mark)
+		again, _ := tcs.encoded(tools("Reads <a> file."), mark, "")
 		if &again[0] != &first[0] {
 			t.Fatalf("mark %v: the unchanged list was encoded again", mark)
 		}
-		if n := testing.AllocsPerRun(50, func() { _, _ = tcs.encoded(tools("Reads <a> file."), mark) }); n > 2 {
+		if n := testing.AllocsPerRun(50, func() { _, _ = tcs.encoded(tools("Reads <a> file."), mark, "") }); n > 2 {
 			// tools(...) itself allocates its slice and schema.
 			t.Errorf("mark %v: a cached list costs %v allocations", mark, n)
 		}
@@ -157,13 +157,13 @@ func TestToolListEncodedOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			cache.Release(key, got)
-			enc, _ := tcs.encoded(req.Tools, mark)
+			enc, _ := tcs.encoded(req.Tools, mark, "")
 			if !bytes.Equal(got, want) || !bytes.Contains(got, enc) {
 				t.Fatalf("mark %v, call %d: bytes differ\n got  %s\n want %s", mark, call, got, want)
 			}
 		}
 	}
-	if _, err := tcs.encoded([]llm.ToolSpec{{Name: "x", Parameters: []byte("{")}}, false); err == nil {
+	if _, err := tcs.encoded([]llm.ToolSpec{{Name: "x", Parameters: []byte("{")}}, false, ""); err == nil {
 		t.Fatal("an invalid schema was accepted")
 	}
 }

@@ -54,13 +54,30 @@ type Config struct {
 	// max_tokens: a request breaking either rule fails before it is sent.
 	ThinkingBudget int
 	ModelThinking  map[string]int
+	// CacheTTL is the prompt-cache tier of the breakpoints a request with
+	// PromptCache gets when it names none (llm.Request.CacheTTL): "" or
+	// TTL5m the API's default 5-minute tier, TTL1h the 1-hour tier, whose
+	// writes cost 2× input instead of 1.25× and which outlives a pause
+	// between turns. Checked by ValidCacheTTL.
+	CacheTTL string
 }
+
+// The prompt-cache tiers the Messages API offers.
+const (
+	TTL5m = "5m"
+	TTL1h = "1h"
+)
+
+// ValidCacheTTL reports whether ttl is a tier the API accepts ("" is the
+// default).
+func ValidCacheTTL(ttl string) bool { return ttl == "" || ttl == TTL5m || ttl == TTL1h }
 
 // Provider is the Anthropic Messages adapter. It is safe for concurrent use.
 type Provider struct {
 	name      string
 	apiKey    string
 	maxTokens int
+	cacheTTL  string
 	thinking  thinkingConfig
 	client    sdk.Client
 	// tools is the tool list validated and encoded once (see
@@ -79,6 +96,7 @@ func New(cfg Config) *Provider {
 		name:      cfg.Name,
 		apiKey:    cfg.APIKey,
 		maxTokens: cfg.DefaultMaxTokens,
+		cacheTTL:  cfg.CacheTTL,
 		drainWait: drainTimeout,
 		thinking:  thinkingConfig{budget: cfg.ThinkingBudget, perModel: maps.Clone(cfg.ModelThinking)},
 	}
@@ -122,6 +140,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 		if req != nil {
 			model = req.Model
 		}
+		req = p.withTier(req)
 		var body []byte
 		var err error
 		if req != nil && req.Wire != nil {
@@ -160,6 +179,12 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			yield(llm.Event{}, p.streamBroke(ctx, model, h, "", errEmptyBody))
 			return
 		}
+		if notAStream(res) {
+			err := p.plainAnswer(model, res)
+			_ = res.Body.Close()
+			yield(llm.Event{}, err)
+			return
+		}
 		dec := ssestream.NewDecoder(res)
 		defer dec.Close()
 		p.consume(ctx, model, res.Header, dec, yield)
@@ -179,4 +204,26 @@ func normalizeBaseURL(s string) string {
 	s = strings.TrimRight(strings.TrimSpace(s), "/")
 	s = strings.TrimSuffix(s, "/v1")
 	return s
+}
+
+// withTier returns req with its cache tier settled: the request's own, else
+// the provider's; the default tier is written as no ttl at all (as the API
+// documents it), so "5m" and "" send the same bytes.
+func (p *Provider) withTier(req *llm.Request) *llm.Request {
+	if req == nil || !req.PromptCache {
+		return req
+	}
+	ttl := req.CacheTTL
+	if ttl == "" {
+		ttl = p.cacheTTL
+	}
+	if ttl == TTL5m {
+		ttl = ""
+	}
+	if ttl == req.CacheTTL {
+		return req
+	}
+	r := *req
+	r.CacheTTL = ttl
+	return &r
 }

@@ -78,7 +78,10 @@ func buildWire(req *llm.Request, msgs []*wireMessage, defaultMaxTokens, thinking
 		return nil, err
 	}
 	if req.PromptCache {
-		placeCacheBreakpoints(w)
+		if !ValidCacheTTL(req.CacheTTL) {
+			return nil, fmt.Errorf("%w: cache ttl %q: use 5m or 1h", ErrInvalidRequest, req.CacheTTL)
+		}
+		placeCacheBreakpoints(w, req.CacheTTL)
 	}
 	return w, nil
 }

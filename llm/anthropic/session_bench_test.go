@@ -45,7 +45,7 @@ func BenchmarkToolList(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for range b.N {
-				if _, err := tcs.encoded(tools, true); err != nil {
+				if _, err := tcs.encoded(tools, true, ""); err != nil {
 					b.Fatal(err)
 				}
 			}

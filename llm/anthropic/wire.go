@@ -36,10 +36,13 @@ type wireTool struct {
 }
 
 // block is one content block; every kind can carry a cache breakpoint.
-type block interface{ markCache() }
+type block interface{ markCache(ttl string) }
 
+// cacheControl is a breakpoint; TTL "" is the API's default 5-minute tier,
+// "1h" the 1-hour tier (provider setting cache_ttl).
 type cacheControl struct {
 	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
 }
 
 // cacheMark is embedded last in each block so cache_control, when set, is
@@ -48,7 +51,9 @@ type cacheMark struct {
 	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
-func (c *cacheMark) markCache() { c.CacheControl = &cacheControl{Type: "ephemeral"} }
+func (c *cacheMark) markCache(ttl string) {
+	c.CacheControl = &cacheControl{Type: "ephemeral", TTL: ttl}
+}
 
 type textBlock struct {
 	Type string `json:"type"`
