@@ -19,7 +19,7 @@ var openapiSpec []byte
 // Handler returns the HTTP routes.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	a := g.authed
+	a := func(h http.HandlerFunc) http.HandlerFunc { return g.authed(g.rateLimited(h)) }
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
@@ -48,9 +48,19 @@ func (g *Gateway) Handler() http.Handler {
 	return g.m.instrument(g.withLimits(mux))
 }
 
-// withLimits caps request bodies for every route.
+// withLimits caps request bodies for every route, bounds the time to read
+// a non-streaming request, and sets the security headers.
 func (g *Gateway) withLimits(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w, r)
+		// A read deadline for the whole request (a slow body cannot hold
+		// the connection); event streams clear it once the body is read.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(g.cfg.ReadTimeout))
+		if g.draining.Load() {
+			// Answers still come during the drain (503 for new turns),
+			// but the client should reconnect elsewhere afterwards.
+			w.Header().Set("Connection", "close")
+		}
 		if r.ContentLength > g.cfg.MaxBodyBytes {
 			writeError(w, errf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than the limit"))
 			return
@@ -156,13 +166,32 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	principal := principalOf(r.Context())
+	// The allow-list before anything is built or called: an unknown model
+	// never reaches a provider (nor the agent cache).
+	if req.Provider != "" || req.Model != "" {
+		provider, model, err := g.resolveModel(req.Provider, req.Model)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if !g.modelAllowed(principal, provider, model) {
+			writeError(w, errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+strconv.Quote(provider+"/"+model)+" is not available to this principal (serve.limits models)"))
+			return
+		}
+	}
 	a, err := g.agentFor(req.Workspace, req.Provider, req.Model)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	s, err := a.NewSession(r.Context(), agent.SessionOptions{Title: req.Title, Principal: principalOf(r.Context()), SystemPromptExtra: req.SystemPromptExtra})
+	if err := g.sessionAdded(r.Context(), principal); err != nil {
+		writeError(w, err)
+		return
+	}
+	s, err := a.NewSession(r.Context(), agent.SessionOptions{Title: req.Title, Principal: principal, SystemPromptExtra: req.SystemPromptExtra})
 	if err != nil {
+		g.sessionRemoved(principal)
 		writeError(w, err)
 		return
 	}
@@ -247,6 +276,7 @@ func (g *Gateway) deleteSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	g.sessionRemoved(s.Principal)
 	g.hubs.drop(s.ID)
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -282,6 +312,12 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	release, err := g.hold(principalOf(r.Context()), "searches")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer release()
 	opt := store.SearchOptions{Limit: limit, Principal: principalOf(r.Context()), SessionID: r.URL.Query().Get("session")}
 	hits, err := g.store.Search(r.Context(), q, opt)
 	if err != nil {
@@ -340,12 +376,20 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, sub)
 		return
 	}
+	// The body is read: the stream may outlive the read deadline.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	// Streamed: subscribe before the turn can start so nothing is missed.
 	h, err := g.hubs.get(r.Context(), s.ID)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	release, err := g.hold(principalOf(r.Context()), "streams")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer release()
 	after := h.lastID()
 	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
 	bl.covered = true // only this turn's events matter, and they are all new
@@ -370,11 +414,18 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	h, err := g.hubs.get(r.Context(), s.ID)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	release, err := g.hold(principalOf(r.Context()), "streams")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer release()
 	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
 	g.stream(r.Context(), w, s.ID, streamOptions{after: after}, sb, h, bl)
 }

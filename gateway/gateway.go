@@ -50,6 +50,9 @@ type Config struct {
 	QueueLimit         int    // queued messages per session (default 16)
 	MaxConcurrentTurns int    // turns running at once (default 64)
 	MaxBodyBytes       int64  // request bodies (default 1 MiB)
+	// ReadTimeout bounds reading a request that is not an event stream
+	// (DefaultReadTimeout); past it the request's context ends.
+	ReadTimeout time.Duration
 	// SubscriberBuffer is how many events a slow SSE client may fall behind
 	// before it is dropped (it resumes with Last-Event-ID); default 1024.
 	SubscriberBuffer int
@@ -74,9 +77,21 @@ type Config struct {
 	// Metrics is what /metrics serves (NewMetrics, or SharedMetrics to
 	// share the instruments with an OTLP export); nil: NewMetrics.
 	Metrics *Metrics
-	Logger  *slog.Logger
+	// Limits are what each principal may use (limits.go); the zero value
+	// is the defaults.
+	Limits Limits
+	// MaxAgents bounds the cached per-workspace/model agents and
+	// MaxIdleSessions the per-session state kept for idle sessions; the
+	// least recently used are evicted (defaults 64 and 4096).
+	MaxAgents       int
+	MaxIdleSessions int
+	Logger          *slog.Logger
 	// Now is the clock (tests).
 	Now func() time.Time
+
+	// unlimited turns the per-principal checks off (the benchmark's
+	// baseline).
+	unlimited bool
 }
 
 // Gateway is the HTTP service. Create it with New, call Start, serve
@@ -94,7 +109,8 @@ type Gateway struct {
 	sessions map[string]*sessionState
 	turns    map[string]*turnRef
 
-	sem       chan struct{}
+	sched     *scheduler
+	use       principals
 	turnCtx   context.Context // parent of every turn; cancelled after the drain
 	stopTurns context.CancelCauseFunc
 	stopping  chan struct{} // closed when shutdown begins: no new turns start
@@ -119,6 +135,8 @@ type sessionState struct {
 	pending int  // queued messages not yet started (this process)
 	worker  bool // a worker goroutine owns the queue
 	always  map[string]bool
+	// principal owns the session ("" until known: read from the store).
+	principal string
 }
 
 // turnRef locates a turn by id for interrupt and approvals.
@@ -129,6 +147,9 @@ type turnRef struct {
 	text      string
 	run       *turnRun  // nil while queued
 	queued    time.Time // when it was queued here (a cluster forgets it once another node ran it)
+	// unqueue gives back the principal's queued-message count (nil when
+	// not counted); called once the message starts or leaves the queue.
+	unqueue func()
 }
 
 // New builds a Gateway.
@@ -157,6 +178,15 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.MaxAgents <= 0 {
+		cfg.MaxAgents = 64
+	}
+	if cfg.MaxIdleSessions <= 0 {
+		cfg.MaxIdleSessions = 4096
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = 1024
@@ -204,10 +234,11 @@ func New(cfg Config) (*Gateway, error) {
 		agents:   map[agentKey]*agent.Agent{},
 		sessions: map[string]*sessionState{},
 		turns:    map[string]*turnRef{},
-		sem:      make(chan struct{}, cfg.MaxConcurrentTurns),
+		use:      principals{m: map[string]*usage{}},
 		closing:  make(chan struct{}),
 		stopping: make(chan struct{}),
 	}
+	g.sched = newScheduler(cfg.MaxConcurrentTurns, func(p string) int { return g.limitFor(p).Turns })
 	g.hubs = &hubs{m: map[string]*hub{}, st: cfg.Store, ringSize: cfg.RingSize}
 	if cfg.Cluster != nil {
 		g.cluster = cfg.Cluster
@@ -243,7 +274,8 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 		ac.Routes = routes
 	}
 	// The gateway always records its turns: /metrics is always served.
-	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer)
+	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer, spendObserver{g})
+	ac.Allow = g.allowance
 	if g.cfg.AutoApprove {
 		ac.Approver = nil
 	} else {

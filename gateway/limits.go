@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -174,11 +175,15 @@ func (g *Gateway) allowRequest(principal string) (bool, time.Duration) {
 // rate.
 func (g *Gateway) rateLimited(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := g.allowRequest(principalOf(r.Context())); !ok {
+		p := principalOf(r.Context())
+		ok, wait := g.allowRequest(p)
+		if !ok {
+			g.m.principalRequest(p, "limited")
 			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
 			writeError(w, errf(http.StatusTooManyRequests, CodeRateLimited, "too many requests for this principal; slow down"))
 			return
 		}
+		g.m.principalRequest(p, "ok")
 		next(w, r)
 	}
 }
@@ -281,13 +286,45 @@ func (g *Gateway) spend(principal string, usd float64) {
 	g.m.principalSpend(principal, usd)
 }
 
+// countSessions counts the principal's stored sessions, up to limit.
+func (g *Gateway) countSessions(ctx context.Context, principal string, limit int) (int, error) {
+	list, err := g.store.ListSessions(ctx, store.ListOptions{Principal: principal, Limit: limit})
+	if err != nil {
+		return 0, err
+	}
+	return len(list), nil
+}
+
+// resolveModel names the provider and model a session would use: the
+// primary route's where empty, a configured provider's default model.
+func (g *Gateway) resolveModel(provider, model string) (string, string, error) {
+	primary := g.cfg.Agent.Routes[0]
+	if provider == "" {
+		provider = primary.Provider.Name()
+	}
+	if model != "" {
+		return provider, model, nil
+	}
+	if provider == primary.Provider.Name() {
+		return provider, primary.Model, nil
+	}
+	if g.cfg.Routes == nil {
+		return "", "", errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session provider")
+	}
+	r, err := g.cfg.Routes(provider, "")
+	if err != nil || len(r) == 0 {
+		return "", "", errf(http.StatusBadRequest, CodeModelNotAllowed, "provider "+strconv.Quote(provider)+" is not available to this principal")
+	}
+	return provider, r[0].Model, nil
+}
+
 // SpendLimitError ends a turn before a model call that would pass the
 // principal's daily spending limit.
 type SpendLimitError struct {
-	Principal      string
-	LimitUSD       float64
-	SpentUSD       float64
-	EstimateUSD    float64
+	Principal       string
+	LimitUSD        float64
+	SpentUSD        float64
+	EstimateUSD     float64
 	Provider, Model string
 }
 
