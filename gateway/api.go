@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -302,9 +303,9 @@ func (g *Gateway) listMessages(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	if q == "" {
-		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, "q is required"))
+	q, err := searchQuery(r.URL.Query().Get("q"))
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	limit, err := intParam(r, "limit", 20, 200)
@@ -312,6 +313,11 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	// A search is bounded: the request's deadline ends it (the store
+	// interrupts the statement when the context ends).
+	ctx, cancel := context.WithTimeout(r.Context(), searchTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
 	release, err := g.hold(principalOf(r.Context()), "searches")
 	if err != nil {
 		writeError(w, err)
@@ -336,6 +342,40 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		out = append(out, hit{h.SessionID, h.Seq, string(h.Role), h.Snippet, h.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"hits": out})
+}
+
+// Search bounds: a query longer or with more distinct words is refused
+// (each word multiplies the index's work); searchTimeout ends a search
+// that still runs.
+const (
+	maxSearchBytes = 256
+	maxSearchTerms = 8
+	searchTimeout  = 10 * time.Second
+)
+
+// searchQuery checks and normalises q: words separated by single spaces,
+// duplicate words (case-insensitive) folded.
+func searchQuery(q string) (string, error) {
+	if len(q) > maxSearchBytes {
+		return "", errf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("q is longer than %d bytes", maxSearchBytes))
+	}
+	seen := map[string]bool{}
+	var words []string
+	for _, w := range strings.Fields(q) {
+		k := strings.ToLower(w)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		words = append(words, w)
+	}
+	if len(words) == 0 {
+		return "", errf(http.StatusBadRequest, CodeBadRequest, "q is required")
+	}
+	if len(words) > maxSearchTerms {
+		return "", errf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("q has more than %d distinct words", maxSearchTerms))
+	}
+	return strings.Join(words, " "), nil
 }
 
 type postMessageRequest struct {
