@@ -6,11 +6,13 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,8 +107,9 @@ type Gateway struct {
 	m     *Metrics
 
 	mu       sync.Mutex
-	agents   map[agentKey]*agent.Agent
+	agents   map[agentKey]*agentEntry
 	sessions map[string]*sessionState
+	clock    uint64 // use counter for the LRU of agents and sessions
 	turns    map[string]*turnRef
 
 	sched     *scheduler
@@ -127,6 +130,11 @@ type Gateway struct {
 
 type agentKey struct{ workspace, provider, model string }
 
+type agentEntry struct {
+	a    *agent.Agent
+	used uint64
+}
+
 // sessionState is the gateway's view of one session.
 type sessionState struct {
 	mu      sync.Mutex
@@ -135,6 +143,7 @@ type sessionState struct {
 	pending int  // queued messages not yet started (this process)
 	worker  bool // a worker goroutine owns the queue
 	always  map[string]bool
+	used    uint64 // g.clock at the last use (LRU)
 	// principal owns the session ("" until known: read from the store).
 	principal string
 }
@@ -231,7 +240,7 @@ func New(cfg Config) (*Gateway, error) {
 		store:    cfg.Store,
 		log:      cfg.Logger,
 		m:        cfg.Metrics,
-		agents:   map[agentKey]*agent.Agent{},
+		agents:   map[agentKey]*agentEntry{},
 		sessions: map[string]*sessionState{},
 		turns:    map[string]*turnRef{},
 		use:      principals{m: map[string]*usage{}},
@@ -301,8 +310,10 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 	key := agentKey{workspace, provider, model}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if a, ok := g.agents[key]; ok {
-		return a, nil
+	g.clock++
+	if e, ok := g.agents[key]; ok {
+		e.used = g.clock
+		return e.a, nil
 	}
 	if workspace != "" && g.cfg.Tools == nil {
 		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session workspace")
@@ -331,17 +342,74 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 	if err != nil {
 		return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
-	g.agents[key] = a
+	g.agents[key] = &agentEntry{a: a, used: g.clock}
+	g.evictAgents()
 	return a, nil
+}
+
+// evictAgents drops the least recently used agents beyond MaxAgents (the
+// template's is kept); g.mu held. A running turn keeps its agent; the
+// next turn of an evicted session builds it again.
+func (g *Gateway) evictAgents() {
+	for len(g.agents) > g.cfg.MaxAgents {
+		var (
+			oldest agentKey
+			found  bool
+			used   uint64
+		)
+		for k, e := range g.agents {
+			if k != (agentKey{}) && (!found || e.used < used) {
+				oldest, used, found = k, e.used, true
+			}
+		}
+		if !found {
+			return
+		}
+		delete(g.agents, oldest)
+	}
 }
 
 func (g *Gateway) state(sessionID string) *sessionState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.clock++
 	st, ok := g.sessions[sessionID]
 	if !ok {
 		st = &sessionState{id: sessionID, always: map[string]bool{}}
 		g.sessions[sessionID] = st
+		if len(g.sessions) > g.cfg.MaxIdleSessions {
+			g.evictSessions()
+		}
 	}
+	st.used = g.clock
 	return st
+}
+
+// evictSessions forgets the least recently used idle sessions (no turn
+// running or queued, no worker, no open stream) until a tenth of
+// MaxIdleSessions is free: their state and their hub's ring of recent
+// events. A later stream rebuilds its events from the stored rows, as
+// after a restart. g.mu held.
+func (g *Gateway) evictSessions() {
+	type cand struct {
+		id   string
+		used uint64
+	}
+	var idle []cand
+	for id, st := range g.sessions {
+		if !st.mu.TryLock() {
+			continue
+		}
+		busy := st.running != nil || st.pending > 0 || st.worker
+		st.mu.Unlock()
+		if !busy && !g.hubs.inUse(id) {
+			idle = append(idle, cand{id, st.used})
+		}
+	}
+	slices.SortFunc(idle, func(a, b cand) int { return cmp.Compare(a.used, b.used) })
+	excess := len(g.sessions) - g.cfg.MaxIdleSessions*9/10
+	for _, c := range idle[:min(excess, len(idle))] {
+		delete(g.sessions, c.id)
+		g.hubs.evict(c.id)
+	}
 }
