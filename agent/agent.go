@@ -71,6 +71,9 @@ type Config struct {
 	// Observer watches every turn (telemetry, the timeline `talaria
 	// trace` shows); nil observes nothing.
 	Observer turn.Observer
+	// Allow is asked before each model call (turn.Config.Allow): a
+	// server's per-principal spending limit.
+	Allow func(ctx context.Context, c turn.Allowance) error
 
 	// Workspace is the directory the agent works in (default: the current
 	// directory). It is named in the system prompt and stored with sessions.
@@ -188,6 +191,7 @@ func New(cfg Config) (*Agent, error) {
 		PressureRatio:    cfg.PressureRatio,
 		PromptCache:      cfg.PromptCache,
 		Observer:         cfg.Observer,
+		Allow:            cfg.Allow,
 		Now:              cfg.Now,
 		Logger:           cfg.Logger,
 	})

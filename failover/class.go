@@ -85,13 +85,16 @@ const (
 	// ClassConfiguration: a server cannot build the session's provider,
 	// model or workspace.
 	ClassConfiguration Class = "configuration"
+	// ClassSpendLimit: the principal's daily spending limit (serve.limits)
+	// would be passed by the next model call; the call was not made.
+	ClassSpendLimit Class = "spend_limit"
 )
 
 // TurnClasses lists the turn classes.
 func TurnClasses() []Class {
 	return []Class{
 		ClassPersistence, ClassPanic, ClassToolLoop, ClassLeaseLost, ClassBusy,
-		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration,
+		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration, ClassSpendLimit,
 	}
 }
 
@@ -100,7 +103,7 @@ func TurnClasses() []Class {
 func (c Class) IsTurnClass() bool {
 	switch c {
 	case ClassPersistence, ClassPanic, ClassToolLoop, ClassLeaseLost, ClassBusy,
-		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration:
+		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration, ClassSpendLimit:
 		return true
 	}
 	return false

@@ -124,7 +124,7 @@ func TestRecoveryProfiles(t *testing.T) {
 		ClassCanceled: {}, ClassUnknown: {retry: true, fallback: true}, ClassEmptyResponse: {},
 		// Turn classes have no recovery of the retry loop's.
 		ClassPersistence: {}, ClassPanic: {}, ClassToolLoop: {}, ClassLeaseLost: {}, ClassBusy: {},
-		ClassCompressionFailed: {}, ClassSession: {}, ClassCredentials: {}, ClassConfiguration: {},
+		ClassCompressionFailed: {}, ClassSession: {}, ClassCredentials: {}, ClassConfiguration: {}, ClassSpendLimit: {},
 	}
 	for _, c := range Classes() {
 		t.Run(string(c), func(t *testing.T) {

@@ -140,6 +140,8 @@ func actionText(c Classified) string {
 		return "stops the turn and keeps the history as it was."
 	case ClassSession, ClassCredentials, ClassConfiguration:
 		return "stops before any model call."
+	case ClassSpendLimit:
+		return "stops before the model call that would pass the daily spending limit."
 	}
 	if c.Class.ShapeRepairable() {
 		return "repairs the request shape once and retries, then stops if it fails again."
@@ -163,6 +165,8 @@ func turnRetryText(c Class) string {
 		return "can help; the summarising call may succeed the next time."
 	case ClassPersistence:
 		return "can help once the database's problem is fixed."
+	case ClassSpendLimit:
+		return "can help after 00:00 UTC, when the day's spend starts again."
 	}
 	return "will not help until the cause is fixed."
 }
@@ -185,7 +189,7 @@ func ExitFamily(c Class) string {
 		return "bad_request"
 	case ClassCompressionFailed:
 		return "context"
-	case ClassToolLoop:
+	case ClassToolLoop, ClassSpendLimit:
 		return "limit"
 	case ClassBusy:
 		return "busy"

@@ -126,7 +126,7 @@ func TestExitFamily(t *testing.T) {
 		// code (8), a failed compression the context family (5).
 		ClassToolLoop: "limit", ClassBusy: "busy", ClassCompressionFailed: "context",
 		ClassPersistence: "other", ClassPanic: "other", ClassLeaseLost: "other",
-		ClassSession: "other", ClassCredentials: "other", ClassConfiguration: "other",
+		ClassSession: "other", ClassCredentials: "other", ClassConfiguration: "other", ClassSpendLimit: "limit",
 	}
 	for _, c := range Classes() {
 		t.Run(string(c), func(t *testing.T) {

@@ -146,6 +146,8 @@ func summary(c Classified) string {
 		return "no API key could be chosen"
 	case ClassConfiguration:
 		return "the session's provider, model or workspace is not available here"
+	case ClassSpendLimit:
+		return "the daily spending limit is reached"
 	}
 	return p + " call failed" + s
 }
@@ -249,6 +251,8 @@ func advice(c Classified) string {
 		return "Check the keys of the provider and the database that keeps their cooldowns (talaria keys status)."
 	case ClassConfiguration:
 		return "Configure the session's provider and model on this server, or start a new session."
+	case ClassSpendLimit:
+		return "Wait for the limit to reset at 00:00 UTC, or ask the operator to raise serve.limits spend_usd_per_day."
 	}
 	return "The failure was not recognised; Talaria retries it with backoff. If it keeps failing, run `talaria explain-error` on the logged error and report it."
 }

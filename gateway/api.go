@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ var openapiSpec []byte
 // Handler returns the HTTP routes.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	a := g.authed
+	a := func(h http.HandlerFunc) http.HandlerFunc { return g.authed(g.rateLimited(h)) }
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
@@ -49,9 +50,19 @@ func (g *Gateway) Handler() http.Handler {
 	return g.m.instrument(g.withLimits(mux))
 }
 
-// withLimits caps request bodies for every route.
+// withLimits caps request bodies for every route, bounds the time to read
+// a non-streaming request, and sets the security headers.
 func (g *Gateway) withLimits(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w, r)
+		// A read deadline for the whole request (a slow body cannot hold
+		// the connection); event streams clear it once the body is read.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(g.cfg.ReadTimeout))
+		if g.draining.Load() {
+			// Answers still come during the drain (503 for new turns),
+			// but the client should reconnect elsewhere afterwards.
+			w.Header().Set("Connection", "close")
+		}
 		if r.ContentLength > g.cfg.MaxBodyBytes {
 			writeError(w, errf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than the limit"))
 			return
@@ -185,6 +196,20 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	principal := principalOf(r.Context())
+	// The allow-list before anything is built or called: an unknown model
+	// never reaches a provider (nor the agent cache).
+	if req.Provider != "" || req.Model != "" {
+		provider, model, err := g.resolveModel(req.Provider, req.Model)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if !g.modelAllowed(principal, provider, model) {
+			writeError(w, errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+strconv.Quote(provider+"/"+model)+" is not available to this principal (serve.limits models)"))
+			return
+		}
+	}
 	root, err := g.workspaceRoot(r.Context(), req.Workspace)
 	if err != nil {
 		writeError(w, err)
@@ -195,8 +220,13 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s, err := a.NewSession(r.Context(), agent.SessionOptions{Title: req.Title, Principal: principalOf(r.Context()), SystemPromptExtra: req.SystemPromptExtra})
+	if err := g.sessionAdded(r.Context(), principal); err != nil {
+		writeError(w, err)
+		return
+	}
+	s, err := a.NewSession(r.Context(), agent.SessionOptions{Title: req.Title, Principal: principal, SystemPromptExtra: req.SystemPromptExtra})
 	if err != nil {
+		g.sessionRemoved(principal)
 		writeError(w, err)
 		return
 	}
@@ -281,6 +311,7 @@ func (g *Gateway) deleteSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	g.sessionRemoved(s.Principal)
 	g.hubs.drop(s.ID)
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -306,9 +337,9 @@ func (g *Gateway) listMessages(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	if q == "" {
-		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, "q is required"))
+	q, err := searchQuery(r.URL.Query().Get("q"))
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	limit, err := intParam(r, "limit", 20, 200)
@@ -316,6 +347,17 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	// A search is bounded: the request's deadline ends it (the store
+	// interrupts the statement when the context ends).
+	ctx, cancel := context.WithTimeout(r.Context(), searchTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	release, err := g.hold(principalOf(r.Context()), "searches")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer release()
 	opt := store.SearchOptions{Limit: limit, Principal: principalOf(r.Context()), SessionID: r.URL.Query().Get("session")}
 	hits, err := g.store.Search(r.Context(), q, opt)
 	if err != nil {
@@ -334,6 +376,40 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		out = append(out, hit{h.SessionID, h.Seq, string(h.Role), h.Snippet, h.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"hits": out})
+}
+
+// Search bounds: a query longer or with more distinct words is refused
+// (each word multiplies the index's work); searchTimeout ends a search
+// that still runs.
+const (
+	maxSearchBytes = 256
+	maxSearchTerms = 8
+	searchTimeout  = 10 * time.Second
+)
+
+// searchQuery checks and normalises q: words separated by single spaces,
+// duplicate words (case-insensitive) folded.
+func searchQuery(q string) (string, error) {
+	if len(q) > maxSearchBytes {
+		return "", errf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("q is longer than %d bytes", maxSearchBytes))
+	}
+	seen := map[string]bool{}
+	var words []string
+	for _, w := range strings.Fields(q) {
+		k := strings.ToLower(w)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		words = append(words, w)
+	}
+	if len(words) == 0 {
+		return "", errf(http.StatusBadRequest, CodeBadRequest, "q is required")
+	}
+	if len(words) > maxSearchTerms {
+		return "", errf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("q has more than %d distinct words", maxSearchTerms))
+	}
+	return strings.Join(words, " "), nil
 }
 
 type postMessageRequest struct {
@@ -383,12 +459,20 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, sub)
 		return
 	}
+	// The body is read: the stream may outlive the read deadline.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	// Streamed: subscribe before the turn can start so nothing is missed.
 	h, err := g.hubs.get(r.Context(), s.ID)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	release, err := g.hold(principalOf(r.Context()), "streams")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer release()
 	after := h.lastID()
 	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
 	bl.covered = true // only this turn's events matter, and they are all new
@@ -419,11 +503,18 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	h, err := g.hubs.get(r.Context(), s.ID)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	release, err := g.hold(principalOf(r.Context()), "streams")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer release()
 	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
 	g.stream(r.Context(), w, s.ID, streamOptions{after: after}, sb, h, bl)
 }

@@ -179,7 +179,7 @@ func TestAPIContract(t *testing.T) {
 // TestSessionOverrides: a session may name its own model (and, where the
 // server allows it, workspace and provider); the turn uses them.
 func TestSessionOverrides(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	h := newHarness(t, harnessOptions{configure: func(c *Config) { c.Limits.Default.Models = []string{"primary/*"} }})
 	code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"model": "other-model", "system_prompt_extra": "Always answer in haiku."})
 	if code != 201 || out["model"] != "other-model" {
 		t.Fatalf("create = %d %v", code, out)

@@ -182,6 +182,9 @@ func (g *Gateway) forgetRemote(ctx context.Context) {
 	defer g.mu.Unlock()
 	for id, ref := range g.turns {
 		if ref.run == nil && !present[ref.queueID] && ref.queued.Before(cutoff.Add(-g.cfg.Sweep)) {
+			if ref.unqueue != nil {
+				ref.unqueue()
+			}
 			delete(g.turns, id)
 		}
 	}

@@ -56,6 +56,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &ae) {
 		ae = storeError(err)
 	}
+	if ae.Status == http.StatusUnauthorized || ae.Status == http.StatusRequestEntityTooLarge {
+		// The body is not read: no keep-alive, so the server does not
+		// drain it (a slow body would hold the answer back).
+		w.Header().Set("Connection", "close")
+	}
 	writeJSON(w, ae.Status, map[string]any{"error": ae})
 }
 

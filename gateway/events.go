@@ -382,6 +382,35 @@ func (hs *hubs) lookup(sessionID string) *hub {
 	return hs.m[sessionID]
 }
 
+// inUse reports whether the session's hub has subscribers (or is busy).
+func (hs *hubs) inUse(sessionID string) bool {
+	hs.mu.Lock()
+	h := hs.m[sessionID]
+	hs.mu.Unlock()
+	if h == nil {
+		return false
+	}
+	if !h.mu.TryLock() {
+		return true
+	}
+	defer h.mu.Unlock()
+	return len(h.subs) > 0
+}
+
+// evict forgets an idle session's hub unless a subscriber came meanwhile.
+func (hs *hubs) evict(sessionID string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.m[sessionID]
+	if h == nil || !h.mu.TryLock() {
+		return
+	}
+	defer h.mu.Unlock()
+	if len(h.subs) == 0 {
+		delete(hs.m, sessionID)
+	}
+}
+
 func (hs *hubs) drop(sessionID string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()

@@ -6,11 +6,13 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +59,9 @@ type Config struct {
 	QueueLimit         int    // queued messages per session (default 16)
 	MaxConcurrentTurns int    // turns running at once (default 64)
 	MaxBodyBytes       int64  // request bodies (default 1 MiB)
+	// ReadTimeout bounds reading a request that is not an event stream
+	// (DefaultReadTimeout); past it the request's context ends.
+	ReadTimeout time.Duration
 	// SubscriberBuffer is how many events a slow SSE client may fall behind
 	// before it is dropped (it resumes with Last-Event-ID); default 1024.
 	SubscriberBuffer int
@@ -85,9 +90,21 @@ type Config struct {
 	// Metrics is what /metrics serves (NewMetrics, or SharedMetrics to
 	// share the instruments with an OTLP export); nil: NewMetrics.
 	Metrics *Metrics
-	Logger  *slog.Logger
+	// Limits are what each principal may use (limits.go); the zero value
+	// is the defaults.
+	Limits Limits
+	// MaxAgents bounds the cached per-workspace/model agents and
+	// MaxIdleSessions the per-session state kept for idle sessions; the
+	// least recently used are evicted (defaults 64 and 4096).
+	MaxAgents       int
+	MaxIdleSessions int
+	Logger          *slog.Logger
 	// Now is the clock (tests).
 	Now func() time.Time
+
+	// unlimited turns the per-principal checks off (the benchmark's
+	// baseline).
+	unlimited bool
 }
 
 // Gateway is the HTTP service. Create it with New, call Start, serve
@@ -101,14 +118,16 @@ type Gateway struct {
 	m     *Metrics
 
 	mu       sync.Mutex
-	agents   map[agentKey]*agent.Agent
+	agents   map[agentKey]*agentEntry
 	sessions map[string]*sessionState
+	clock    uint64 // use counter for the LRU of agents and sessions
 	turns    map[string]*turnRef
 
 	authFail *authFailures
 	ready    readiness
 
-	sem       chan struct{}
+	sched     *scheduler
+	use       principals
 	turnCtx   context.Context // parent of every turn; cancelled after the drain
 	stopTurns context.CancelCauseFunc
 	stopping  chan struct{} // closed when shutdown begins: no new turns start
@@ -125,6 +144,11 @@ type Gateway struct {
 
 type agentKey struct{ workspace, provider, model string }
 
+type agentEntry struct {
+	a    *agent.Agent
+	used uint64
+}
+
 // sessionState is the gateway's view of one session.
 type sessionState struct {
 	mu      sync.Mutex
@@ -136,6 +160,9 @@ type sessionState struct {
 	// ended: queued messages whose turn ended here but whose dequeue
 	// failed; they are never run again.
 	ended map[int64]bool
+	used  uint64 // g.clock at the last use (LRU)
+	// principal owns the session ("" until known: read from the store).
+	principal string
 }
 
 // turnRef locates a turn by id for interrupt and approvals.
@@ -146,6 +173,9 @@ type turnRef struct {
 	text      string
 	run       *turnRun  // nil while queued
 	queued    time.Time // when it was queued here (a cluster forgets it once another node ran it)
+	// unqueue gives back the principal's queued-message count (nil when
+	// not counted); called once the message starts or leaves the queue.
+	unqueue func()
 }
 
 // New builds a Gateway.
@@ -174,6 +204,15 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.MaxAgents <= 0 {
+		cfg.MaxAgents = 64
+	}
+	if cfg.MaxIdleSessions <= 0 {
+		cfg.MaxIdleSessions = 4096
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = 1024
@@ -224,14 +263,15 @@ func New(cfg Config) (*Gateway, error) {
 		store:    cfg.Store,
 		log:      cfg.Logger,
 		m:        cfg.Metrics,
-		agents:   map[agentKey]*agent.Agent{},
+		agents:   map[agentKey]*agentEntry{},
 		sessions: map[string]*sessionState{},
 		turns:    map[string]*turnRef{},
-		sem:      make(chan struct{}, cfg.MaxConcurrentTurns),
 		authFail: newAuthFailures(cfg.AuthFailures, time.Minute),
+		use:      principals{m: map[string]*usage{}},
 		closing:  make(chan struct{}),
 		stopping: make(chan struct{}),
 	}
+	g.sched = newScheduler(cfg.MaxConcurrentTurns, func(p string) int { return g.limitFor(p).Turns })
 	g.hubs = &hubs{m: map[string]*hub{}, st: cfg.Store, ringSize: cfg.RingSize}
 	if cfg.Cluster != nil {
 		g.cluster = cfg.Cluster
@@ -267,7 +307,8 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 		ac.Routes = routes
 	}
 	// The gateway always records its turns: /metrics is always served.
-	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer)
+	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer, spendObserver{g})
+	ac.Allow = g.allowance
 	if g.cfg.AutoApprove {
 		ac.Approver = nil
 	} else {
@@ -293,8 +334,10 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 	key := agentKey{workspace, provider, model}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if a, ok := g.agents[key]; ok {
-		return a, nil
+	g.clock++
+	if e, ok := g.agents[key]; ok {
+		e.used = g.clock
+		return e.a, nil
 	}
 	if workspace != "" && g.cfg.Tools == nil {
 		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session workspace")
@@ -323,17 +366,74 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 	if err != nil {
 		return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
-	g.agents[key] = a
+	g.agents[key] = &agentEntry{a: a, used: g.clock}
+	g.evictAgents()
 	return a, nil
+}
+
+// evictAgents drops the least recently used agents beyond MaxAgents (the
+// template's is kept); g.mu held. A running turn keeps its agent; the
+// next turn of an evicted session builds it again.
+func (g *Gateway) evictAgents() {
+	for len(g.agents) > g.cfg.MaxAgents {
+		var (
+			oldest agentKey
+			found  bool
+			used   uint64
+		)
+		for k, e := range g.agents {
+			if k != (agentKey{}) && (!found || e.used < used) {
+				oldest, used, found = k, e.used, true
+			}
+		}
+		if !found {
+			return
+		}
+		delete(g.agents, oldest)
+	}
 }
 
 func (g *Gateway) state(sessionID string) *sessionState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.clock++
 	st, ok := g.sessions[sessionID]
 	if !ok {
 		st = &sessionState{id: sessionID, always: map[string]bool{}, ended: map[int64]bool{}}
 		g.sessions[sessionID] = st
+		if len(g.sessions) > g.cfg.MaxIdleSessions {
+			g.evictSessions()
+		}
 	}
+	st.used = g.clock
 	return st
+}
+
+// evictSessions forgets the least recently used idle sessions (no turn
+// running or queued, no worker, no open stream) until a tenth of
+// MaxIdleSessions is free: their state and their hub's ring of recent
+// events. A later stream rebuilds its events from the stored rows, as
+// after a restart. g.mu held.
+func (g *Gateway) evictSessions() {
+	type cand struct {
+		id   string
+		used uint64
+	}
+	var idle []cand
+	for id, st := range g.sessions {
+		if !st.mu.TryLock() {
+			continue
+		}
+		busy := st.running != nil || st.pending > 0 || st.worker
+		st.mu.Unlock()
+		if !busy && !g.hubs.inUse(id) {
+			idle = append(idle, cand{id, st.used})
+		}
+	}
+	slices.SortFunc(idle, func(a, b cand) int { return cmp.Compare(a.used, b.used) })
+	excess := len(g.sessions) - g.cfg.MaxIdleSessions*9/10
+	for _, c := range idle[:min(excess, len(idle))] {
+		delete(g.sessions, c.id)
+		g.hubs.evict(c.id)
+	}
 }

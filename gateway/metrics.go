@@ -41,6 +41,10 @@ type Metrics struct {
 	subscribers metric.Int64UpDownCounter
 	approvals   metric.Int64Counter
 	requests    metric.Float64Histogram
+	// Per principal (the label is bounded by the tokens the operator made).
+	principalUse      metric.Int64UpDownCounter
+	principalSpent    metric.Float64Counter
+	principalRequests metric.Int64Counter
 }
 
 // NewMetrics builds a self-contained /metrics: a registry with the Go and
@@ -111,6 +115,15 @@ func newMetrics(reg *prometheus.Registry, mp metric.MeterProvider) (*Metrics, er
 		metric.WithDescription("Duration of HTTP requests (event streams: until they close)."),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
 	add(err)
+	m.principalUse, err = meter.Int64UpDownCounter("talaria.principal.usage", metric.WithUnit("1"),
+		metric.WithDescription("What each principal uses now (talaria.limit: turns, queued, sessions, streams, searches), against serve.limits."))
+	add(err)
+	m.principalSpent, err = meter.Float64Counter("talaria.principal.spend", metric.WithUnit("USD"),
+		metric.WithDescription("Priced model spend per principal (the daily spending limit counts it per UTC day)."))
+	add(err)
+	m.principalRequests, err = meter.Int64Counter("talaria.principal.requests", metric.WithUnit("{request}"),
+		metric.WithDescription("Authenticated API requests per principal; outcome=limited when the request rate refused one."))
+	add(err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
@@ -134,6 +147,20 @@ func (m *Metrics) queuedMessages(n int64) {
 func (m *Metrics) streams(n int64) { m.subscribers.Add(context.Background(), n) }
 func (m *Metrics) approval(outcome string) {
 	m.approvals.Add(context.Background(), 1, metric.WithAttributes(attribute.String("talaria.approval.outcome", outcome)))
+}
+
+func (m *Metrics) principalUsage(principal, what string, n int64) {
+	m.principalUse.Add(context.Background(), n, metric.WithAttributes(
+		attribute.String("talaria.principal", principal), attribute.String("talaria.limit", what)))
+}
+
+func (m *Metrics) principalSpend(principal string, usd float64) {
+	m.principalSpent.Add(context.Background(), usd, metric.WithAttributes(attribute.String("talaria.principal", principal)))
+}
+
+func (m *Metrics) principalRequest(principal, outcome string) {
+	m.principalRequests.Add(context.Background(), 1, metric.WithAttributes(
+		attribute.String("talaria.principal", principal), attribute.String("outcome", outcome)))
 }
 
 // instrument times every request by method, matched route and status.

@@ -21,6 +21,7 @@ import (
 type turnRun struct {
 	id        string
 	sessionID string
+	principal string // whose turn slot it holds
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	done      chan struct{}
@@ -89,11 +90,17 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 	if pending >= g.cfg.QueueLimit {
 		return submitted{}, errf(http.StatusTooManyRequests, CodeQueueFull, fmt.Sprintf("the session already has %d queued messages", pending))
 	}
+	unqueue, err := g.hold(principal, "queued")
+	if err != nil {
+		return submitted{}, err
+	}
 	turnID := agent.NewTurnID()
 	q := &store.QueuedMessage{SessionID: sess.ID, TurnID: turnID, Text: text}
 	if err := g.store.Enqueue(ctx, q); err != nil {
+		unqueue()
 		return submitted{}, err
 	}
+	st.principal = sess.Principal
 	pos := pending
 	if st.running != nil {
 		pos++
@@ -103,7 +110,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 		g.m.queuedMessages(1)
 	}
 	g.mu.Lock()
-	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text, queued: g.cfg.Now()}
+	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text, queued: g.cfg.Now(), unqueue: unqueue}
 	g.mu.Unlock()
 	if h, err := g.hubs.get(ctx, sess.ID); err == nil {
 		h.publish(EventTurnQueued, turnID, map[string]any{"position": pos, "text": text})
@@ -146,10 +153,10 @@ func (g *Gateway) work(st *sessionState) {
 // next takes the session's oldest queued message and marks it started, or
 // ends the worker when there is none (or the server is draining).
 func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
-	// Wait for a turn slot first, outside the session lock.
-	select {
-	case g.sem <- struct{}{}:
-	case <-g.stopping:
+	// Wait for a turn slot first, outside the session lock: the
+	// principal's, which never waits for another principal's.
+	principal := g.sessionPrincipal(st)
+	if !g.sched.acquire(principal, g.stopping) {
 		st.mu.Lock()
 		st.worker = false
 		st.mu.Unlock()
@@ -165,7 +172,7 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 		c, ok := g.claim(st)
 		if !ok {
 			st.worker = false
-			<-g.sem
+			g.sched.release(principal)
 			return store.QueuedMessage{}, false
 		}
 		q, claim = c.Message, c.Lease
@@ -180,7 +187,7 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 				g.log.Error("reading the session's queue", "session", st.id, "error", err)
 			}
 			st.worker = false
-			<-g.sem
+			g.sched.release(principal)
 			return store.QueuedMessage{}, false
 		}
 		q = list[0]
@@ -193,24 +200,24 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 			if err != nil {
 				g.log.Error("settling a queued message whose turn already started", "session", st.id, "turn", q.TurnID, "error", err)
 				st.worker = false
-				<-g.sem
+				g.sched.release(principal)
 				return store.QueuedMessage{}, false
 			}
 			if !run {
-				<-g.sem
+				g.sched.release(principal)
 				return g.nextAgain(st)
 			}
 		}
 		if err := g.store.MarkStarted(g.turnCtx, q.ID, g.cfg.Now()); err != nil {
 			g.log.Error("marking a queued message started", "session", st.id, "error", err)
 			st.worker = false
-			<-g.sem
+			g.sched.release(principal)
 			return store.QueuedMessage{}, false
 		}
 	}
-	run := &turnRun{id: q.TurnID, sessionID: st.id, claim: claim, done: make(chan struct{}), approvals: map[string]chan decision{},
+	run := &turnRun{id: q.TurnID, sessionID: st.id, principal: principal, claim: claim, done: make(chan struct{}), approvals: map[string]chan decision{},
 		steer: turn.NewSteering()}
-	run.ctx, run.cancel = context.WithCancelCause(context.WithValue(g.turnCtx, runKey{}, run))
+	run.ctx, run.cancel = context.WithCancelCause(context.WithValue(context.WithValue(g.turnCtx, runKey{}, run), turnPrincipalKey{}, principal))
 	st.running = run
 	if st.pending > 0 {
 		st.pending--
@@ -219,6 +226,9 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 	g.mu.Lock()
 	if ref, ok := g.turns[q.TurnID]; ok {
 		ref.run = run
+		if ref.unqueue != nil {
+			ref.unqueue()
+		}
 	} else {
 		g.turns[q.TurnID] = &turnRef{sessionID: st.id, queueID: q.ID, text: q.Text, run: run}
 	}
@@ -253,6 +263,25 @@ func (g *Gateway) settleStarted(st *sessionState, q store.QueuedMessage) (run bo
 	return false, g.markCutOff(g.turnCtx, q)
 }
 
+// sessionPrincipal returns the session's principal, read from the store
+// once when the state does not know it yet ("" when it cannot be read:
+// the turn then fails on the same read).
+func (g *Gateway) sessionPrincipal(st *sessionState) string {
+	st.mu.Lock()
+	p := st.principal
+	st.mu.Unlock()
+	if p != "" {
+		return p
+	}
+	if s, err := g.store.GetSession(g.turnCtx, st.id); err == nil {
+		p = s.Principal
+		st.mu.Lock()
+		st.principal = p
+		st.mu.Unlock()
+	}
+	return p
+}
+
 type runKey struct{}
 
 func runFrom(ctx context.Context) *turnRun {
@@ -276,6 +305,7 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 		}
 	}
 	g.m.turnsRunning(1)
+	g.m.principalUsage(run.principal, "turns", 1)
 	publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
 
 	res, err := g.runTurn(ctx, st.id, q, publish)
@@ -285,6 +315,7 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 		res.Exit = turn.ExitFailed
 	}
 	g.m.turnsRunning(-1)
+	g.m.principalUsage(run.principal, "turns", -1)
 
 	if g.cluster != nil {
 		// Before the message leaves the queue: the next turn, on whichever
@@ -312,7 +343,7 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	g.mu.Lock()
 	delete(g.turns, q.TurnID)
 	g.mu.Unlock()
-	<-g.sem
+	g.sched.release(run.principal)
 	if g.cluster == nil {
 		publish(EventTurnFinished, map[string]any{"result": res})
 	}
@@ -327,6 +358,10 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	sess, err := g.store.GetSession(ctx, sessionID)
 	if err != nil {
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassSession, "Could not load the session: "+err.Error())), err
+	}
+	if sess.Principal != "" && !g.modelAllowed(sess.Principal, sess.Provider, sess.Model) {
+		err := errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+sess.Provider+"/"+sess.Model+" is not available to this principal")
+		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's model is no longer allowed for its principal (serve.limits models); start a new session.")), err
 	}
 	a, err := g.agentFor(sess.Cwd, sess.Provider, sess.Model)
 	if err != nil {
@@ -483,6 +518,9 @@ func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (stri
 	g.mu.Lock()
 	delete(g.turns, turnID)
 	g.mu.Unlock()
+	if ref.unqueue != nil {
+		ref.unqueue()
+	}
 	// No row is written for it: the session may be inside another turn's
 	// tool round. The client has its text; the result repeats it.
 	if h, err := g.hubs.get(ctx, ref.sessionID); err == nil {

@@ -179,7 +179,7 @@ func TestSSEResume(t *testing.T) {
 
 // TestManySubscribers: 100 clients on one turn all get the same events.
 func TestManySubscribers(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	h := newHarness(t, harnessOptions{configure: func(c *Config) { c.Limits.Default.Streams = 200 }})
 	sid := h.session(h.token)
 	const n = 100
 	streams := make([]*sseStream, n)

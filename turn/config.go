@@ -115,9 +115,22 @@ type Config struct {
 	// Observer watches every turn (telemetry, the recorded event log);
 	// nil observes nothing, at no cost. MultiObserver attaches several.
 	Observer Observer
+	// Allow, when set, is asked before each model call; an error ends the
+	// turn ExitSpendLimit (failover.ClassSpendLimit) with the error's text
+	// as the explanation, and the call is not made. A server's per-principal
+	// spending limit is checked here.
+	Allow func(ctx context.Context, c Allowance) error
 
 	Now    func() time.Time // nil: time.Now
 	Logger *slog.Logger     // nil: discard
+}
+
+// Allowance describes the model call Config.Allow is asked about.
+type Allowance struct {
+	Provider, Model string
+	// EstimatedUSD is the call's input priced by the catalogue (0 when the
+	// model has no price or the route is a subscription).
+	EstimatedUSD float64
 }
 
 // Defaults of Limits.

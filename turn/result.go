@@ -21,6 +21,7 @@ const (
 	ExitPanic                Exit = "panic"                 // a bug; recovered, the process lives on
 	ExitLeaseLost            Exit = "lease_lost"            // another process took over the session
 	ExitBusy                 Exit = "busy"                  // the session's turn lease could not be had in time
+	ExitSpendLimit           Exit = "spend_limit"           // the next call would pass the principal's daily spending limit
 )
 
 // RouteAttempt records one provider/model the turn used or tried.

@@ -25,6 +25,9 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 	var lastClass failover.Class
 	for attempt := 1; ; attempt++ {
 		r := e.route(st)
+		if v := e.allowed(ctx, st); v != proceed {
+			return nil, v
+		}
 		if v := e.pickCredential(ctx, st); v != proceed {
 			return nil, v
 		}
@@ -189,6 +192,28 @@ func (e *Engine) call(ctx context.Context, st *state, req *llm.Request) (resp *l
 // pickCredential chooses the key for the next call. With every key of the
 // provider cooling down it falls back, or ends the turn saying when the
 // first key returns.
+// allowed asks Config.Allow about the next call; a refusal ends the turn
+// before it is made.
+func (e *Engine) allowed(ctx context.Context, st *state) verdict {
+	if e.cfg.Allow == nil {
+		return proceed
+	}
+	r := e.route(st)
+	a := Allowance{Provider: r.Provider.Name(), Model: r.Model}
+	if !r.Subscription {
+		if usd, ok := st.model.Cost(llm.Usage{InputTokens: int64(st.estimate)}); ok {
+			a.EstimatedUSD = usd
+		}
+	}
+	err := e.cfg.Allow(ctx, a)
+	if err == nil {
+		return proceed
+	}
+	st.setExit(ExitSpendLimit, &Failure{Class: failover.ClassSpendLimit, Provider: a.Provider, Model: a.Model,
+		Message: "Stopped before a model call: " + err.Error(), Detail: err.Error()})
+	return finish
+}
+
 func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 	r := e.route(st)
 	if r.Pool == nil || st.hasCred {

@@ -26,7 +26,7 @@ func exitCode(r *turn.Result) int {
 		return exitOK
 	case turn.ExitInterrupted:
 		return exitInterrupted
-	case turn.ExitBudgetExhausted, turn.ExitToolLoop:
+	case turn.ExitBudgetExhausted, turn.ExitToolLoop, turn.ExitSpendLimit:
 		return exitLimit
 	case turn.ExitBusy:
 		return exitBusy

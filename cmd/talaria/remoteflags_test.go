@@ -14,6 +14,9 @@ import (
 // why (issue 25 item 5).
 func TestServerRefusesOrPassesRouteFlags(t *testing.T) {
 	e := newCLIEnv(t)
+	// --model with --server names any model of the server's provider: the
+	// operator allows them (the default is the configured routes only).
+	e.writeConfig("serve:\n  limits:\n    default:\n      models: [\"custom/*\"]\n")
 	p := e.serve()
 	e.env["TALARIA_TOKEN"] = strings.Split(strings.TrimSpace(p.stdout.String()), "\n")[1]
 	refused := []struct {

@@ -248,6 +248,10 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		MaxBodyBytes:       sc.MaxBodyBytes,
 		Heartbeat:          time.Duration(sc.Heartbeat),
 		AuthFailures:       sc.AuthFailures,
+		ReadTimeout:        time.Duration(sc.ReadTimeout),
+		Limits:             serveLimits(sc.Limits),
+		MaxAgents:          sc.MaxAgents,
+		MaxIdleSessions:    sc.MaxIdleSessions,
 		Metrics:            metrics,
 		Logger:             log,
 	}
@@ -292,7 +296,14 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		_ = ln.Close()
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
-	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	// A hostile network: idle keep-alives and slow headers end, and the
+	// connections are capped (total and per client address).
+	srv := &http.Server{Handler: g.Handler(),
+		ReadHeaderTimeout: durationOr(sc.ReadHeaderTimeout, 10*time.Second),
+		IdleTimeout:       durationOr(sc.IdleTimeout, 60*time.Second),
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	ln = gateway.LimitListener(ln, intOr(sc.MaxConnections, 4096), intOr(sc.MaxConnectionsPerAddress, 256))
 	fmt.Fprintf(c.stderr, "talaria: serving on %s (Ctrl+C or SIGTERM to stop; drain %s)\n", url, *drain)
 
 	sig := make(chan os.Signal, 2)
@@ -317,30 +328,28 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	case <-sig:
 	}
 	fmt.Fprintf(c.stderr, "talaria: shutting down: running turns get %s to finish\n", *drain)
-	// Stop accepting at once; open event streams end when the gateway has
-	// finished its turns.
-	httpDone := make(chan struct{})
-	go func() {
-		sctx, cancel := context.WithTimeout(context.Background(), *drain+30*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		close(httpDone)
-	}()
+	// The listener stays open during the drain: a new turn gets the
+	// documented 503 shutting_down (not a refused connection), streams
+	// see their turns end; then the server stops.
 	gctx, cancel := context.WithTimeout(context.Background(), *drain+20*time.Second)
 	defer cancel()
+	drained := make(chan struct{})
 	go func() {
 		// A second signal skips the drain.
 		select {
 		case <-sig:
 			fmt.Fprintln(c.stderr, "talaria: second signal: interrupting running turns now")
 			_ = g.Shutdown(gctx, 0)
-		case <-httpDone:
+		case <-drained:
 		}
 	}()
 	if err := g.Shutdown(gctx, *drain); err != nil {
 		fmt.Fprintf(c.stderr, "talaria: %v\n", err)
 	}
-	<-httpDone
+	close(drained)
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_ = srv.Shutdown(sctx)
+	scancel()
 	fmt.Fprintln(c.stderr, "talaria: stopped")
 	return exitOK
 }
@@ -375,6 +384,37 @@ func serveWorkspaces(in map[string]config.ServeWorkspace) (map[string]gateway.Wo
 		out[name] = gateway.Workspace{Root: root, Principals: w.Principals}
 	}
 	return out, nil
+}
+
+func durationOr(d config.Duration, def time.Duration) time.Duration {
+	if d > 0 {
+		return time.Duration(d)
+	}
+	return def
+}
+
+func intOr(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+// serveLimits translates serve.limits.
+func serveLimits(l config.ServeLimits) gateway.Limits {
+	one := func(c config.ServeLimit) gateway.Limit {
+		return gateway.Limit{Turns: c.Turns, Queued: c.Queued, Sessions: c.Sessions, Streams: c.Streams,
+			RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst, Searches: c.Searches,
+			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models}
+	}
+	out := gateway.Limits{Default: one(l.Default)}
+	if len(l.Principals) > 0 {
+		out.Principals = map[string]gateway.Limit{}
+		for name, c := range l.Principals {
+			out.Principals[name] = one(c)
+		}
+	}
+	return out
 }
 
 func isLoopback(host string) bool {

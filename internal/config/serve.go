@@ -32,6 +32,42 @@ type Serve struct {
 	// Workspaces are the roots a session may work in, by name; see
 	// ServeWorkspace. The server's own workspace is always "default".
 	Workspaces map[string]ServeWorkspace `yaml:"workspaces"`
+	// Limits are per principal (README "Serve → Security → Limits").
+	Limits ServeLimits `yaml:"limits"`
+	// HTTP hardening: how long an idle keep-alive connection, a request's
+	// headers and a non-streaming request's body may take (defaults 60s,
+	// 10s, 30s), and how many connections are open at once in total and
+	// per client address (defaults 4096 and 256; beyond them new
+	// connections are closed at once).
+	IdleTimeout              Duration `yaml:"idle_timeout"`
+	ReadHeaderTimeout        Duration `yaml:"read_header_timeout"`
+	ReadTimeout              Duration `yaml:"read_timeout"`
+	MaxConnections           int      `yaml:"max_connections"`
+	MaxConnectionsPerAddress int      `yaml:"max_connections_per_address"`
+	// MaxAgents and MaxIdleSessions bound the memory kept per model and
+	// per idle session (defaults 64 and 4096; least recently used evicted).
+	MaxAgents       int `yaml:"max_agents"`
+	MaxIdleSessions int `yaml:"max_idle_sessions"`
+}
+
+// ServeLimits: Default applies to every principal; Principals[name]
+// overrides it field by field.
+type ServeLimits struct {
+	Default    ServeLimit            `yaml:"default"`
+	Principals map[string]ServeLimit `yaml:"principals"`
+}
+
+// ServeLimit is what one principal may use; zero fields take the default.
+type ServeLimit struct {
+	Turns             int      `yaml:"turns"`               // running at once (default 16)
+	Queued            int      `yaml:"queued"`              // waiting across its sessions (default 256)
+	Sessions          int      `yaml:"sessions"`            // stored (default 10000)
+	Streams           int      `yaml:"streams"`             // open event streams (default 64)
+	RequestsPerSecond float64  `yaml:"requests_per_second"` // default 50
+	Burst             int      `yaml:"burst"`               // default 2× requests_per_second
+	Searches          int      `yaml:"searches"`            // at once (default 2)
+	SpendUSDPerDay    float64  `yaml:"spend_usd_per_day"`   // 0: no limit
+	Models            []string `yaml:"models"`              // provider/model patterns; default: the configured routes
 }
 
 // ServeWorkspace is one named root sessions may choose over the API.

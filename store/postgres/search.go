@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -162,7 +164,18 @@ func (s *Store) Search(ctx context.Context, query string, opt store.SearchOption
 	if limit <= 0 {
 		limit = sqlrows.DefaultSearchLimit
 	}
-	rows, err := s.pool.Query(ctx, `SELECT session_id, id, seq, role, text, created_at FROM messages
+	// The statement is bounded on the server too: a search that outlives
+	// SearchStatementTimeout is cancelled there, whatever the client does
+	// (a cancelled ctx also cancels it).
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", SearchStatementTimeout.Milliseconds())); err != nil {
+		return nil, s.wrap(op, err)
+	}
+	rows, err := tx.Query(ctx, `SELECT session_id, id, seq, role, text, created_at FROM messages
 		WHERE search @@ $1::tsquery AND ($2 = '' OR session_id = $2)
 			AND ($4 = '' OR session_id IN (SELECT id FROM sessions WHERE principal = $4))
 		ORDER BY created_at DESC, id DESC LIMIT $3`, tsquery(terms), opt.SessionID, limit, opt.Principal)
@@ -239,3 +252,6 @@ func snippet(text string, terms []term) string {
 	}
 	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
+
+// SearchStatementTimeout bounds one search statement on the server.
+const SearchStatementTimeout = 10 * time.Second

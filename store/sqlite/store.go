@@ -66,9 +66,12 @@ type Options struct {
 // concurrent use by many goroutines, and several processes may use the same
 // file at once.
 type Store struct {
-	path   string
-	w      *sql.DB // a pool of one connection, held by wc between writes
-	r      *sql.DB // readers; WAL lets them run beside the writer
+	path string
+	w    *sql.DB // a pool of one connection, held by wc between writes
+	r    *sql.DB // readers; WAL lets them run beside the writer
+	// tok is a reader of its own for token lookups: a flood of slow
+	// queries on r (searches) never holds up authentication.
+	tok    *sql.DB
 	log    *slog.Logger
 	closed atomic.Bool
 	st     statements
@@ -149,8 +152,20 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	readers := max(4, runtime.GOMAXPROCS(0))
 	s.r.SetMaxOpenConns(readers)
 	s.r.SetMaxIdleConns(readers)
+	s.tok, err = sql.Open("sqlite", dsn(abs,
+		"_pragma", "busy_timeout("+busyMS+")",
+		"_pragma", "query_only(1)",
+	))
+	if err != nil {
+		_ = s.r.Close()
+		_ = s.w.Close()
+		return nil, s.wrap("open", err)
+	}
+	s.tok.SetMaxOpenConns(1)
+	s.tok.SetMaxIdleConns(1)
 
 	if err := s.init(ctx); err != nil {
+		_ = s.tok.Close()
 		_ = s.r.Close()
 		_ = s.w.Close()
 		return nil, s.wrap("open", err)
@@ -179,6 +194,15 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.ftsUpto.Store(upto)
 	return s.st.prepare(ctx, s.r)
+}
+
+// tokenReader is the connection token lookups use (the readers when
+// opened read-only).
+func (s *Store) tokenReader() *sql.DB {
+	if s.tok != nil {
+		return s.tok
+	}
+	return s.r
 }
 
 // OldSchemaError says a database opened read-only has an older schema than
@@ -294,7 +318,11 @@ func (s *Store) Close() error {
 		return s.wrap("close", s.r.Close())
 	}
 	s.cp.stop()
-	return s.wrap("close", errors.Join(s.r.Close(), s.w.Close()))
+	var tokErr error
+	if s.tok != nil {
+		tokErr = s.tok.Close()
+	}
+	return s.wrap("close", errors.Join(s.r.Close(), s.w.Close(), tokErr))
 }
 
 // ready fails once the store is closed.

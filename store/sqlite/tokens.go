@@ -48,7 +48,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	t, err := sqlrows.ScanToken(s.r.QueryRowContext(ctx,
+	t, err := sqlrows.ScanToken(s.tokenReader().QueryRowContext(ctx,
 		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash))
 	if err != nil {
 		return nil, s.lookup(op, "token", err)
