@@ -68,7 +68,7 @@ var tokenSubs = map[string]cmdHelp{
 	"create": {name: "serve token create", usage: "NAME [--principal P]",
 		about: `Creates an API token and prints it (only the token, on stdout); it is
 shown only now. Tokens of one principal see the same sessions.`,
-		examples: []string{"talaria serve token create laptop", "TALARIA_TOKEN=$(talaria serve token create ci --principal robots)"}},
+		examples: []string{"talaria serve token create laptop", "TALARIA_TOKEN=$(talaria serve token create ci --principal robots)", "talaria serve token create ops --admin"}},
 	"list": {name: "serve token list", usage: "[--json]",
 		about:    "Lists the API tokens: id, name, principal, when created and whether revoked.",
 		examples: []string{"talaria serve token list", "talaria serve token list --json"}},

@@ -319,12 +319,12 @@ func TestServeConfigTokens(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.home, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.env["OPS_TOKEN"] = "tal_from_the_environment"
+	e.env["OPS_TOKEN"] = "tal_from_the_environment_0123456789abcdef"
 	p := e.serve()
 	if strings.Contains(p.stdout.String(), "tal_") {
 		t.Fatalf("printed a first token although one is configured: %q", p.stdout.String())
 	}
-	if code, out := call(t, http.DefaultClient, "GET", p.url+"v1/sessions", "tal_from_the_environment", ""); code != 200 {
+	if code, out := call(t, http.DefaultClient, "GET", p.url+"v1/sessions", "tal_from_the_environment_0123456789abcdef", ""); code != 200 {
 		t.Fatalf("configured token = %d %v", code, out)
 	}
 	p.stop(t)
