@@ -3,7 +3,11 @@ package gateway
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/talaria-agent/talaria/internal/fakellm"
 )
 
 // TestMemoryBounded: a gateway that saw 2,000 model names and 10,000
@@ -37,4 +41,31 @@ func TestMemoryBounded(t *testing.T) {
 	if grew := int64(heap()) - int64(before); grew > 8<<20 {
 		t.Fatalf("heap grew by %d MB after GC", grew>>20)
 	}
+}
+
+// TestToolLabelsBounded: tool names the model makes up are counted under
+// gen_ai_tool_name="other" on /metrics, so they cannot grow its labels.
+func TestToolLabelsBounded(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	h.env.Srv.Script(
+		fakellm.Calls(fakellm.ToolCall("made_up_tool_1", `{}`), fakellm.ToolCall("made_up_tool_2", `{}`)),
+		fakellm.Text("done"),
+	)
+	sid := h.session(h.token)
+	s := h.open(h.token, sid, 0)
+	s.until(t, 10*time.Second, finished(h.send(h.token, sid, "go")))
+	m := h.metrics(t)
+	if strings.Contains(m, "made_up_tool") || !strings.Contains(m, `gen_ai_tool_name="other"`) {
+		t.Fatalf("made-up tool names on /metrics:\n%s", grepLines(m, "tool"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
