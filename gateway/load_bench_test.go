@@ -117,11 +117,31 @@ func rssKB() int64 {
 // BenchmarkGatewayTurns: N sessions each post one message at the same
 // moment; each turn is three model calls of 50 ms (two tool rounds and an
 // answer), streamed back over POST + text/event-stream.
+//
+// checks=off is the gateway without the per-principal checks (rate,
+// streams, queued, sessions, fair scheduler, spend, model allow-list),
+// checks=on with them (limits high enough never to refuse): the ratio of
+// the two in one run is their cost.
 func BenchmarkGatewayTurns(b *testing.B) {
+	for _, checks := range []bool{false, true} {
+		name := "checks=off"
+		if checks {
+			name = "checks=on"
+		}
+		b.Run(name, func(b *testing.B) { benchGatewayTurns(b, checks) })
+	}
+}
+
+func benchGatewayTurns(b *testing.B, checks bool) {
 	n := envInt("TALARIA_BENCH_SESSIONS", 1000)
 	const model = 50 * time.Millisecond
 	for range b.N {
-		_, g, srv, tok := benchGateway(b, model, func(c *Config) { c.MaxConcurrentTurns = n })
+		_, g, srv, tok := benchGateway(b, model, func(c *Config) {
+			c.MaxConcurrentTurns = n
+			c.unlimited = !checks
+			c.Limits.Default = Limit{Turns: n, Queued: 2 * n, Sessions: 2 * n, Streams: 2 * n,
+				RequestsPerSecond: 1e6, SpendUSDPerDay: 1e6}
+		})
 		cl := &client.Client{BaseURL: srv.URL, Token: tok, HTTP: benchClient(n)}
 		ids := make([]string, n)
 		for i := range ids {

@@ -364,7 +364,11 @@ func (t *turnObs) toolStart(ev *turn.Event) {
 
 func (t *turnObs) toolEnd(ev *turn.Event) {
 	if in := t.o.inst; in != nil {
-		in.tools.Add(t.ctx, 1, metric.WithAttributes(attribute.String(attrToolName, ev.Call.Name), attribute.Bool("talaria.tool.error", ev.ToolError)))
+		name := ev.Call.Name
+		if ev.ToolUnknown {
+			name = "other" // a made-up name must not grow the label set
+		}
+		in.tools.Add(t.ctx, 1, metric.WithAttributes(attribute.String(attrToolName, name), attribute.Bool("talaria.tool.error", ev.ToolError)))
 	}
 	span := t.tools[ev.Call.ID]
 	if span == nil {

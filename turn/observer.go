@@ -162,6 +162,10 @@ type Event struct {
 	ToolResult  string
 	ToolError   bool
 	ResultBytes int
+	// ToolUnknown: the model called a tool the turn does not offer (its
+	// name is the model's: metrics count it as "other", so labels stay
+	// bounded).
+	ToolUnknown bool
 	Duration    time.Duration
 
 	// EventCompression
@@ -279,12 +283,17 @@ func (e *Engine) observeTool(st *state, c llm.ToolCall, res *tool.Result, took t
 	if st.obs == nil {
 		return
 	}
+	unknown := true
+	if e.cfg.Tools != nil {
+		_, known := e.cfg.Tools.Get(c.Name)
+		unknown = !known
+	}
 	if res == nil {
-		e.observe(st, &Event{Kind: EventToolStart, Call: c})
+		e.observe(st, &Event{Kind: EventToolStart, Call: c, ToolUnknown: unknown})
 		return
 	}
 	e.observe(st, &Event{Kind: EventToolEnd, Call: c, Duration: took, ToolResult: res.Content,
-		ToolError: res.IsError, ResultBytes: len(res.Content)})
+		ToolError: res.IsError, ResultBytes: len(res.Content), ToolUnknown: unknown})
 }
 
 // observeLeaseLost reports that the turn's lease went to another holder.
