@@ -28,7 +28,7 @@ func TestExitCode(t *testing.T) {
 			failover.ClassRoleAlternation, failover.ClassThinkingSignature, failover.ClassInvalidEncryptedContent,
 			failover.ClassReasoningMandatory, failover.ClassMultimodalToolContent, failover.ClassLlamaCppGrammar,
 			failover.ClassImageTooLarge, failover.ClassImageCorrupt, failover.ClassImageUnsupported},
-		exitLimit:       {failover.ClassToolLoop},
+		exitLimit:       {failover.ClassToolLoop, failover.ClassSpendLimit},
 		exitBusy:        {failover.ClassBusy},
 		exitInterrupted: {failover.ClassCanceled},
 		exitOther: {failover.ClassServerError, failover.ClassTimeout, failover.ClassSSLCert, failover.ClassUnknown,
