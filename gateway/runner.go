@@ -359,7 +359,16 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	if err != nil {
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassSession, "Could not load the session: "+err.Error())), err
 	}
-	if sess.Principal != "" && !g.modelAllowed(sess.Principal, sess.Provider, sess.Model) {
+	// A session stored without a provider or model (made before either was
+	// recorded, or by another writer) runs on the server's default route:
+	// the allow-list is asked about that route, not about "/".
+	provider, model := sess.Provider, sess.Model
+	if provider == "" || model == "" {
+		if p, m, err := g.resolveModel(provider, model); err == nil {
+			provider, model = p, m
+		}
+	}
+	if sess.Principal != "" && !g.modelAllowed(sess.Principal, provider, model) {
 		err := errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+sess.Provider+"/"+sess.Model+" is not available to this principal")
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's model is no longer allowed for its principal (serve.limits models); start a new session.")), err
 	}
