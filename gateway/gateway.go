@@ -309,6 +309,7 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 	// The gateway always records its turns: /metrics is always served.
 	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer, spendObserver{g})
 	ac.Allow = g.allowance
+	ac.AllowModel = g.subagentModel
 	if g.cfg.AutoApprove {
 		ac.Approver = nil
 	} else {
