@@ -74,6 +74,10 @@ type Config struct {
 	// Allow is asked before each model call (turn.Config.Allow): a
 	// server's per-principal spending limit.
 	Allow func(ctx context.Context, c turn.Allowance) error
+	// AllowModel, when set, is asked before a subagent starts on a model
+	// of its own choosing (the delegate tool's "model"): a server's
+	// per-principal allow-list. ctx is the delegating turn's.
+	AllowModel func(ctx context.Context, provider, model string) error
 
 	// Workspace is the directory the agent works in (default: the current
 	// directory). It is named in the system prompt and stored with sessions.

@@ -61,6 +61,17 @@ func turnFrom(ctx context.Context) *activeTurn {
 	return at
 }
 
+// TurnPrincipal is the principal owning the turn ctx belongs to (the
+// top-level session's, for subagents and background reviews too): what
+// Config.Allow and observers charge a call to. ok is false outside a turn.
+func TurnPrincipal(ctx context.Context) (principal string, ok bool) {
+	at := turnFrom(ctx)
+	if at == nil {
+		return "", false
+	}
+	return at.principal, true
+}
+
 // addChild adds a finished child's spend (its own children included).
 func (at *activeTurn) addChild(res turn.Result) {
 	at.mu.Lock()

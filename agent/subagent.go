@@ -200,6 +200,11 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 		return Child{}, fmt.Errorf("interrupted while waiting for a free subagent slot: %w", context.Cause(ctx))
 	}
 	defer func() { <-sem }()
+	if model != "" && model != a.cfg.Routes[0].Model && a.cfg.AllowModel != nil {
+		if err := a.cfg.AllowModel(ctx, a.cfg.Routes[0].Provider.Name(), model); err != nil {
+			return Child{}, fmt.Errorf("%w: model %q: %w", errRefused, model, err)
+		}
+	}
 	// After the slot: what siblings used meanwhile is no longer left.
 	eng, granted, own, err := a.childEngine(tools, model, parent.budget)
 	if err != nil {

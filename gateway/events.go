@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -138,6 +140,7 @@ type hub struct {
 	shared    *sharedStream
 	sessionID string
 	fetchMu   sync.Mutex // one catch-up read from the database at a time
+	used      uint64     // hubs.clock at the last get (hubs.mu)
 }
 
 func newHub(lastSeq int64, ringSize int) *hub {
@@ -316,11 +319,21 @@ type hubs struct {
 	// shared is set on a cluster: hubs start at the database stream's
 	// newest id and publish through it.
 	shared *sharedStream
+	// max bounds the hubs kept; past it full is called (without hs.mu) to
+	// evict idle ones, since a hub may be opened without its session's
+	// state (a stream of an idle session, a row written by a tool).
+	max   int
+	full  func()
+	clock uint64
 }
 
 func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
 	hs.mu.Lock()
 	h, ok := hs.m[sessionID]
+	if ok {
+		hs.clock++
+		h.used = hs.clock
+	}
 	hs.mu.Unlock()
 	if ok {
 		return h, nil
@@ -341,11 +354,20 @@ func (hs *hubs) get(ctx context.Context, sessionID string) (*hub, error) {
 		}
 	}
 	hs.mu.Lock()
-	defer hs.mu.Unlock()
+	defer func() {
+		over := hs.max > 0 && len(hs.m) > hs.max && hs.full != nil
+		hs.mu.Unlock()
+		if over {
+			hs.full()
+		}
+	}()
+	hs.clock++
 	if h, ok := hs.m[sessionID]; ok {
+		h.used = hs.clock
 		return h, nil // another caller made it meanwhile
 	}
 	h = newHub(last, hs.ringSize)
+	h.used = hs.clock
 	if hs.shared != nil {
 		// Ids come from the database: start at its newest, and receive
 		// (not a restart guess) moves on from there. Not at the newest
@@ -409,6 +431,35 @@ func (hs *hubs) evict(sessionID string) {
 	if len(h.subs) == 0 {
 		delete(hs.m, sessionID)
 	}
+}
+
+// idle lists the hubs without a subscriber that keep lacks, least
+// recently used first.
+func (hs *hubs) idle(keep func(id string) bool) []string {
+	type cand struct {
+		id   string
+		used uint64
+	}
+	hs.mu.Lock()
+	var c []cand
+	for id, h := range hs.m {
+		if !keep(id) {
+			c = append(c, cand{id, h.used})
+		}
+	}
+	hs.mu.Unlock()
+	slices.SortFunc(c, func(a, b cand) int { return cmp.Compare(a.used, b.used) })
+	out := make([]string, len(c))
+	for i := range c {
+		out[i] = c[i].id
+	}
+	return out
+}
+
+func (hs *hubs) size() int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return len(hs.m)
 }
 
 func (hs *hubs) drop(sessionID string) {

@@ -272,7 +272,7 @@ func New(cfg Config) (*Gateway, error) {
 		stopping: make(chan struct{}),
 	}
 	g.sched = newScheduler(cfg.MaxConcurrentTurns, func(p string) int { return g.limitFor(p).Turns })
-	g.hubs = &hubs{m: map[string]*hub{}, st: cfg.Store, ringSize: cfg.RingSize}
+	g.hubs = &hubs{m: map[string]*hub{}, st: cfg.Store, ringSize: cfg.RingSize, max: cfg.MaxIdleSessions, full: g.evictHubs}
 	if cfg.Cluster != nil {
 		g.cluster = cfg.Cluster
 		g.relay = &relay{g: g, pending: map[string]struct{}{}, wake: make(chan struct{}, 1)}
@@ -309,6 +309,7 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 	// The gateway always records its turns: /metrics is always served.
 	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer, spendObserver{g})
 	ac.Allow = g.allowance
+	ac.AllowModel = g.subagentModel
 	if g.cfg.AutoApprove {
 		ac.Approver = nil
 	} else {
@@ -435,5 +436,18 @@ func (g *Gateway) evictSessions() {
 	for _, c := range idle[:min(excess, len(idle))] {
 		delete(g.sessions, c.id)
 		g.hubs.evict(c.id)
+	}
+}
+
+// evictHubs forgets the least recently used hubs of sessions without state
+// here (no turn, no queue: those go with their state, evictSessions) and
+// without a subscriber, until a tenth of the bound is free.
+func (g *Gateway) evictHubs() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ids := g.hubs.idle(func(id string) bool { _, ok := g.sessions[id]; return ok })
+	excess := g.hubs.size() - g.cfg.MaxIdleSessions*9/10
+	for _, id := range ids[:max(0, min(excess, len(ids)))] {
+		g.hubs.evict(id)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -335,7 +336,7 @@ func (e *SpendLimitError) Error() string {
 
 // allowance is the engine's check before each model call.
 func (g *Gateway) allowance(ctx context.Context, c turn.Allowance) error {
-	p, ok := ctx.Value(turnPrincipalKey{}).(string)
+	p, ok := turnPrincipal(ctx)
 	if !ok || g.cfg.unlimited {
 		return nil
 	}
@@ -361,11 +362,31 @@ func (g *Gateway) allowance(ctx context.Context, c turn.Allowance) error {
 // the spend check and accounting, subagents included).
 type turnPrincipalKey struct{}
 
+// turnPrincipal is the principal a model call is charged to: the one the
+// gateway started the turn for or, for turns the agent starts by itself
+// (background reviews), the owner of the reviewed session.
+func turnPrincipal(ctx context.Context) (string, bool) {
+	if p, ok := ctx.Value(turnPrincipalKey{}).(string); ok {
+		return p, true
+	}
+	return agent.TurnPrincipal(ctx)
+}
+
+// subagentModel is the agent's check before a subagent starts on a model
+// of its own choosing: the delegating principal's allow-list.
+func (g *Gateway) subagentModel(ctx context.Context, provider, model string) error {
+	p, ok := turnPrincipal(ctx)
+	if !ok || g.modelAllowed(p, provider, model) {
+		return nil
+	}
+	return errf(http.StatusBadRequest, CodeModelNotAllowed, provider+"/"+model+" is not allowed for this principal; use the session's model")
+}
+
 // spendObserver accounts each priced call to the turn's principal.
 type spendObserver struct{ g *Gateway }
 
 func (o spendObserver) StartTurn(ctx context.Context, _ turn.TurnInfo) turn.TurnObserver {
-	p, ok := ctx.Value(turnPrincipalKey{}).(string)
+	p, ok := turnPrincipal(ctx)
 	if !ok {
 		return nil
 	}

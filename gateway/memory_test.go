@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+
+	"github.com/talaria-agent/talaria/store"
 	"runtime"
 	"strings"
 	"testing"
@@ -68,4 +70,39 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestHubsBounded: hubs opened without the session's state (a stream of
+// an idle session, rows written through the observed store) are evicted
+// too once there are more than MaxIdleSessions, except those with a
+// subscriber.
+func TestHubsBounded(t *testing.T) {
+	h := newHarness(t, harnessOptions{configure: func(c *Config) { c.MaxIdleSessions = 50 }})
+	g := h.g
+	ctx := t.Context()
+	var ids []string
+	for range 400 {
+		s := &store.Session{Principal: "alice", Provider: "p", Model: "m"}
+		if err := h.env.Store.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	held, err := g.hubs.get(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := held.subscribe(0, 8)
+	defer held.unsubscribe(sub)
+	for _, id := range ids[1:] {
+		if _, err := g.hubs.get(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(g.hubs.all()); n > g.cfg.MaxIdleSessions {
+		t.Fatalf("%d hubs kept, max %d", n, g.cfg.MaxIdleSessions)
+	}
+	if g.hubs.lookup(ids[0]) != held {
+		t.Fatalf("the hub with a subscriber was evicted")
+	}
 }
