@@ -215,7 +215,7 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	a, err := g.agentFor(root, req.Provider, req.Model)
+	a, err := g.agentFor(principal, root, req.Provider, req.Model)
 	if err != nil {
 		writeError(w, err)
 		return

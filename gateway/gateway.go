@@ -49,9 +49,11 @@ type Config struct {
 	// Workspaces are the named roots a session may choose besides the
 	// server's own ("default"); a client names one, never a path.
 	Workspaces map[string]Workspace
-	// Tools builds the tools of a session with its own workspace; nil
-	// refuses per-session workspaces.
-	Tools func(workspace string) ([]tool.Tool, error)
+	// Tools builds the tools of a session with its own workspace or its
+	// principal's sandbox mode (Limit.Sandbox, "" for the server's; the
+	// function must never make it wider than the server's); nil refuses
+	// per-session workspaces and per-principal sandboxes.
+	Tools func(workspace, sandbox string) ([]tool.Tool, error)
 	// Routes resolves a per-session provider/model; nil refuses overrides.
 	Routes func(provider, model string) ([]turn.Route, error)
 
@@ -142,7 +144,7 @@ type Gateway struct {
 	stopSweep   func() // stops the sweep and waits for it: no worker starts after
 }
 
-type agentKey struct{ workspace, provider, model string }
+type agentKey struct{ workspace, provider, model, sandbox string }
 
 type agentEntry struct {
 	a    *agent.Agent
@@ -289,19 +291,20 @@ func New(cfg Config) (*Gateway, error) {
 // Metrics returns what /metrics serves.
 func (g *Gateway) Metrics() *Metrics { return g.m }
 
-// build makes an agent from the template for a workspace and routes.
-func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, error) {
+// build makes an agent from the template for a workspace, sandbox mode
+// and routes.
+func (g *Gateway) build(workspace, sandbox string, routes []turn.Route) (*agent.Agent, error) {
 	ac := g.cfg.Agent
 	ac.Store = g.obs
 	if workspace != "" {
 		ac.Workspace = workspace
-		if g.cfg.Tools != nil {
-			tools, err := g.cfg.Tools(workspace)
-			if err != nil {
-				return nil, err
-			}
-			ac.Tools = tools
+	}
+	if (workspace != "" || sandbox != "") && g.cfg.Tools != nil {
+		tools, err := g.cfg.Tools(ac.Workspace, sandbox)
+		if err != nil {
+			return nil, err
 		}
+		ac.Tools = tools
 	}
 	if routes != nil {
 		ac.Routes = routes
@@ -319,12 +322,18 @@ func (g *Gateway) build(workspace string, routes []turn.Route) (*agent.Agent, er
 }
 
 func (g *Gateway) defaultAgent() (*agent.Agent, error) {
-	return g.agentFor("", "", "")
+	return g.agentFor("", "", "", "")
 }
 
-// agentFor returns (building once) the agent for a session's workspace and
-// provider/model; empty values mean the template's.
-func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, error) {
+// agentFor returns (building once) the agent for a session of principal
+// with its workspace and provider/model; empty values mean the template's.
+// The principal's sandbox mode is read at every call, so a turn always
+// runs with the one configured now.
+func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent.Agent, error) {
+	sandbox := ""
+	if principal != "" {
+		sandbox = g.limitFor(principal).Sandbox
+	}
 	primary := g.cfg.Agent.Routes[0]
 	if provider == primary.Provider.Name() && model == primary.Model {
 		provider, model = "", ""
@@ -332,7 +341,7 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 	if workspace == g.cfg.Agent.Workspace {
 		workspace = ""
 	}
-	key := agentKey{workspace, provider, model}
+	key := agentKey{workspace, provider, model, sandbox}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.clock++
@@ -342,6 +351,9 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 	}
 	if workspace != "" && g.cfg.Tools == nil {
 		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session workspace")
+	}
+	if sandbox != "" && g.cfg.Tools == nil {
+		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server cannot give a principal its own sandbox mode")
 	}
 	var routes []turn.Route
 	if provider != "" || model != "" {
@@ -363,7 +375,7 @@ func (g *Gateway) agentFor(workspace, provider, model string) (*agent.Agent, err
 			routes = r
 		}
 	}
-	a, err := g.build(workspace, routes)
+	a, err := g.build(workspace, sandbox, routes)
 	if err != nil {
 		return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
 	}

@@ -50,6 +50,10 @@ type Limit struct {
 	// Models are "provider/model" patterns (path.Match: "custom/*") the
 	// principal may choose for a session; nil: the configured routes only.
 	Models []string
+	// Sandbox is the sandbox mode its sessions' tools run in, handed to
+	// Config.Tools, which never makes it wider than the server's; empty:
+	// the server's.
+	Sandbox string
 }
 
 // Limits are the per-principal limits: Default for every principal,
@@ -89,6 +93,9 @@ func (g *Gateway) limitFor(principal string) Limit {
 		}
 		if p.Models != nil {
 			l.Models = p.Models
+		}
+		if p.Sandbox != "" {
+			l.Sandbox = p.Sandbox
 		}
 	}
 	if l.Turns <= 0 {

@@ -27,7 +27,7 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	before := heap()
 	for i := range 2000 {
-		if _, err := g.agentFor("", "", fmt.Sprintf("model-%d", i)); err != nil {
+		if _, err := g.agentFor("", "", "", fmt.Sprintf("model-%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -372,7 +372,7 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 		err := errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+sess.Provider+"/"+sess.Model+" is not available to this principal")
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's model is no longer allowed for its principal (serve.limits models); start a new session.")), err
 	}
-	a, err := g.agentFor(sess.Cwd, sess.Provider, sess.Model)
+	a, err := g.agentFor(sess.Principal, sess.Cwd, sess.Provider, sess.Model)
 	if err != nil {
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's provider, model or workspace is not available on this server: "+err.Error())), err
 	}

@@ -220,3 +220,7 @@ func TestLineage(t *testing.T) {
 		})
 	}
 }
+
+func (m *memSessions) SessionModels(context.Context, []string) (map[string][]store.ModelUse, error) {
+	return nil, nil
+}

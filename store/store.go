@@ -218,6 +218,17 @@ type Sessions interface {
 	AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error
 	// DeleteSession removes a session with its messages and lease.
 	DeleteSession(ctx context.Context, id string) error
+	// SessionModels returns, for each of ids whose rows name one, the
+	// provider/model pairs its messages came from (live and archived
+	// rows), in order of first use. A separate read for listings, so
+	// GetSession stays one row.
+	SessionModels(ctx context.Context, ids []string) (map[string][]ModelUse, error)
+}
+
+// ModelUse is one provider/model a session's answers came from.
+type ModelUse struct {
+	Provider string
+	Model    string
 }
 
 // Messages reads and writes transcript rows. Every write is fenced.

@@ -90,3 +90,31 @@ func reapOrphans(log *slog.Logger) {
 		log.Warn("killed processes left by a Talaria process that died", "processes", n)
 	}
 }
+
+// principalSandboxes checks the per-principal sandbox modes of serve
+// (serve.limits.*.sandbox) at start: each must be a mode, and a confined
+// one must be enforceable here even when the server's own mode is off.
+// A mode wider than the server's is narrowed to it when tools are built.
+func principalSandboxes(ctx context.Context, sb *sandbox.Policy, l config.ServeLimits) error {
+	names := map[string]string{"default": l.Default.Sandbox}
+	for name, p := range l.Principals {
+		names[name] = p.Sandbox
+	}
+	for name, mode := range names {
+		if mode == "" {
+			continue
+		}
+		m, err := sandbox.ParseMode(mode)
+		if err != nil {
+			return &setupError{fmt.Sprintf("serve.limits: %s: sandbox: %v", name, err)}
+		}
+		if sb.Mode.Narrower(m) == sandbox.Off || sb.Mechanism.Enforced() {
+			continue
+		}
+		if sb.Mechanism = sandbox.Detect(ctx); !sb.Mechanism.Enforced() {
+			return &setupError{fmt.Sprintf("serve.limits: %s: sandbox mode %s cannot be enforced here: %s; install bubblewrap",
+				name, m, sb.Mechanism.Why)}
+		}
+	}
+	return nil
+}

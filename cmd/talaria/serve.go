@@ -25,6 +25,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -157,13 +158,25 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	statusPrinter(c.stderr)(sandboxLine(sb))
 	reapOrphans(log)
 	shellTimeout := time.Duration(cfg.ShellTimeout)
-	toolsFor := func(dir string) ([]tool.Tool, error) {
-		// Each session's workspace is its own sandbox's writable part.
+	if err := principalSandboxes(ctx, sb, sc.Limits); err != nil {
+		return c.setupExit(err)
+	}
+	toolsFor := func(dir, mode string) ([]tool.Tool, error) {
+		// Each session's workspace is its own sandbox's writable part,
+		// and its principal's mode narrows the server's (checked at start).
 		p := *sb
 		p.Workspace = dir
+		if mode != "" {
+			m, err := sandbox.ParseMode(mode)
+			if err != nil {
+				return nil, err
+			}
+			p = p.Narrow(m, true)
+			p.Network = p.Network && p.Mode != sandbox.ReadOnly
+		}
 		return builtin.New(builtin.Options{Root: dir, ShellTimeout: shellTimeout, Sandbox: &p, EnvNames: cfg.Sandbox.Env})
 	}
-	tools, err := toolsFor(ws)
+	tools, err := toolsFor(ws, "")
 	if err != nil {
 		return c.fail(exitUsage, "workspace %s: %v", ws, err)
 	}
@@ -188,8 +201,13 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		mcpTools := msess.Tools()
 		tools = append(tools, mcpTools...)
 		builtins := toolsFor
-		toolsFor = func(dir string) ([]tool.Tool, error) {
-			t, err := builtins(dir)
+		toolsFor = func(dir, mode string) ([]tool.Tool, error) {
+			t, err := builtins(dir, mode)
+			if m, _ := sandbox.ParseMode(mode); mode != "" && m.Narrower(sb.Mode) != sb.Mode {
+				// The MCP servers run under the server's sandbox, wider
+				// than this principal's: it does not get their tools.
+				return t, err
+			}
 			return append(t, mcpTools...), err
 		}
 	}
@@ -405,7 +423,7 @@ func serveLimits(l config.ServeLimits) gateway.Limits {
 	one := func(c config.ServeLimit) gateway.Limit {
 		return gateway.Limit{Turns: c.Turns, Queued: c.Queued, Sessions: c.Sessions, Streams: c.Streams,
 			RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst, Searches: c.Searches,
-			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models}
+			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models, Sandbox: c.Sandbox}
 	}
 	out := gateway.Limits{Default: one(l.Default)}
 	if len(l.Principals) > 0 {

@@ -401,3 +401,15 @@ func TestChatServerLazySessionAndUsage(t *testing.T) {
 		t.Errorf("%d server sessions after one chat with a message, want %d", n, before+1)
 	}
 }
+
+// A principal's sandbox mode that is not a mode stops serve at start,
+// naming the principal, before it listens.
+func TestServePrincipalSandboxInvalid(t *testing.T) {
+	e := newCLIEnv(t)
+	e.writeConfig("sandbox:\n  mode: off\nserve:\n  limits:\n    principals:\n      eve: {sandbox: readonly}\n")
+	args := append([]string{"serve", "--addr", "127.0.0.1:0"}, e.routeArgs("openai")...)
+	r := e.run("", args...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "eve") || !strings.Contains(r.stderr, "readonly") {
+		t.Fatalf("exit %d, want %d naming eve and the bad mode:\n%s", r.code, exitUsage, r.stderr)
+	}
+}

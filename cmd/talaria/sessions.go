@@ -165,8 +165,22 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		if err != nil {
 			return c.fail(exitOther, "%s", store.Describe(err))
 		}
+		ids := make([]string, len(list))
+		for i, s := range list {
+			ids[i] = s.ID
+		}
+		models, err := st.SessionModels(ctx, ids)
+		if err != nil {
+			return c.fail(exitOther, "%s", store.Describe(err))
+		}
 		if *jsonOut {
-			return c.printJSON(sessionsJSON(list))
+			out := sessionsJSON(list)
+			for i := range out {
+				for _, u := range models[out[i].ID] {
+					out[i].Models = append(out[i].Models, modelOut(u))
+				}
+			}
+			return c.printJSON(out)
 		}
 		if len(list) == 0 {
 			fmt.Fprintln(c.stdout, "no sessions yet")
@@ -188,7 +202,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 			} else if !s.Live() {
 				title += " [ended: " + s.EndReason + "]"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Model, clip(title, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, modelsCell(s, models[s.ID]), clip(title, 60))
 		}
 		_ = tw.Flush()
 		if children > 0 {
@@ -432,6 +446,31 @@ type sessionOut struct {
 	APICalls     int64     `json:"api_calls"`
 	Usage        llm.Usage `json:"usage"`
 	CostUSD      float64   `json:"cost_usd"`
+	// Models (sessions list only) are every provider/model the session's
+	// answers came from, in order of first use.
+	Models []modelOut `json:"models,omitempty"`
+}
+
+type modelOut struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// modelsCell is the MODEL column of sessions list: every model the session
+// answered with (provider/ prefixed when not the session's provider), or
+// its configured model before any answer.
+func modelsCell(s store.Session, used []store.ModelUse) string {
+	if len(used) == 0 {
+		return s.Model
+	}
+	names := make([]string, len(used))
+	for i, u := range used {
+		names[i] = u.Model
+		if u.Provider != s.Provider {
+			names[i] = u.Provider + "/" + u.Model
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func sessionJSON(s store.Session) sessionOut {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -183,5 +184,29 @@ func TestSessionsUsageErrors(t *testing.T) {
 	}
 	if out := e.run("", "sessions", "list", "--json"); out.code != exitOK || strings.TrimSpace(out.stdout) != "[]" {
 		t.Errorf("empty list --json: %d %q", out.code, out.stdout)
+	}
+}
+
+// sessions list names every model a session answered with, not only the
+// one it started with (issue 25).
+func TestSessionsListShowsEveryModel(t *testing.T) {
+	e := newCLIEnv(t)
+	e.srv.Script(fakellm.Text("first answer"), fakellm.Text("second answer"))
+	r := decodeResult(t, e.runTurn("openai", []string{"--json"}, "hello"))
+	if out := e.runTurn("openai", []string{"--json", "--session", r.SessionID, "--model", "other-model"}, "again"); out.code != exitOK {
+		t.Fatalf("second turn: exit %d\n%s", out.code, out.stderr)
+	}
+	out := e.run("", "sessions", "list")
+	if !strings.Contains(out.stdout, testModel+", other-model") {
+		t.Errorf("sessions list does not show both models:\n%s", out.stdout)
+	}
+	out = e.run("", "sessions", "list", "--json")
+	var list []sessionOut
+	if err := json.Unmarshal([]byte(out.stdout), &list); err != nil || len(list) != 1 {
+		t.Fatalf("list --json: %v\n%s", err, out.stdout)
+	}
+	want := []modelOut{{Provider: list[0].Provider, Model: testModel}, {Provider: list[0].Provider, Model: "other-model"}}
+	if fmt.Sprint(list[0].Models) != fmt.Sprint(want) {
+		t.Errorf("models = %+v, want %+v", list[0].Models, want)
 	}
 }

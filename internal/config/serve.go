@@ -68,6 +68,10 @@ type ServeLimit struct {
 	Searches          int      `yaml:"searches"`            // at once (default 2)
 	SpendUSDPerDay    float64  `yaml:"spend_usd_per_day"`   // 0: no limit
 	Models            []string `yaml:"models"`              // provider/model patterns; default: the configured routes
+	// Sandbox is the sandbox mode of the principal's sessions (read-only,
+	// workspace-write, off), never wider than the server's; default: the
+	// server's.
+	Sandbox string `yaml:"sandbox"`
 }
 
 // ServeWorkspace is one named root sessions may choose over the API.

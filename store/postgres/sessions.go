@@ -195,3 +195,37 @@ func (s *Store) updateSession(ctx context.Context, op, id, query string, args ..
 	}
 	return nil
 }
+
+// SessionModels reads the provider/model pairs of ids' rows, through the
+// (session_id, seq) index: a listing's page of sessions, not GetSession.
+func (s *Store) SessionModels(ctx context.Context, ids []string) (map[string][]store.ModelUse, error) {
+	const op = "session models"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	var out map[string][]store.ModelUse
+	err := s.retryRead(ctx, func() error {
+		out = map[string][]store.ModelUse{}
+		rows, err := s.pool.Query(ctx, `SELECT session_id, provider, model, MIN(seq) AS first FROM messages
+			WHERE session_id = ANY($1) AND model <> ''
+			GROUP BY session_id, provider, model ORDER BY session_id, first`, ids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var u store.ModelUse
+			var first int64
+			if err := rows.Scan(&id, &u.Provider, &u.Model, &first); err != nil {
+				return err
+			}
+			out[id] = append(out[id], u)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
+}

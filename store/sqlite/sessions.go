@@ -221,3 +221,43 @@ func (s *Store) mustExist(ctx context.Context, tx *wtx, op, id string) error {
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
+
+// SessionModels reads the provider/model pairs of ids' rows, through the
+// (session_id, seq) index: a listing's page of sessions, not GetSession.
+func (s *Store) SessionModels(ctx context.Context, ids []string) (map[string][]store.ModelUse, error) {
+	const op = "session models"
+	if err := s.ready(op); err != nil {
+		return nil, err
+	}
+	out := map[string][]store.ModelUse{}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), deleteChunk)]
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT session_id, provider, model, MIN(seq) AS first FROM messages
+			WHERE session_id IN (`+placeholders(len(chunk))+`) AND model <> ''
+			GROUP BY session_id, provider, model ORDER BY session_id, first`, args...)
+		if err != nil {
+			return nil, s.wrap(op, err)
+		}
+		for rows.Next() {
+			var id string
+			var u store.ModelUse
+			var first int64
+			if err := rows.Scan(&id, &u.Provider, &u.Model, &first); err != nil {
+				_ = rows.Close()
+				return nil, s.wrap(op, err)
+			}
+			out[id] = append(out[id], u)
+		}
+		err = rows.Err()
+		_ = rows.Close()
+		if err != nil {
+			return nil, s.wrap(op, err)
+		}
+	}
+	return out, nil
+}

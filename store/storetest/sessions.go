@@ -27,6 +27,7 @@ var sessionCases = []testCase{
 	{"AddUsage", testAddUsage},
 	{"AddUsageConcurrent", testAddUsageConcurrent},
 	{"MessageCount", testMessageCount},
+	{"SessionModels", testSessionModels},
 	{"DeleteSession", testDeleteSession},
 }
 
@@ -333,6 +334,40 @@ func testMessageCount(t *testing.T, s store.Store) {
 	}
 	if counts[a.ID] != 4 || counts[b.ID] != 1 {
 		t.Fatalf("ListSessions counts = %v", counts)
+	}
+}
+
+// testSessionModels: every provider/model a session's rows name, live and
+// archived, in order of first use, each once; sessions without any are
+// absent.
+func testSessionModels(t *testing.T, s store.Store) {
+	a, b, c := newSession(t, s), newSession(t, s), newSession(t, s)
+	answer := func(provider, model string) *store.Message {
+		m := text(llm.RoleAssistant, model)
+		m.Provider, m.Model = provider, model
+		return m
+	}
+	f := store.Fence{SessionID: a.ID}
+	appendMsgs(t, s, f, text(llm.RoleUser, "1"), answer("openai", "m1"), answer("anthropic", "m2"))
+	if err := s.Replace(ctx(t), f, 3, text(llm.RoleUser, "summary")); err != nil {
+		t.Fatal(err)
+	}
+	appendMsgs(t, s, f, answer("openai", "m1"), answer("openai", "m3"))
+	appendMsgs(t, s, store.Fence{SessionID: b.ID}, answer("openai", "m9"))
+	appendMsgs(t, s, store.Fence{SessionID: c.ID}, text(llm.RoleUser, "no answer yet"))
+	got, err := s.SessionModels(ctx(t), []string{a.ID, b.ID, c.ID, "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]store.ModelUse{
+		a.ID: {{Provider: "openai", Model: "m1"}, {Provider: "anthropic", Model: "m2"}, {Provider: "openai", Model: "m3"}},
+		b.ID: {{Provider: "openai", Model: "m9"}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != len(want) {
+		t.Fatalf("SessionModels = %v, want %v", got, want)
+	}
+	if got, err := s.SessionModels(ctx(t), nil); err != nil || len(got) != 0 {
+		t.Fatalf("SessionModels(nil) = %v, %v", got, err)
 	}
 }
 
