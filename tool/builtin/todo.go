@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,13 +47,20 @@ func (todoTool) Info() tool.Info {
 }
 
 func (todoTool) Run(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Errorf("interrupted before todo started"), nil
+	}
+	// Strict, like the schema (additionalProperties false): an embedder's
+	// unvalidated call with other tools' arguments is an error.
+	var a todoArgs
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return tool.Errorf("todo: invalid arguments: %v", err), nil
+	}
 	box := tool.TodoFrom(ctx)
 	if box == nil {
 		return tool.Errorf("todo: the plan is kept per session, and this call runs outside one"), nil
-	}
-	var a todoArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return tool.Errorf("todo: %v", err), nil
 	}
 	var next []tool.TodoItem
 	var err error
