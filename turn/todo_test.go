@@ -176,3 +176,37 @@ func TestTodoInvalidArguments(t *testing.T) {
 		}
 	}
 }
+
+// A session that outgrows its window is compressed by the turn itself
+// (the preflight gate): the request after the pass carries the plan.
+func TestTodoSurvivesAutomaticCompression(t *testing.T) {
+	for _, api := range []string{"openai", "anthropic"} {
+		t.Run(api, func(t *testing.T) {
+			env := testenv.New(t, testenv.Options{API: api, NoBuiltins: true, ExtraTools: []tool.Tool{builtin.Todo()},
+				Configure: testenv.WithContext(testenv.ContextOptions{Window: 3000, MinTail: 2})})
+			env.Srv.Script(fakellm.Text("Hello."), fakellm.Calls(fakellm.ToolCall("todo", todoSet)))
+			env.Srv.SetDefault(func(fakellm.Request) fakellm.Step { return fakellm.Text("Working. " + long) })
+			env.Srv.ScriptModel(testenv.SummaryModel, fakellm.Text("The user asked for a parser; work is under way."))
+			if res := env.Run("hi"); !res.OK() {
+				t.Fatalf("turn 0: %+v", res)
+			}
+			compacted := false
+			for n := 1; n <= 12 && !compacted; n++ {
+				res := env.Run("go on")
+				if !res.OK() {
+					t.Fatalf("turn %d: %+v", n, res)
+				}
+				compacted = res.Compactions > 0
+			}
+			if !compacted {
+				t.Fatal("no compression in 12 turns; the test needs one")
+			}
+			reqs := env.Srv.Requests()
+			last := reqs[len(reqs)-1]
+			if n := carries(last); n != 1 {
+				t.Fatalf("the request after compression carries the plan %d times, want 1: %+v", n, last.Messages)
+			}
+			env.NoViolations()
+		})
+	}
+}
