@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -111,6 +112,10 @@ func (c *recording) Event(ev *turn.Event) {
 	case turn.EventRotation:
 		e.Name = ev.Provider
 		e.Detail = detail(map[string]any{"class": ev.Class})
+	case turn.EventTodo:
+		done, total := tool.TodoCounts(ev.Todo)
+		e.Name = "todo"
+		e.Detail = detail(map[string]any{"done": done, "total": total, "line": tool.TodoLine(ev.Todo)})
 	case turn.EventSubagentStart, turn.EventSubagentStop:
 		e.Name = ev.To
 		e.Detail = detail(map[string]any{"outcome": ev.Outcome})

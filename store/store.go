@@ -91,6 +91,11 @@ const (
 	// RowPressureCleared says the session went back under the warning
 	// ratio, so the warning may be said again: shown, never sent.
 	RowPressureCleared RowKind = "pressure_cleared"
+	// RowTodo is the session's plan (the todo tool's state), written when
+	// it changes and carried into the compressed transcript: a synthetic
+	// user row whose Content is the items as JSON and whose APIContent is
+	// the block the model reads.
+	RowTodo RowKind = "todo"
 )
 
 // DisplayOnly reports whether rows of this kind are never sent to a model.

@@ -54,6 +54,7 @@ func (e *Engine) CompactSession(ctx context.Context, sess *store.Session, fence 
 	if err != nil {
 		return res, fmt.Errorf("compress session %s: %w", sess.ID, err)
 	}
+	out = carryTodo(rows, out)
 	at, _, err := e.persistCompressed(ctx, sessionAt{sess, fence}, rows[len(rows)-1].Seq, out, "", rot)
 	if err != nil {
 		if rot == nil {

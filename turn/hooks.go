@@ -36,6 +36,9 @@ type Hooks struct {
 	// ContextPressure carries the context-pressure warning, typed; unset,
 	// the warning is said as a Status line (Pressure.Line).
 	ContextPressure func(p Pressure)
+	// Todo carries the session's plan each time a todo call changed it
+	// (and it was stored).
+	Todo func(items []tool.TodoItem)
 }
 
 // SubagentEvent describes a child session of a turn. Finished events carry

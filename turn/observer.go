@@ -90,6 +90,8 @@ const (
 	// the child session; Outcome its exit at the stop.
 	EventSubagentStart
 	EventSubagentStop
+	// EventTodo: the model's plan changed (the todo tool). Todo.
+	EventTodo
 )
 
 var eventKindNames = [...]string{
@@ -97,6 +99,7 @@ var eventKindNames = [...]string{
 	EventToolStart: "tool_start", EventToolEnd: "tool", EventCompression: "compression",
 	EventGuard: "guard", EventFallback: "fallback", EventRotation: "rotation",
 	EventLeaseLost: "lease_lost", EventSubagentStart: "subagent_start", EventSubagentStop: "subagent_stop",
+	EventTodo: "todo",
 }
 
 func (k EventKind) String() string {
@@ -179,6 +182,9 @@ type Event struct {
 
 	// EventFallback / EventRotation / subagents
 	From, To string
+
+	// EventTodo
+	Todo []tool.TodoItem
 }
 
 // MultiObserver fans a turn out to several observers.

@@ -173,6 +173,7 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 // useCompressed makes a pass's rows the durable, live transcript and
 // restarts the iteration.
 func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Output) verdict {
+	out = carryTodo(st.rows, out)
 	at, rows, err := e.persistCompressed(ctx, st.live, st.lastSeq(), out, st.in.TurnID, st.in.Rotator)
 	if err != nil {
 		st.setExit(ExitPersistenceFailed, persistFailure("the compressed history", err))

@@ -9,6 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/guard"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/transcript"
 )
 
@@ -108,6 +109,11 @@ type state struct {
 	// pressureKnown; pressure is the warning said this turn.
 	pressureKnown, pressureArmed, pressureStart bool
 	pressure                                    *Pressure
+
+	// todoNext is the plan a todo call of the turn left, not yet stored
+	// while todoDirty (todo.go).
+	todoNext  []tool.TodoItem
+	todoDirty bool
 
 	// explanation is said before the failure's message in
 	// Result.Explanation (see explain).

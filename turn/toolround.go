@@ -38,6 +38,8 @@ func (e *Engine) toolRound(ctx context.Context, st *state, resp *llm.Response) v
 		return finish
 	}
 	st.res.ToolRounds++
+	// A plan the round changed is stored after its results.
+	defer e.saveTodo(ctx, st)
 	calls := msg.ToolCalls
 	st.res.ToolCalls += len(calls)
 
@@ -142,7 +144,9 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 	if st.obs != nil {
 		ctx = e.toolContext(ctx, st, c)
 	}
+	ctx, todoDone := e.todoContext(ctx, st, c)
 	res, err := t.Run(context.WithValue(ctx, callKey{}, c), args)
+	todoDone()
 	if err != nil {
 		res = tool.Result{Content: err.Error(), IsError: true}
 	}

@@ -63,6 +63,8 @@ func (p *progress) hooks() turn.Hooks {
 		SubagentStarted:  p.subagentStarted,
 		SubagentFinished: p.subagentFinished,
 		ReasoningDelta:   p.reasoningDelta,
+		// The plan, as one line each time the model changes it.
+		Todo: func(items []tool.TodoItem) { p.status(clip(tool.TodoLine(items), 120)) },
 	}
 	if p.text != nil {
 		h.TextDelta = p.textDelta

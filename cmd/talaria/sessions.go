@@ -410,7 +410,11 @@ func printSession(w io.Writer, s *store.Session, chain []string, rows []store.Me
 			}
 		}
 		fmt.Fprintln(w)
-		if t := strings.TrimSpace(r.Text()); t != "" {
+		text := r.Text()
+		if r.Kind == store.RowTodo {
+			text = r.APIContent // the plan as the model read it, not its JSON
+		}
+		if t := strings.TrimSpace(text); t != "" {
 			fmt.Fprintln(w, indent(clipLines(t, 12)))
 		}
 		for _, tc := range r.ToolCalls {

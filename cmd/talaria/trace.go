@@ -308,6 +308,8 @@ func describeEvent(e traceEvent) string {
 		parts = append(parts, fmt.Sprintf("%v: %v → %v", d["class"], d["from"], d["to"]))
 	case "rotation":
 		parts = append(parts, fmt.Sprintf("another key after %v", d["class"]))
+	case "todo":
+		parts = append(parts, fmt.Sprint(d["line"]))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -235,6 +235,21 @@ function finishCard(c, name, result, isError, ms) {
   c.summaryEl.textContent = (isError ? "✗ " : "✓ ") + name + (ms !== undefined ? " · " + ms + " ms" : "");
 }
 
+// renderTodo shows the model's plan (a stored row of kind "todo", its
+// items as JSON) as a checklist, each time it changes.
+function renderTodo(text) {
+  let items = [];
+  try { items = JSON.parse(text) || []; } catch (e) { return; }
+  const marks = { pending: "☐", in_progress: "▶", done: "☑" };
+  const box = el("div", "msg todo");
+  const done = items.filter((it) => it.status === "done").length;
+  box.append(el("div", "todo-head", "plan " + done + "/" + items.length + " done"));
+  for (const it of items) {
+    box.append(el("div", "todo-item " + it.status, (marks[it.status] || "☐") + " " + it.text));
+  }
+  $("transcript").append(box);
+}
+
 function renderMessage(m) {
   const t = $("transcript");
   if (m.role === "tool") {
@@ -243,6 +258,7 @@ function renderMessage(m) {
     finishCard(c, name, m.text, m.is_error, c.ms);
     return;
   }
+  if (m.kind === "todo") { renderTodo(m.text); return; }
   if (m.role === "user") {
     const d = el("div", "msg user" + (m.kind === "unsent" ? " unsent" : ""), m.text);
     t.append(d);

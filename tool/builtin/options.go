@@ -81,7 +81,7 @@ func New(opt Options) ([]tool.Tool, error) {
 	}
 	return []tool.Tool{
 		ReadFile(opt), WriteFile(opt), EditFile(opt),
-		ListDir(opt), SearchFiles(opt), Shell(opt),
+		ListDir(opt), SearchFiles(opt), Shell(opt), Todo(),
 	}, nil
 }
 

@@ -17,7 +17,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := []string{"read_file", "write_file", "edit_file", "list_dir", "search_files", "shell"}
+	wantNames := []string{"read_file", "write_file", "edit_file", "list_dir", "search_files", "shell", "todo"}
 	wantRO := map[string]bool{"read_file": true, "list_dir": true, "search_files": true}
 	var names []string
 	for _, tl := range tools {
