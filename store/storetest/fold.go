@@ -294,7 +294,13 @@ func testFoldedCancel(t *testing.T, s store.Store) {
 	if folded := l.Token - plain; users != folded {
 		t.Fatalf("%d user rows stored, but folded acquires took %d tokens: a lease was taken without its rows or rows written without the lease", users, folded)
 	}
-	if got, want := counters(t, s, a.ID), spend(answers); got != want {
+	want := spend(answers)
+	if answers == 0 {
+		// Every AppendSpend was cut before it committed (a slow backend on
+		// a loaded machine): no spend was ever reported.
+		want = store.Spend{}
+	}
+	if got := counters(t, s, a.ID); got != want {
 		t.Fatalf("counters %+v, but %d answers were stored (want %+v): a spend committed without its rows or rows without their spend", got, answers, want)
 	}
 	// The rule is stronger when some of each were cut and some not.
