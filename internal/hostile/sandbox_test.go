@@ -118,7 +118,7 @@ func TestNothingOutlivesServeKill9(t *testing.T) {
 	}
 	_ = syscall.Kill(s.cmd.Process.Pid, syscall.SIGKILL)
 	<-s.done
-	if !testenv.Eventually(5*time.Second, func() bool { return len(testenv.PIDsWith(mark)) == 0 }) {
+	if !testenv.Eventually(20*time.Second, func() bool { return len(testenv.PIDsWith(mark)) == 0 }) {
 		left := testenv.PIDsWith(mark)
 		for _, p := range left {
 			_ = syscall.Kill(p, syscall.SIGKILL)
