@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -20,33 +18,8 @@ func TestWebPageShowsTodo(t *testing.T) {
 		fakellm.Calls(fakellm.ToolCall("todo", `{"action":"set","items":[{"id":"parse","text":"write the parser","status":"done"},{"id":"test","text":"test it","status":"in_progress"}]}`)),
 		fakellm.Text("Planned."),
 	)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.NoFirstRun,
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer acancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, tcancel := context.WithTimeout(bctx, 120*time.Second)
-	defer tcancel()
-	poll := func(js string) chromedp.Action[chromedp.Void] {
-		p := chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))
-		return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-			_, err := p(ctx, t)
-			return chromedp.Void{}, err
-		}
-	}
+	ctx := newBrowser(t, chrome)
+	poll := pollJS
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
