@@ -292,6 +292,37 @@ func (g *Gateway) spend(principal string, usd float64) {
 	u.spent += usd
 	g.use.mu.Unlock()
 	g.m.principalSpend(principal, usd)
+	if l, ok := g.store.(store.SpendLedger); ok {
+		// Not the turn's context: a spend made is recorded even when
+		// the turn is being interrupted.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := l.AddSpend(ctx, principal, day, usd); err != nil {
+			g.log.Warn("spend not recorded in the database: the daily limit counts it on this node only until a restart",
+				"principal", principal, "usd", usd, "err", err)
+		}
+	}
+}
+
+// spentToday is principal's spend of day: what the database recorded (all
+// nodes, earlier runs) or, when that is less or unreadable, what this
+// process counted.
+func (g *Gateway) spentToday(ctx context.Context, principal, day string) float64 {
+	g.use.mu.Lock()
+	u := g.use.get(principal)
+	spent := u.spent
+	if u.day != day {
+		spent = 0
+	}
+	g.use.mu.Unlock()
+	if l, ok := g.store.(store.SpendLedger); ok {
+		db, err := l.Spend(ctx, principal, day)
+		if err != nil {
+			g.log.Warn("daily spend not readable from the database; using this node's count", "principal", principal, "err", err)
+		}
+		spent = max(spent, db)
+	}
+	return spent
 }
 
 // countSessions counts the principal's stored sessions, up to limit.
@@ -351,14 +382,7 @@ func (g *Gateway) allowance(ctx context.Context, c turn.Allowance) error {
 	if l.SpendUSDPerDay <= 0 {
 		return nil
 	}
-	day := g.cfg.Now().UTC().Format(time.DateOnly)
-	g.use.mu.Lock()
-	u := g.use.get(p)
-	spent := u.spent
-	if u.day != day {
-		spent = 0
-	}
-	g.use.mu.Unlock()
+	spent := g.spentToday(ctx, p, g.cfg.Now().UTC().Format(time.DateOnly))
 	if spent+c.EstimatedUSD > l.SpendUSDPerDay || spent >= l.SpendUSDPerDay {
 		return &SpendLimitError{Principal: p, LimitUSD: l.SpendUSDPerDay, SpentUSD: spent, EstimateUSD: c.EstimatedUSD, Provider: c.Provider, Model: c.Model}
 	}

@@ -288,6 +288,18 @@ type Cooldowns interface {
 	ClearCooldown(ctx context.Context, provider, keyID string) error
 }
 
+// SpendLedger keeps each principal's priced spend per UTC day, so that a
+// daily spending limit holds across restarts and across the nodes of one
+// database. It is not part of Store: only the gateway consumes it, and
+// every backend in this module implements it (the storetest "Spend"
+// group checks that).
+type SpendLedger interface {
+	// AddSpend adds usd (> 0) to principal's spend of day ("2006-01-02").
+	AddSpend(ctx context.Context, principal, day string, usd float64) error
+	// Spend is principal's spend of day; 0 when nothing was recorded.
+	Spend(ctx context.Context, principal, day string) (float64, error)
+}
+
 // Token is an API bearer token of the gateway. Only a hash of the secret is
 // stored; the secret itself is shown once, when it is created.
 type Token struct {

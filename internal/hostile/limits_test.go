@@ -161,6 +161,36 @@ func TestSpendLimitStopsBeforeTheCall(t *testing.T) {
 	}
 }
 
+// The daily spend is kept in the database: a restart of serve does not
+// give a principal a fresh allowance. The first server's turn spends the
+// whole $50 of the day; after a restart on the same database the next turn
+// is refused before any model call.
+func TestSpendLimitSurvivesRestart(t *testing.T) {
+	const cfg = "models:\n  m:\n    input_per_mtok: 1000\n    output_per_mtok: 0\n" +
+		"serve:\n  limits:\n    default:\n      spend_usd_per_day: 50\n"
+	spendAll := func(fakellm.Request) fakellm.Step {
+		st := fakellm.Text("spent")
+		st.Usage = &fakellm.Usage{Input: 50000, Output: 1}
+		return st
+	}
+	first := startServe(t, options{Principals: []string{"alice"}, Model: spendAll, Config: cfg})
+	tok := first.Tokens["alice"]
+	if res := first.finished(tok, first.newSession(tok), "spend it all"); res["exit"] != "completed" {
+		t.Fatalf("first turn ended %v, want completed", res["exit"])
+	}
+	first.stop()
+
+	second := startServe(t, options{Home: first.Home, Model: spendAll, Config: cfg})
+	second.Tokens = first.Tokens
+	res := second.finished(tok, second.newSession(tok), "more")
+	if n := len(second.Model.Requests()); n != 0 {
+		t.Fatalf("after a restart the model got %d calls; the day's $50 were already spent", n)
+	}
+	if res["exit"] != "spend_limit" {
+		t.Fatalf("turn after restart ended %v, want spend_limit", res["exit"])
+	}
+}
+
 // A model outside the principal's allow-list (default: the configured
 // routes) is a 400 before anything is called.
 func TestUnknownModelRefused(t *testing.T) {

@@ -158,13 +158,6 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 // TestNothingOutlivesKill9: kill -9 of `talaria run` mid-command ends the
 // command and everything it started; its delayed write never happens.
 func TestNothingOutlivesKill9(t *testing.T) {
-	// Known defect (issue 24, open): in about 1 run in 4 under load the
-	// cgroup watcher does not kill a confined command after kill -9 of
-	// `talaria run` (bwrap re-parented to PID 1 stays, with its children).
-	// Run with TALARIA_SANDBOX_KILL9=1 while it is being fixed.
-	if os.Getenv("TALARIA_SANDBOX_KILL9") == "" {
-		t.Skip("KNOWN DEFECT: confined commands can outlive kill -9 of talaria run (issue 24); TALARIA_SANDBOX_KILL9=1 runs this test")
-	}
 	h := newHome(t)
 	h.srv.Script(fakellmShell(`setsid sh -c 'sleep 7301; echo late > after.txt' & sleep 7302; echo late > after2.txt`), textDone())
 	cmd := h.command("go")

@@ -252,6 +252,16 @@ CREATE TABLE health (
 	at INTEGER NOT NULL
 );
 `,
+	// 8: each principal's priced spend per UTC day (issue 23): the daily
+	// spending limit survives a restart.
+	`
+CREATE TABLE principal_spend (
+	principal TEXT NOT NULL,
+	day       TEXT NOT NULL,
+	usd       REAL NOT NULL,
+	PRIMARY KEY (principal, day)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -65,8 +65,16 @@ func hasPids(root string) bool {
 // A parent-death signal alone is not enough: bubblewrap run as root can
 // lose it when it changes its credentials.
 func (g *Group) Wrap(argv []string) []string {
+	// The watcher uses shell builtins only (read, kill, test): once the
+	// group is at pids.max it could not fork a cat. It skips its own pid
+	// (read from /proc/self/stat: $$ is the parent's) and loops until it
+	// is alone, because cgroup.procs may list it before processes started
+	// later, and one pass would end with it killing itself first.
 	const script = `echo $$ > "$0/cgroup.procs" || exit 125
-(exec >/dev/null 2>&1 </dev/null; read -r _ <&3; for p in $(cat "$0/cgroup.procs"); do kill -9 "$p"; done) &
+(exec >/dev/null 2>&1 </dev/null; read -r _ <&3; read -r me _ </proc/self/stat
+i=0; while [ "$i" -lt 1000 ]; do i=$((i+1)); left=0
+while read -r p; do [ "$p" = "$me" ] && continue; left=1; kill -9 "$p"; done <"$0/cgroup.procs"
+[ "$left" = 0 ] && break; done) &
 exec 3<&- "$@"`
 	return append([]string{"/bin/sh", "-c", script, g.dir}, argv...)
 }
