@@ -172,7 +172,7 @@ func TestProxyRawCONNECT(t *testing.T) {
 		{"127.0.0.1:1", "HTTP/1.1 403 Forbidden"},
 	} {
 		a, b := net.Pipe()
-		go p.handle(b)
+		go func() { p.handle(b); _ = b.Close() }()
 		go func() {
 			_, _ = fmt.Fprintf(a, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\nping", c.target, c.target)
 		}()
