@@ -55,6 +55,7 @@ func TestNetworkHostList(t *testing.T) {
 		"echo; echo PROXY=$http_proxy NO_PROXY=${NO_PROXY-unset}",
 	}, "; ")
 	r, stderr := h.call("", "shell", map[string]any{"command": cmd})
+	t.Logf("the command's result:\n%s", r)
 	part := func(from, to string) string {
 		i := strings.Index(r, "\n"+from+"\n")
 		if from == "A" {
