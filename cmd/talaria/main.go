@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/talaria-agent/talaria/tool/sandbox"
+	"github.com/talaria-agent/talaria/tool/sandbox/egress"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -58,6 +60,11 @@ Exit codes: 0 completed, 1 other failure, 2 usage/config error, 3 auth/billing,
 `
 
 func main() {
+	// The relay inside a sandbox with a host list: before anything else,
+	// it runs for every shell call.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.RelayCommand {
+		os.Exit(egress.RelayMain(os.Args[2:]))
+	}
 	// Packages that log through slog's default logger (key cooldowns, for
 	// one) must not print timestamped lines around the one-line error a
 	// command promises; the commands' own logger honours log_level.

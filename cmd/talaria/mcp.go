@@ -13,6 +13,7 @@ import (
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/tool/mcp"
 	"github.com/talaria-agent/talaria/tool/sandbox"
+	"github.com/talaria-agent/talaria/tool/sandbox/egress"
 )
 
 const mcpUsage = `Commands:
@@ -98,6 +99,8 @@ func mcpServers(cfg *config.Config, sess *sandbox.Policy, only ...string) []mcp.
 func (c *cli) newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, status func(string), sess *sandbox.Policy, only ...string) (*mcp.Manager, error) {
 	if sess == nil {
 		sess = configPolicy(ctx, cfg)
+		// mcp list and test: the process ends with the command.
+		sess.Egress = egress.NewPool(selfPath(), log)
 	}
 	m, err := mcp.New(mcp.Options{
 		Servers: mcpServers(cfg, sess, only...), Getenv: c.getenv, Logger: log, Status: status, Version: version,

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/tool/sandbox"
+	"github.com/talaria-agent/talaria/tool/sandbox/egress"
 )
 
 // sandboxPolicy builds the policy of a run, chat or serve from the config
@@ -27,6 +29,9 @@ func sandboxPolicy(ctx context.Context, cfg *config.Config, flagMode, ws string)
 	// has no business reading either.
 	p := &sandbox.Policy{Mode: mode, Network: cfg.Sandbox.Network.On && mode != sandbox.ReadOnly, Workspace: ws,
 		Hide: []string{cfg.Home}}
+	if mode != sandbox.ReadOnly {
+		p.Hosts = cfg.Sandbox.Network.Hosts
+	}
 	if mode == sandbox.Off && len(cfg.MCPServers) == 0 {
 		return p, nil
 	}
@@ -58,7 +63,7 @@ func configPolicy(ctx context.Context, cfg *config.Config) *sandbox.Policy {
 		mode = sandbox.ReadOnly
 	}
 	ws, _ := os.Getwd()
-	return &sandbox.Policy{Mode: mode, Network: cfg.Sandbox.Network.On, Workspace: ws,
+	return &sandbox.Policy{Mode: mode, Network: cfg.Sandbox.Network.On, Hosts: cfg.Sandbox.Network.Hosts, Workspace: ws,
 		Hide: []string{cfg.Home}, Mechanism: sandbox.Detect(ctx)}
 }
 
@@ -68,18 +73,45 @@ func configPolicy(ctx context.Context, cfg *config.Config) *sandbox.Policy {
 // model says reaches this.
 func mcpPolicy(sess *sandbox.Policy, s *config.MCPSandbox) *sandbox.Policy {
 	mode, net := sandbox.WorkspaceWrite, true
+	var hosts []string
 	if s != nil {
 		if m, err := sandbox.ParseMode(s.Mode); err == nil {
 			mode = m
 		}
 		if s.Network.Set {
-			net = s.Network.On
+			net, hosts = s.Network.On, s.Network.Hosts
 		}
 	}
 	p := *sess
 	p.Mode = sess.Mode.Narrower(mode)
 	p.Network = net && p.Mode != sandbox.ReadOnly
+	p.Hosts = nil
+	if p.Mode != sandbox.ReadOnly {
+		p.Hosts = hosts
+	}
 	return &p
+}
+
+// withEgress gives p the egress proxies its host lists (and its MCP
+// servers') need, started on first use; call the returned func when the
+// command ends. The relay inside the sandbox is this binary.
+func withEgress(p *sandbox.Policy, log *slog.Logger) (closeEgress func()) {
+	pool := egress.NewPool(selfPath(), log)
+	p.Egress = pool
+	return func() { _ = pool.Close() }
+}
+
+// selfPath is this binary, resolved before bwrap binds it into the
+// sandbox as the relay; "" if unknown (a host list then fails saying so).
+func selfPath() string {
+	p, err := os.Executable()
+	if err == nil {
+		p, err = filepath.EvalSymlinks(p)
+	}
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // reapOrphans kills what the shell commands of a Talaria process that died

@@ -156,6 +156,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		return c.setupExit(err)
 	}
 	statusPrinter(c.stderr)(sandboxLine(sb))
+	defer withEgress(sb, log)() // after the MCP servers and every session's tools
 	reapOrphans(log)
 	shellTimeout := time.Duration(cfg.ShellTimeout)
 	if err := principalSandboxes(ctx, sb, sc.Limits); err != nil {

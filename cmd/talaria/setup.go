@@ -100,6 +100,8 @@ type app struct {
 	// watch reports model calls to the turn's progress display.
 	watch *callWatch
 	tel   *observe.Telemetry
+	// closeEgress stops the sandbox's egress proxies.
+	closeEgress func()
 }
 
 func (a *app) Close() {
@@ -113,6 +115,9 @@ func (a *app) Close() {
 	if a.mcp != nil {
 		// Stops stdio servers and their process groups; no zombies.
 		a.mcp.Close()
+	}
+	if a.closeEgress != nil {
+		a.closeEgress()
 	}
 	if a.store != nil {
 		_ = a.store.Close()
@@ -237,6 +242,7 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		a.Close()
 		return nil, err
 	}
+	a.closeEgress = withEgress(sb, log)
 	status := statusPrinter(c.stderr)
 	if !f.quiet || sb.Mode == sandbox.Off {
 		status(sandboxLine(sb))

@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/talaria-agent/talaria/tool/sandbox"
+	"github.com/talaria-agent/talaria/tool/sandbox/egress"
 )
 
 // Sandbox confines the shell tool's commands and the file tools
@@ -29,21 +30,32 @@ type MCPSandbox struct {
 	Network Network `yaml:"network"`
 }
 
-// Network is sandbox.network: true or false. A list of hosts would need an
-// egress proxy the sandbox does not have yet, so one is refused rather than
-// read as true.
+// Network is sandbox.network: true (any host), false (none), or a list
+// of hosts ("proxy.golang.org", "*.github.com", "10.0.0.5:8080") reached
+// only through Talaria's egress proxy, the sandbox having no other route.
 type Network struct {
 	Set, On bool
+	// Hosts is the list, when network is one (On is then false).
+	Hosts []string
 }
 
-// UnmarshalYAML reads true or false; a list of hosts is an error.
+// UnmarshalYAML reads true, false or a list of hosts; a list is checked
+// here, so a typo fails at load, not at the first command.
 func (n *Network) UnmarshalYAML(v *yaml.Node) error {
 	if v.Kind == yaml.SequenceNode {
-		return fmt.Errorf("line %d: sandbox network host lists are not enforced yet; use true (any host) or false (none)", v.Line)
+		var hosts []string
+		if err := v.Decode(&hosts); err != nil {
+			return fmt.Errorf("line %d: network is true, false or a list of hosts", v.Line)
+		}
+		if _, err := egress.Parse(hosts); err != nil {
+			return fmt.Errorf("line %d: network: %w", v.Line, err)
+		}
+		n.Set, n.On, n.Hosts = true, false, hosts
+		return nil
 	}
 	var b bool
 	if err := v.Decode(&b); err != nil {
-		return fmt.Errorf("line %d: network is true or false", v.Line)
+		return fmt.Errorf("line %d: network is true, false or a list of hosts", v.Line)
 	}
 	n.Set, n.On = true, b
 	return nil

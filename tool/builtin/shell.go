@@ -75,6 +75,9 @@ func sandboxNote(p *sandbox.Policy) string {
 		return " Commands run in a read-only sandbox: they can read the workspace but write nothing and reach no network."
 	case p.Network:
 		return " Commands run in a sandbox: they may write only in the workspace and a private /tmp."
+	case len(p.Hosts) > 0:
+		return " Commands run in a sandbox: they may write only in the workspace and a private /tmp, and reach only " +
+			"these hosts, through the HTTP proxy set in http_proxy/https_proxy: " + strings.Join(p.Hosts, ", ") + "."
 	}
 	return " Commands run in a sandbox: they may write only in the workspace and a private /tmp, and have no network."
 }

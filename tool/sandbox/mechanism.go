@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -134,6 +135,23 @@ func (p Policy) Command(dir string, argv []string) ([]string, error) {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			a = append(a, "--tmpfs", d)
 		}
+	}
+	if p.proxied() {
+		// The proxy's socket and the relay are bound into the private
+		// /tmp; the relay runs the command.
+		if within("/tmp", ws) {
+			return nil, fmt.Errorf("sandbox: a network host list needs a workspace other than %s", ws)
+		}
+		if p.Egress == nil {
+			return nil, fmt.Errorf("sandbox: network host list %s has no egress proxy", strings.Join(p.Hosts, ", "))
+		}
+		socket, relay, err := p.Egress.Route(p.Hosts)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: network host list: %w", err)
+		}
+		const relayIn, socketIn = "/tmp/.talaria-net/relay", "/tmp/.talaria-net/proxy.sock"
+		a = append(a, "--ro-bind", relay, relayIn, "--bind", socket, socketIn)
+		argv = append([]string{relayIn, RelayCommand, socketIn, strconv.Itoa(RelayPort), "--"}, argv...)
 	}
 	if dir == "" {
 		dir = ws

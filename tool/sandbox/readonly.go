@@ -141,6 +141,9 @@ func splitPipeline(line string) (stages [][]string, ok bool) {
 // shows the errors it causes, or "".
 func Denial(output string) string {
 	switch {
+	case strings.Contains(output, "refused by the sandbox"), strings.Contains(output, "CONNECT tunnel failed, response 403"),
+		strings.Contains(output, "Received HTTP code 403 from proxy"):
+		return "the host is not in the sandbox's network list (sandbox.network)"
 	case strings.Contains(output, "Read-only file system"):
 		return "writing outside the workspace (or anywhere, in read-only mode) is not allowed"
 	case strings.Contains(output, "Network is unreachable"), strings.Contains(output, "Could not resolve host"),

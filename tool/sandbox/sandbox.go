@@ -82,12 +82,44 @@ type Policy struct {
 	Hide []string
 	// Mechanism is what enforces the policy (from Detect).
 	Mechanism Mechanism
+	// Hosts, when Network is false and the mode writes, is the list of
+	// hosts the process may reach (sandbox.network as a list): it still
+	// gets its own network namespace, and a relay inside it is the only
+	// way out, to an egress proxy that connects only to these hosts.
+	Hosts []string
+	// Egress starts those proxies; a policy with Hosts needs it.
+	Egress Egress
+}
+
+// Egress gives confined processes their way out to a host list.
+type Egress interface {
+	// Route returns the Unix socket of a proxy allowing hosts (started on
+	// first use) and the relay binary to run inside the sandbox as
+	// `relay RelayCommand SOCKET PORT -- PROGRAM ARGS...`.
+	Route(hosts []string) (socket, relay string, err error)
+}
+
+// RelayCommand is the talaria binary's hidden subcommand that is the
+// relay inside a sandbox with a host list.
+const RelayCommand = "__netrelay"
+
+// RelayPort is the port the relay listens on in the sandbox's loopback
+// (its own network namespace: nothing else is there).
+const RelayPort = 3128
+
+// proxied reports whether the process reaches the network only through
+// the egress proxy.
+func (p Policy) proxied() bool {
+	return p.Mode == WorkspaceWrite && !p.Network && len(p.Hosts) > 0
 }
 
 // Narrow returns p restricted to mode n and network net: never wider than p.
 func (p Policy) Narrow(n Mode, net bool) Policy {
 	p.Mode = p.Mode.Narrower(n)
 	p.Network = p.Network && net
+	if !net {
+		p.Hosts = nil
+	}
 	return p
 }
 
@@ -97,8 +129,11 @@ func (p Policy) String() string {
 		return "off (commands run unconfined)"
 	}
 	net := "network off"
-	if p.Network && p.Mode != ReadOnly {
+	switch {
+	case p.Network && p.Mode != ReadOnly:
 		net = "network on"
+	case p.proxied():
+		net = "network: hosts " + strings.Join(p.Hosts, ", ") + " (proxy)"
 	}
 	return fmt.Sprintf("%s, %s, enforced by %s", p.Mode, net, p.Mechanism.Describe())
 }

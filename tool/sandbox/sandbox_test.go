@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,78 @@ func TestParseMode(t *testing.T) {
 	}
 	if _, err := ParseMode("none"); err == nil {
 		t.Error("ParseMode(none) accepted it")
+	}
+}
+
+type fakeEgress struct{ hosts []string }
+
+func (f *fakeEgress) Route(hosts []string) (string, string, error) {
+	f.hosts = hosts
+	return "/run/x/proxy.sock", "/usr/local/bin/talaria", nil
+}
+
+// TestCommandHostList: a host list keeps the private network namespace
+// and runs the command under the relay, with the proxy's socket and the
+// relay bound into the private /tmp; network on or read-only do not.
+func TestCommandHostList(t *testing.T) {
+	mech := Mechanism{Name: Bubblewrap, Path: "/usr/bin/bwrap"}
+	for _, c := range []struct {
+		name    string
+		p       Policy
+		relay   bool
+		unshare bool
+		str     string
+	}{
+		{"list", Policy{Mode: WorkspaceWrite, Hosts: []string{"a.com", "*.b.org"}}, true, true,
+			"workspace-write, network: hosts a.com, *.b.org (proxy), enforced by bubblewrap"},
+		{"on", Policy{Mode: WorkspaceWrite, Network: true, Hosts: []string{"a.com"}}, false, false,
+			"workspace-write, network on, enforced"},
+		{"read-only", Policy{Mode: ReadOnly, Hosts: []string{"a.com"}}, false, true, "read-only, network off"},
+		{"off", Policy{Mode: WorkspaceWrite}, false, true, "workspace-write, network off"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eg := &fakeEgress{}
+			c.p.Workspace, c.p.Mechanism, c.p.Egress = "/work/ws", mech, eg
+			argv, err := c.p.Command("", []string{"sh", "-c", "true"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(argv, "--unshare-net"); got != c.unshare {
+				t.Errorf("--unshare-net %v, want %v: %q", got, c.unshare, argv)
+			}
+			i := slices.Index(argv, "--")
+			tail := argv[i+1:]
+			if c.relay {
+				want := []string{"/tmp/.talaria-net/relay", RelayCommand, "/tmp/.talaria-net/proxy.sock", "3128", "--", "sh", "-c", "true"}
+				if !slices.Equal(tail, want) {
+					t.Errorf("command %q, want %q", tail, want)
+				}
+				if j := slices.Index(argv, "/usr/local/bin/talaria"); j < 1 || argv[j-1] != "--ro-bind" || argv[j+1] != "/tmp/.talaria-net/relay" {
+					t.Errorf("relay not bound read-only: %q", argv)
+				}
+				if j := slices.Index(argv, "/run/x/proxy.sock"); j < 1 || argv[j+1] != "/tmp/.talaria-net/proxy.sock" {
+					t.Errorf("socket not bound: %q", argv)
+				}
+				if !slices.Equal(eg.hosts, c.p.Hosts) {
+					t.Errorf("routed %q, want %q", eg.hosts, c.p.Hosts)
+				}
+			} else if tail[0] != "sh" || eg.hosts != nil {
+				t.Errorf("no relay expected: %q", tail)
+			}
+			if s := c.p.String(); !strings.Contains(s, c.str) {
+				t.Errorf("String() = %q, want it to contain %q", s, c.str)
+			}
+		})
+	}
+	p := Policy{Mode: WorkspaceWrite, Hosts: []string{"a.com"}, Workspace: "/work/ws", Mechanism: mech}
+	if _, err := p.Command("", []string{"true"}); err == nil {
+		t.Error("a host list without an egress proxy was accepted")
+	}
+	p.Egress, p.Workspace = &fakeEgress{}, "/tmp"
+	if _, err := p.Command("", []string{"true"}); err == nil {
+		t.Error("a host list with the workspace /tmp was accepted")
+	}
+	if n := (Policy{Mode: WorkspaceWrite, Hosts: []string{"a"}}).Narrow(WorkspaceWrite, false); n.Hosts != nil {
+		t.Errorf("Narrow(net=false) kept the hosts %q", n.Hosts)
 	}
 }
