@@ -59,6 +59,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
 	fs.BoolVar(&cont, "c", false, "short for --continue")
 	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
+	plain := fs.Bool("plain", false, "the line mode even on a terminal (it is the mode for pipes, TERM=dumb and NO_COLOR)")
 	steerMode := fs.String("steer", "auto", "a line typed during a turn joins it after its tool round: `auto` (on a terminal), on or off")
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
 		return code
@@ -74,6 +75,9 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 			return c.usageError(chatCmdHelp, "%v", err)
 		}
 		return c.chatRemote(ctx, *server, *sessionID, rf.model, cont)
+	}
+	if c.useTUI(*plain) {
+		return c.chatTUI(ctx, &rf, *sessionID, cont)
 	}
 	var steering bool
 	switch *steerMode {
