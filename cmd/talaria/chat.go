@@ -91,6 +91,12 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		return c.usageError(chatCmdHelp, "--steer %q: use auto, on or off", *steerMode)
 	}
 	lines := readLines(c.stdin)
+	if tw, ok := c.stdout.(*termWriter); ok && isTerminal(c.stdin) {
+		// A terminal in line mode: pastes arrive marked (linein.go).
+		fmt.Fprint(tw.w, bracketedPasteOn)
+		defer fmt.Fprint(tw.w, bracketedPasteOff)
+		lines = joinPastes(lines)
+	}
 	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}
 	if steering {
 		// During a turn chatTurn reads the lines: a line typed then steers

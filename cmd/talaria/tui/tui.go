@@ -175,8 +175,8 @@ type (
 		failed                bool
 		took                  time.Duration
 	}
-	tickMsg      struct{}
-	startedMsg   struct {
+	tickMsg    struct{}
+	startedMsg struct {
 		info Info
 		err  error
 	}
