@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
@@ -59,7 +61,12 @@ func (s *syncBuffer) take() string {
 // commands for it.
 func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, cont bool) int {
 	term := c.stdout.(*termWriter)
-	out := term.w // the UI writes its own escape sequences; text is filtered below
+	out := term.w
+	origErr, origRaw := c.stderr, c.rawStderr
+	// Closing the terminal or SIGTERM stops the turn and quits; Ctrl+C is
+	// a key in the UI, not a signal.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop() // the UI writes its own escape sequences; text is filtered below
 	// Lines the rest of the CLI prints (setup notes, command output)
 	// would tear the screen: they are collected and printed by the UI.
 	buf := &syncBuffer{}
@@ -125,7 +132,7 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	}
 	// What was said after the UI's last frame (a setup error) goes to the
 	// terminal as in line mode.
-	c.stdout, c.stderr = term, newTermWriter(out)
+	c.stdout, c.stderr, c.rawStderr = term, origErr, origRaw
 	if rest := buf.take(); rest != "" {
 		fmt.Fprint(c.stderr, rest)
 	}
@@ -133,7 +140,7 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, tui.ErrInterrupted):
+	case errors.Is(err, tui.ErrInterrupted), ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &pe):
 		return c.pickExit(pe.err)

@@ -111,7 +111,7 @@ func (m *model) Init() tea.Cmd {
 	} else {
 		start := m.ui.opts.Start
 		cmds = append(cmds, func() tea.Msg {
-			info, err := start(context.Background())
+			info, err := start(m.ui.baseCtx())
 			return startedMsg{info, err}
 		})
 	}
@@ -413,11 +413,13 @@ func (m *model) next() tea.Cmd {
 		return m.command(text)
 	}
 	m.running, m.stopping = true, false
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(m.ui.baseCtx())
 	m.cancel = cancel
 	turn := m.ui.opts.Turn
 	echo := m.echo(text)
+	m.ui.turns.Add(1)
 	run := func() tea.Msg {
+		defer m.ui.turns.Done()
 		end := turn(ctx, text)
 		cancel()
 		return turnDoneMsg(end)
@@ -457,7 +459,8 @@ func (m *model) command(line string) tea.Cmd {
 	}
 	m.running = true
 	run := m.ui.opts.Command
-	return func() tea.Msg { return commandDoneMsg(run(context.Background(), line)) }
+	ctx := m.ui.baseCtx()
+	return func() tea.Msg { return commandDoneMsg(run(ctx, line)) }
 }
 
 func (m *model) tickCmd() tea.Cmd {
@@ -697,4 +700,11 @@ func humanCount(n int64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
+}
+
+func (u *UI) baseCtx() context.Context {
+	if u.ctx == nil {
+		return context.Background()
+	}
+	return u.ctx
 }

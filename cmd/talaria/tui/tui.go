@@ -82,6 +82,12 @@ type UI struct {
 	reasoning strings.Builder
 
 	approvals approvalMemory
+
+	// ctx is Run's: turns and commands run under it, and Run waits for
+	// them (turns) so a stopped turn is finalized before the caller
+	// closes the store.
+	ctx   context.Context
+	turns sync.WaitGroup
 }
 
 // New makes a UI; Run shows it.
@@ -92,6 +98,12 @@ func New(opts Options) *UI {
 // Run shows the UI until the user quits. A start error is returned as it
 // came; ErrInterrupted says the user quit while a turn ran.
 func (u *UI) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	u.ctx = ctx
+	defer func() {
+		cancel()
+		u.turns.Wait()
+	}()
 	m := newModel(u)
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(u.opts.Out), tea.WithEnvironment(u.opts.Env),
 		// The chat handles Ctrl+C as a key: one stops the turn, two quit.
