@@ -96,13 +96,16 @@ func newModel(u *UI) *model {
 	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"))
 	// Up/Down move between lines; at the first/last line they browse the
 	// history (handled before the textarea sees them).
+	// The terminal's own cursor: it blinks without a timer waking the
+	// program twice a second, so an idle chat costs no CPU.
+	in.SetVirtualCursor(false)
 	in.Focus()
 	return &model{ui: u, st: newStyles(), in: in, his: loadHistory(u.opts.HistoryFile),
 		width: 80, height: 24, tools: map[string]runningTool{}, info: Info{ContextPct: -1}}
 }
 
 func (m *model) Init() tea.Cmd {
-	cmds := []tea.Cmd{textarea.Blink}
+	var cmds []tea.Cmd
 	if m.ui.opts.Banner != "" {
 		cmds = append(cmds, tea.Println(m.st.dim.Render(m.ui.opts.Banner)))
 	}
