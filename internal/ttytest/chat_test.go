@@ -267,6 +267,41 @@ func TestFirstFrame(t *testing.T) {
 	t.Logf("first frame: median %v, min %v, max %v (n=%d)", ds[len(ds)/2], ds[0], ds[len(ds)-1], len(ds))
 }
 
+// An idle chat uses no CPU: no timer wakes it while nothing happens.
+func TestIdleCPU(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	tm := startChat(t, srv, t.TempDir())
+	tm.wait("new session")
+	time.Sleep(500 * time.Millisecond) // let start-up settle
+	before := cpuTicks(t, tm.cmd.Process.Pid)
+	time.Sleep(3 * time.Second)
+	used := cpuTicks(t, tm.cmd.Process.Pid) - before
+	t.Logf("idle for 3 s: %d clock ticks of CPU", used)
+	if used > 10 { // 100 ms in 3 s: a busy loop or a fast timer would be far above
+		t.Errorf("idle chat used %d ticks of CPU in 3 s", used)
+	}
+	tm.send("\x04")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// cpuTicks is utime+stime of pid, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	var u, k int
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &k)
+	return u + k
+}
+
 func lastUser(r fakellm.Request) string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == "user" {

@@ -107,7 +107,10 @@ func (u *UI) Run(ctx context.Context) error {
 	m := newModel(u)
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(u.opts.Out), tea.WithEnvironment(u.opts.Env),
 		// The chat handles Ctrl+C as a key: one stops the turn, two quit.
-		tea.WithoutSignalHandler()}
+		tea.WithoutSignalHandler(),
+		// The renderer's ticker wakes at this rate even when idle; the
+		// stream is drawn every tick (50 ms) anyway.
+		tea.WithFPS(30)}
 	if u.opts.In != nil {
 		opts = append(opts, tea.WithInput(u.opts.In))
 	}
