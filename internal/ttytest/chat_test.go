@@ -1,5 +1,3 @@
-// Package ttytest drives the real talaria binary in a pseudo-terminal, the
-// way a person at a terminal does: keys and pastes in, frames out.
 package ttytest
 
 import (
