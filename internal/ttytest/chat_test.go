@@ -28,6 +28,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // binary builds cmd/talaria once for the package's tests.
 func binary(t *testing.T) string {
 	t.Helper()
