@@ -59,6 +59,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
 	fs.BoolVar(&cont, "c", false, "short for --continue")
 	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
+	plain := fs.Bool("plain", false, "the line mode even on a terminal (it is the mode for pipes, TERM=dumb and NO_COLOR)")
 	steerMode := fs.String("steer", "auto", "a line typed during a turn joins it after its tool round: `auto` (on a terminal), on or off")
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
 		return code
@@ -75,6 +76,9 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		}
 		return c.chatRemote(ctx, *server, *sessionID, rf.model, cont)
 	}
+	if c.useTUI(*plain) {
+		return c.chatTUI(ctx, &rf, *sessionID, cont)
+	}
 	var steering bool
 	switch *steerMode {
 	case "auto":
@@ -87,6 +91,12 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		return c.usageError(chatCmdHelp, "--steer %q: use auto, on or off", *steerMode)
 	}
 	lines := readLines(c.stdin)
+	if tw, ok := c.stdout.(*termWriter); ok && isTerminal(c.stdin) {
+		// A terminal in line mode: pastes arrive marked (linein.go).
+		fmt.Fprint(tw.w, bracketedPasteOn)
+		defer fmt.Fprint(tw.w, bracketedPasteOff)
+		lines = joinPastes(lines)
+	}
 	ap := &askApprover{lines: lines, out: c.stdout, always: map[string]bool{}}
 	if steering {
 		// During a turn chatTurn reads the lines: a line typed then steers

@@ -32,8 +32,9 @@ var forbidden = []string{
 // that. Issue 30's target is 45 MiB: /metrics without client_golang and
 // the OTel Prometheus exporter (~5.7 MiB together) is the next step, and
 // then this budget comes down. Raise it only with the BENCHMARKS.md
-// figures that justify it.
-const maxStripped = 52 << 20
+// figures that justify it. Issue 27's terminal UI (bubbletea, bubbles,
+// lipgloss) added 1.87 MiB (53,366,946 → 55,328,930 bytes): +2 MiB.
+const maxStripped = 54 << 20
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()

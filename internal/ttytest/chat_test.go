@@ -1,0 +1,339 @@
+package ttytest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/talaria-agent/talaria/internal/fakellm"
+)
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?<=>]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[P_^X][^\x1b]*\x1b\\|\x1b[()][0-9A-Za-z]|\x1b[=>78c]`)
+
+func strip(s string) string { return ansiRE.ReplaceAllString(s, "") }
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// binary builds cmd/talaria once for the package's tests.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the talaria binary; run without -short")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ttytest")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "talaria")
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/talaria-agent/talaria/cmd/talaria")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// term is the binary running in a pty.
+type term struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	tty   *os.File
+	mu    sync.Mutex
+	out   bytes.Buffer
+	first time.Time // when the first frame (the prompt) appeared
+	start time.Time
+	done  chan error
+}
+
+func startChat(t *testing.T, srv *fakellm.Server, ws string, extra ...string) *term {
+	t.Helper()
+	bin := binary(t)
+	home := t.TempDir()
+	args := append([]string{"chat", "--api", "openai", "--base-url", srv.OpenAIBaseURL(), "--model", "gpt-4.1", "--workspace", ws}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = ws
+	cmd.Env = []string{"TALARIA_HOME=" + home, "TERM=xterm-256color", "HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	tm := &term{t: t, cmd: cmd, done: make(chan error, 1)}
+	tm.start = time.Now()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 30, Cols: 100})
+	if err != nil {
+		t.Fatalf("pty: %v", err)
+	}
+	tm.tty = f
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := f.Read(buf)
+			if n > 0 {
+				tm.mu.Lock()
+				tm.out.Write(buf[:n])
+				if tm.first.IsZero() && strings.Contains(strip(tm.out.String()), "›") {
+					tm.first = time.Now()
+				}
+				tm.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { tm.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+		_ = f.Close()
+	})
+	return tm
+}
+
+func (tm *term) screen() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return strip(tm.out.String())
+}
+
+func (tm *term) send(s string) {
+	tm.t.Helper()
+	if _, err := tm.tty.WriteString(s); err != nil {
+		tm.t.Fatalf("write to pty: %v", err)
+	}
+}
+
+// wait waits for want to appear in the output after the mark'th byte.
+func (tm *term) wait(want string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(tm.screen(), want) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, tm.screen())
+}
+
+func (tm *term) exit() int {
+	tm.t.Helper()
+	select {
+	case err := <-tm.done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			tm.t.Fatalf("wait: %v", err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		tm.t.Fatalf("talaria did not exit; it shows:\n%s", tm.screen())
+		return -1
+	}
+}
+
+// The whole path a person takes: start, paste a multi-line message, see
+// the approval with its diff, approve, see the answer rendered, resize,
+// run a command, quit with Ctrl+C twice; exit 0, the file written, one
+// request holding the whole paste.
+func TestChatInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.Script(
+		fakellm.Calls(fakellm.ToolCall("write_file", `{"path":"hello.txt","content":"hi there\n"}`)),
+		fakellm.Text("Done: I **wrote** the file.\n\n```go\nx := 1\n```\n"),
+	)
+	ws := t.TempDir()
+	tm := startChat(t, srv, ws)
+	tm.wait("new session")
+	t.Logf("first frame after %v (process start → prompt drawn)", tm.first.Sub(tm.start))
+
+	tm.send("\x1b[200~please write\n  hello.txt\x1b[201~")
+	tm.send("\r")
+	tm.wait("Allow write_file?")
+	tm.wait("+hi there")
+	tm.send("y")
+	tm.wait("completed")
+	scr := tm.screen()
+	if !strings.Contains(scr, "wrote") || strings.Contains(scr, "**wrote**") {
+		t.Errorf("the answer is not rendered as markdown:\n%s", scr)
+	}
+	if !strings.Contains(scr, "┌─ go") {
+		t.Errorf("the code block is not drawn:\n%s", scr)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "hello.txt")); err != nil || string(b) != "hi there\n" {
+		t.Errorf("hello.txt = %q, %v", b, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if u := lastUser(reqs[0]); u != "please write\n  hello.txt" {
+		t.Errorf("the pasted message reached the model as %q", u)
+	}
+
+	if err := pty.Setsize(tm.tty, &pty.Winsize{Rows: 20, Cols: 60}); err != nil {
+		t.Fatal(err)
+	}
+	tm.send("/help\r")
+	tm.wait("Keys:")
+
+	tm.send("\x03")
+	tm.wait("Ctrl+C again to quit")
+	tm.send("\x03")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	noChildren(t, tm.cmd.Process.Pid)
+}
+
+// Ctrl+C while the answer streams stops the turn and keeps the text; the
+// Up arrow then recalls the message, and nothing escaped reaches a request.
+func TestChatInterruptInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	long := strings.Repeat("streaming words go on and on. ", 400)
+	srv.Script(
+		fakellm.Text("Begin. "+long).WithChunkDelay(20*time.Millisecond),
+		fakellm.Text("second answer"),
+	)
+	ws := t.TempDir()
+	tm := startChat(t, srv, ws)
+	tm.wait("new session")
+	tm.send("tell me a long story\r")
+	tm.wait("Begin.")
+	tm.send("\x03")
+	tm.wait("interrupted")
+	if !strings.Contains(tm.screen(), "streaming words") {
+		t.Errorf("the streamed text was not kept")
+	}
+	tm.send("\x1b[A")
+	tm.send("\r")
+	tm.wait("second answer")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if u := lastUser(reqs[1]); u != "tell me a long story" {
+		t.Errorf("Up recalled %q", u)
+	}
+	for _, r := range reqs {
+		if bytes.Contains(r.Body, []byte(`\u001b`)) {
+			t.Errorf("an escape sequence reached a request: %s", r.Body)
+		}
+	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// TestFirstFrame measures process start → first frame, median of 10.
+func TestFirstFrame(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	var ds []time.Duration
+	for range 10 {
+		tm := startChat(t, srv, t.TempDir())
+		tm.wait("›")
+		tm.mu.Lock()
+		ds = append(ds, tm.first.Sub(tm.start))
+		tm.mu.Unlock()
+		tm.send("\x04") // Ctrl+D on an empty prompt quits
+		if code := tm.exit(); code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	t.Logf("first frame: median %v, min %v, max %v (n=%d)", ds[len(ds)/2], ds[0], ds[len(ds)-1], len(ds))
+}
+
+// An idle chat uses no CPU: no timer wakes it while nothing happens.
+func TestIdleCPU(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	tm := startChat(t, srv, t.TempDir())
+	tm.wait("new session")
+	time.Sleep(500 * time.Millisecond) // let start-up settle
+	before := cpuTicks(t, tm.cmd.Process.Pid)
+	time.Sleep(3 * time.Second)
+	used := cpuTicks(t, tm.cmd.Process.Pid) - before
+	t.Logf("idle for 3 s: %d clock ticks of CPU", used)
+	if used > 10 { // 100 ms in 3 s: a busy loop or a fast timer would be far above
+		t.Errorf("idle chat used %d ticks of CPU in 3 s", used)
+	}
+	tm.send("\x04")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// cpuTicks is utime+stime of pid, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	var u, k int
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &k)
+	return u + k
+}
+
+func lastUser(r fakellm.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Text
+		}
+	}
+	return ""
+}
+
+// noChildren fails if a process whose parent was pid is still alive.
+func noChildren(t *testing.T, pid int) {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i > 0 {
+			f := strings.Fields(s[i+1:])
+			if len(f) > 1 && f[1] == fmt.Sprint(pid) {
+				t.Errorf("process %s (child of talaria) is still running", e.Name())
+			}
+		}
+	}
+}
