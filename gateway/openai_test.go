@@ -175,13 +175,14 @@ func TestOpenAIErrors(t *testing.T) {
 	ctx := context.Background()
 	user := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}
 
-	models, err := h.oaiClient(h.token).Models.List(ctx)
+	alice := h.oaiClient(h.token)
+	models, err := alice.Models.List(ctx)
 	if err != nil || len(models.Data) != 1 || models.Data[0].ID != "primary/test-model" {
 		t.Fatalf("models = %v %v", models, err)
 	}
 
 	var hr *http.Response
-	if _, err := h.oaiClient(h.token).Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Messages: user}, option.WithResponseInto(&hr)); err != nil {
+	if _, err := alice.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Messages: user}, option.WithResponseInto(&hr)); err != nil {
 		t.Fatal(err)
 	}
 	alices := hr.Header.Get(SessionHeader)
@@ -209,7 +210,8 @@ func TestOpenAIErrors(t *testing.T) {
 			if tc.header != "" {
 				opts = append(opts, option.WithHeader(SessionHeader, tc.header))
 			}
-			_, err := h.oaiClient(tc.token).Chat.Completions.New(ctx, tc.params, opts...)
+			c := h.oaiClient(tc.token)
+			_, err := c.Chat.Completions.New(ctx, tc.params, opts...)
 			if tc.status == 200 {
 				if err != nil {
 					t.Fatal(err)
@@ -223,7 +225,8 @@ func TestOpenAIErrors(t *testing.T) {
 		})
 	}
 	// The Responses API answers another principal's response the same way.
-	_, err = h.oaiClient(h.other).Responses.New(ctx, responses.ResponseNewParams{
+	bob := h.oaiClient(h.other)
+	_, err = bob.Responses.New(ctx, responses.ResponseNewParams{
 		PreviousResponseID: openai.String(responseID(alices, "t000000abcdef")),
 		Input:              responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")},
 	})
