@@ -81,6 +81,7 @@ func TestOpenAINodeClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node run.mjs: %v\n%s\nserver:\n%s", err, stderr.String(), s.Stderr())
 	}
+	t.Logf("the openai Node client saw: %s", out)
 	var got map[string]json.RawMessage
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("node printed %q: %v", out, err)
