@@ -43,6 +43,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/turns/{id}/approvals/{call}", a(g.approve))
 	mux.HandleFunc("POST /v1/explain-error", a(g.explainError))
 	mux.Handle("GET /metrics", g.adminOnly(g.m.handler().ServeHTTP))
+	g.openAIRoutes(mux) // openai.go
 	mux.HandleFunc("/v1/", a(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errf(http.StatusNotFound, CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	}))
