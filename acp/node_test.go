@@ -53,7 +53,7 @@ type clientReport struct {
 	SessionID   string       `json:"sessionId"`
 	Updates     []seenUpdate `json:"updates"`
 	Permissions []struct {
-		Phase    string   `json:"phase"`
+		Phase    string `json:"phase"`
 		ToolCall struct {
 			ToolCallID string `json:"toolCallId"`
 			Title      string `json:"title"`
