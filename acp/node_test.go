@@ -30,6 +30,9 @@ func needNode(t *testing.T) {
 // buildTalaria builds the talaria binary into a temporary directory.
 func buildTalaria(t *testing.T) string {
 	t.Helper()
+	if b := os.Getenv("TALARIA_TEST_BINARY"); b != "" {
+		return b // a binary built from this tree already (local iteration)
+	}
 	bin := filepath.Join(t.TempDir(), "talaria")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/cmd/talaria")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -32,6 +32,9 @@ type host struct {
 
 func buildTalaria(t *testing.T) string {
 	t.Helper()
+	if b := os.Getenv("TALARIA_TEST_BINARY"); b != "" {
+		return b // a binary built from this tree already (local iteration)
+	}
 	bin := filepath.Join(t.TempDir(), "talaria")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/cmd/talaria").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
