@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -210,4 +211,34 @@ func TestConnWritesWholeLines(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// TestSessionUpdateShapes: a chunk's content is one block, a tool call
+// update's content a list; both are named "content" on the wire.
+func TestSessionUpdateShapes(t *testing.T) {
+	tc := ToolCall{ToolCallID: "c1", Status: StatusCompleted, Content: []ToolCallContent{{Type: "content", Content: &ContentBlock{Type: "text", Text: "out"}}}}
+	tests := []struct {
+		u    SessionUpdate
+		want string
+	}{
+		{SessionUpdate{SessionUpdate: "agent_message_chunk", Content: &ContentBlock{Type: "text", Text: "hi"}},
+			`{"content":{"type":"text","text":"hi"},"sessionUpdate":"agent_message_chunk"}`},
+		{SessionUpdate{SessionUpdate: "tool_call_update", ToolCall: &tc},
+			`{"content":[{"type":"content","content":{"type":"text","text":"out"}}],"sessionUpdate":"tool_call_update","status":"completed","toolCallId":"c1"}`},
+		{SessionUpdate{SessionUpdate: "plan"}, `{"entries":[],"sessionUpdate":"plan"}`},
+	}
+	for _, tc := range tests {
+		b, err := json.Marshal(SessionNotification{SessionID: "s", Update: tc.u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want any
+		_ = json.Unmarshal(b, &got)
+		if err := json.Unmarshal([]byte(`{"sessionId":"s","update":`+tc.want+`}`), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("got  %s\nwant %s", b, tc.want)
+		}
+	}
 }

@@ -243,19 +243,56 @@ type Cost struct {
 }
 
 // SessionUpdate is the union of the session/update variants Talaria sends;
-// SessionUpdate names the variant.
+// SessionUpdate names the variant. Its fields are flattened by MarshalJSON:
+// a chunk's "content" (one block) and a tool call's "content" (a list)
+// share a name, so they cannot be plain struct fields of one type.
 type SessionUpdate struct {
-	SessionUpdate string `json:"sessionUpdate"`
+	SessionUpdate string
 	// user_message_chunk, agent_message_chunk, agent_thought_chunk
-	Content *ContentBlock `json:"content,omitempty"`
+	Content *ContentBlock
 	// tool_call, tool_call_update
-	*ToolCall
+	ToolCall *ToolCall
 	// plan
-	Entries []PlanEntry `json:"entries,omitempty"`
+	Entries []PlanEntry
 	// usage_update
-	Used *int64 `json:"used,omitempty"`
-	Size *int64 `json:"size,omitempty"`
-	Cost *Cost  `json:"cost,omitempty"`
+	Used *int64
+	Size *int64
+	Cost *Cost
+}
+
+// MarshalJSON writes the variant's fields next to "sessionUpdate".
+func (u SessionUpdate) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	if u.ToolCall != nil {
+		b, err := json.Marshal(u.ToolCall)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+	}
+	m["sessionUpdate"] = u.SessionUpdate
+	if u.Content != nil {
+		m["content"] = u.Content
+	}
+	if u.SessionUpdate == "plan" {
+		entries := u.Entries
+		if entries == nil {
+			entries = []PlanEntry{}
+		}
+		m["entries"] = entries
+	}
+	if u.Used != nil {
+		m["used"] = *u.Used
+	}
+	if u.Size != nil {
+		m["size"] = *u.Size
+	}
+	if u.Cost != nil {
+		m["cost"] = u.Cost
+	}
+	return json.Marshal(m)
 }
 
 type SessionNotification struct {
