@@ -44,6 +44,8 @@ Usage:
   talaria trace SESSION [--turn N] a turn's timeline: calls, retries, waits, tools, compressions, guards, costs
   talaria doctor                   check configuration, keys, the database and MCP servers
   talaria mcp <list|test> ...      MCP servers: their state and tools
+  talaria mcp serve                Talaria as an MCP server on stdio (tools run_turn, list_sessions, get_session)
+  talaria acp                      Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim, ...)
   talaria serve [flags]            HTTP API, event streams and web page (talaria serve token ...)
   talaria keys status|reset [P]    show or lift the cooldowns of benched API keys
   talaria db migrate --from sqlite://PATH --to postgres://…   copy a SQLite database into PostgreSQL
@@ -144,6 +146,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 		return c.serveCmd(ctx, rest)
 	case "keys":
 		return c.keysCmd(ctx, rest)
+	case "acp":
+		return c.acpCmd(ctx, rest)
 	case "version", "--version", "-v":
 		if wantsHelp(args[1:]) {
 			fmt.Fprint(stdout, "Usage: talaria version\n\nPrints the version of this binary (also --version, -v).\n")

@@ -19,6 +19,7 @@ import (
 const mcpUsage = `Commands:
   talaria mcp list [--json]   start every configured MCP server, list its state and tools
   talaria mcp test NAME       start one server, list its tools, print timings
+  talaria mcp serve           serve Talaria itself as an MCP server on stdio (run_turn, list_sessions, get_session)
 
 Servers are configured under mcp_servers: in the config file. Tool lists are
 read when a session starts; a server that changes its tools takes effect at
@@ -30,7 +31,7 @@ Exit codes: 0 all servers ready, 1 a server failed, 2 usage or config error.
 
 var mcpHelp = cmdHelp{
 	name:     "mcp",
-	usage:    "list|test ...",
+	usage:    "list|test|serve ...",
 	about:    mcpUsage,
 	examples: []string{"talaria mcp list", "talaria mcp test github"},
 }
@@ -61,15 +62,17 @@ func (c *cli) mcpCmd(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	if len(args) == 0 {
-		return c.usageError(mcpHelp, "needs a command: list or test")
+		return c.usageError(mcpHelp, "needs a command: list, test or serve")
 	}
 	switch args[0] {
 	case "list":
 		return c.mcpList(ctx, args[1:])
 	case "test":
 		return c.mcpTest(ctx, args[1:])
+	case "serve":
+		return c.mcpServe(ctx, args[1:])
 	}
-	return c.usageError(mcpHelp, "unknown mcp command %q; use list or test", args[0])
+	return c.usageError(mcpHelp, "unknown mcp command %q; use list, test or serve", args[0])
 }
 
 // mcpServers maps the config file's mcp_servers onto the manager's
