@@ -24,6 +24,11 @@ var forbidden = []string{
 	"text/template",
 	"github.com/google/go-cmp/",
 	"google.golang.org/grpc",
+	// /metrics is served by observe.PromReader and internal/promtext: the
+	// Prometheus client library, its protobuf model and the OTel
+	// Prometheus exporter cost every command ~5.7 MiB (issue 30).
+	"github.com/prometheus/",
+	"go.opentelemetry.io/otel/exporters/prometheus",
 }
 
 // maxStripped is the budget of the stripped (-s -w) static binary. It was

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // toDTO is the client library's model of a family, to encode with its
@@ -120,7 +121,8 @@ func TestRuntimeFamiliesAsClientLibrary(t *testing.T) {
 		}
 	}
 	// And the values are live: the process's resident memory and start.
-	scrape, err := expfmt.NewTextParser(0).TextToMetricFamilies(strings.NewReader(encodeReference(t, Normalize(Runtime()))))
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	scrape, err := parser.TextToMetricFamilies(strings.NewReader(encodeReference(t, Normalize(Runtime()))))
 	if err != nil {
 		t.Fatal(err)
 	}
