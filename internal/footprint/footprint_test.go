@@ -33,12 +33,11 @@ var forbidden = []string{
 
 // maxStripped is the budget of the stripped (-s -w) static binary. It was
 // 36.6 MiB before the service wave, 90.3 MiB with gRPC linked, 50.5 MiB
-// after issue 30 removed gRPC; the budget leaves 1.5 MiB of margin over
-// that. Issue 30's target is 45 MiB: /metrics without client_golang and
-// the OTel Prometheus exporter (~5.7 MiB together) is the next step, and
-// then this budget comes down. Raise it only with the BENCHMARKS.md
-// figures that justify it.
-const maxStripped = 52 << 20
+// after issue 30 removed gRPC, 50.2 MiB once /metrics stopped linking
+// client_golang and the OTel Prometheus exporter; the budget leaves 0.8 MiB
+// of margin over that. Issue 30's target is 45 MiB. Raise it only with the
+// BENCHMARKS.md figures that justify it.
+const maxStripped = 51 << 20
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
