@@ -7,13 +7,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/talaria-agent/talaria/internal/promtext"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -26,11 +24,12 @@ const MeterScope = "github.com/talaria-agent/talaria/gateway"
 // records through package observe (turns, calls, tokens, cost, retries,
 // fallbacks, compressions, guards, tools) and the gateway's own (HTTP
 // requests, active turns, queued messages, event streams, approvals), read
-// by a Prometheus exporter on the same MeterProvider as any OTLP export.
-// There is one recording path: /metrics and a collector see the same
-// instruments. Nothing is registered globally.
+// by an observe.PromReader on the same MeterProvider as any OTLP export,
+// with the Go runtime and process metrics (promtext.Runtime). There is one
+// recording path: /metrics and a collector see the same instruments.
+// Nothing is registered globally.
 type Metrics struct {
-	reg *prometheus.Registry
+	prom *observe.PromReader
 	// observer records the turns' metrics when the Metrics own their
 	// MeterProvider (NewMetrics); nil when the caller's turn observer
 	// already records into the provider (SharedMetrics).
@@ -47,23 +46,18 @@ type Metrics struct {
 	principalRequests metric.Int64Counter
 }
 
-// NewMetrics builds a self-contained /metrics: a registry with the Go and
-// process collectors, a MeterProvider whose only reader is a Prometheus
-// exporter on it, and an observe.Observer (metrics only) the gateway adds
-// to every turn. A gateway without telemetry configured uses it, so its
-// /metrics always works.
+// NewMetrics builds a self-contained /metrics: a MeterProvider whose only
+// reader is an observe.PromReader, and an observe.Observer (metrics only)
+// the gateway adds to every turn. A gateway without telemetry configured
+// uses it, so its /metrics always works.
 func NewMetrics() (*Metrics, error) {
-	reg := prometheus.NewRegistry()
-	reader, err := observe.PrometheusReader(reg)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: metrics: %w", err)
-	}
+	reader := observe.NewPromReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	obs, err := observe.New(observe.Options{MeterProvider: mp, Capture: observe.CaptureMetadata})
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(reg, mp)
+	m, err := newMetrics(reader, mp)
 	if err != nil {
 		return nil, err
 	}
@@ -72,26 +66,21 @@ func NewMetrics() (*Metrics, error) {
 }
 
 // SharedMetrics serves /metrics from telemetry the caller set up: tel comes
-// from observe.Setup with observe.PrometheusReader(reg) among its Readers,
-// and tel.Observer is part of the agents' Observer, so the turns
-// record once into the instruments both /metrics and the OTLP exporter
-// read. The gateway's own instruments join the same MeterProvider. Without
-// a MeterProvider (telemetry disabled) it falls back to NewMetrics.
-func SharedMetrics(reg *prometheus.Registry, tel *observe.Telemetry) (*Metrics, error) {
-	if reg == nil || tel == nil || tel.MeterProvider == nil {
+// from observe.Setup with reader among its Readers, and tel.Observer is
+// part of the agents' Observer, so the turns record once into the
+// instruments both /metrics and the OTLP exporter read. The gateway's own
+// instruments join the same MeterProvider. Without a MeterProvider
+// (telemetry disabled) it falls back to NewMetrics.
+func SharedMetrics(reader *observe.PromReader, tel *observe.Telemetry) (*Metrics, error) {
+	if reader == nil || tel == nil || tel.MeterProvider == nil {
 		return NewMetrics()
 	}
-	return newMetrics(reg, tel.MeterProvider)
+	return newMetrics(reader, tel.MeterProvider)
 }
 
-func newMetrics(reg *prometheus.Registry, mp metric.MeterProvider) (*Metrics, error) {
-	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
-		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
-			return nil, fmt.Errorf("gateway: metrics: %w", err)
-		}
-	}
+func newMetrics(reader *observe.PromReader, mp metric.MeterProvider) (*Metrics, error) {
 	meter := mp.Meter(MeterScope)
-	m := &Metrics{reg: reg}
+	m := &Metrics{prom: reader}
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -130,12 +119,14 @@ func newMetrics(reg *prometheus.Registry, mp metric.MeterProvider) (*Metrics, er
 	return m, nil
 }
 
-// Registry is the Prometheus registry /metrics serves (to add collectors).
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
-func (m *Metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+// Families is what /metrics serves: the instruments, then the Go runtime
+// and process metrics.
+func (m *Metrics) Families(ctx context.Context) ([]promtext.Family, error) {
+	fams, err := m.prom.Families(ctx)
+	return append(fams, promtext.Runtime()...), err
 }
+
+func (m *Metrics) handler() http.Handler { return promtext.Handler(m.Families) }
 
 // The recording calls are bounded by nothing the request could cancel: a
 // value recorded is recorded.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/talaria-agent/talaria/agent"
@@ -217,18 +216,14 @@ func TestMetricsGaugesAndRefusals(t *testing.T) {
 // scripted turn shows the same values in both views, recorded once.
 func TestMetricsSameInOTLPAndPrometheus(t *testing.T) {
 	r := telemetrytest.NewReceiver(t)
-	reg := prometheus.NewRegistry()
-	reader, err := observe.PrometheusReader(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reader := observe.NewPromReader()
 	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL}
 	tel, err := observe.Setup(context.Background(), observe.Settings{Readers: []sdkmetric.Reader{reader}}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	m, err := SharedMetrics(reg, tel)
+	m, err := SharedMetrics(reader, tel)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 // Metric names. The gen_ai.* ones follow the OpenTelemetry GenAI semantic
 // conventions; talaria.* are Talaria's own. A Prometheus exporter on the
 // same MeterProvider renders them as gen_ai_client_token_usage,
-// talaria_retries_total, talaria_cost_usd_total, ... (PrometheusReader).
+// talaria_retries_total, talaria_cost_usd_total, ... (PromReader).
 const (
 	MetricTokenUsage   = "gen_ai.client.token.usage"
 	MetricDuration     = "gen_ai.client.operation.duration"

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -41,7 +39,7 @@ type Settings struct {
 	// OwnKeys are the API keys Talaria holds (never recorded).
 	OwnKeys []string
 	// Readers are extra metric readers on the same MeterProvider (the
-	// gateway's Prometheus /metrics: PrometheusReader), so every exporter
+	// gateway's Prometheus /metrics: NewPromReader), so every exporter
 	// reads the same instruments.
 	Readers []sdkmetric.Reader
 	// ExportInterval is how often metrics are pushed (default 60s, or
@@ -60,13 +58,6 @@ type Telemetry struct {
 
 	tp *sdktrace.TracerProvider
 	mp *sdkmetric.MeterProvider
-}
-
-// PrometheusReader is a metric reader that serves the Observer's
-// instruments on a Prometheus registry: pass it in Settings.Readers and
-// expose reg (promhttp) to share the instruments with /metrics.
-func PrometheusReader(reg prometheus.Registerer) (sdkmetric.Reader, error) {
-	return otelprom.New(otelprom.WithRegisterer(reg))
 }
 
 // Setup builds the exporters the settings and environment ask for.

@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/internal/config"
@@ -222,11 +220,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	// /metrics is one more reader on the same MeterProvider: the turns
 	// record once, into the instruments both the collector and /metrics
 	// read.
-	reg := prometheus.NewRegistry()
-	promReader, err := observe.PrometheusReader(reg)
-	if err != nil {
-		return c.fail(exitOther, "metrics: %v", err)
-	}
+	promReader := observe.NewPromReader()
 	obs, tel, err := c.observers(ctx, cfg, st, log, promReader)
 	if err != nil {
 		return c.setupExit(err)
@@ -236,7 +230,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	// Memory as in run and chat; each principal has its own (the agent keys
 	// it by the session's principal) and writes go through approvals.
 	ac.Memory = agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens}
-	metrics, err := gateway.SharedMetrics(reg, tel)
+	metrics, err := gateway.SharedMetrics(promReader, tel)
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}

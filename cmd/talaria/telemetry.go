@@ -18,7 +18,7 @@ import (
 // event log `talaria trace` reads (unless telemetry.no_record). The
 // returned Telemetry must be shut down before exit so spans are delivered.
 // readers are extra metric readers on the same instruments: `serve` passes
-// observe.PrometheusReader(registry) so its /metrics and OTLP agree.
+// observe.NewPromReader() so its /metrics and OTLP agree.
 func (c *cli) observers(ctx context.Context, cfg *config.Config, st store.TurnEvents, log *slog.Logger, readers ...sdkmetric.Reader) (turn.Observer, *observe.Telemetry, error) {
 	t := cfg.Telemetry
 	var own []string

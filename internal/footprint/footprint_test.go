@@ -24,16 +24,22 @@ var forbidden = []string{
 	"text/template",
 	"github.com/google/go-cmp/",
 	"google.golang.org/grpc",
+	// /metrics is served by observe.PromReader and internal/promtext: the
+	// Prometheus client library, its protobuf model and the OTel
+	// Prometheus exporter cost every command ~5.7 MiB (issue 30).
+	"github.com/prometheus/",
+	"go.opentelemetry.io/otel/exporters/prometheus",
 }
 
 // maxStripped is the budget of the stripped (-s -w) static binary. It was
 // 36.6 MiB before the service wave, 90.3 MiB with gRPC linked, 50.5 MiB
-// after issue 30 removed gRPC; the budget leaves 1.5 MiB of margin over
-// that. Issue 30's target is 45 MiB: /metrics without client_golang and
-// the OTel Prometheus exporter (~5.7 MiB together) is the next step, and
-// then this budget comes down. Raise it only with the BENCHMARKS.md
-// figures that justify it. Issue 27's terminal UI (bubbletea, bubbles,
-// lipgloss) added 1.87 MiB (53,366,946 → 55,328,930 bytes): +2 MiB.
+// after issue 30 removed gRPC, 50.2 MiB once /metrics stopped linking
+// client_golang and the OTel Prometheus exporter. Issue 27's terminal UI
+// (bubbletea, bubbles, lipgloss) then added 1.87 MiB and issue 28's
+// surfaces (ACP, MCP server, OpenAI-compatible routes) ~0.8 MiB; the
+// budget leaves about 1 MiB of margin over the measured size (see
+// BENCHMARKS.md). Issue 30's target is 45 MiB. Raise it only with the
+// BENCHMARKS.md figures that justify it.
 const maxStripped = 54 << 20
 
 func moduleRoot(t *testing.T) string {
