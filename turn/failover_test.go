@@ -353,7 +353,7 @@ func TestMidStreamDropRetriedPartialDiscarded(t *testing.T) {
 				if got := testenv.Roles(env.Rows()); !slices.Equal(got, []string{"user", "assistant"}) {
 					t.Errorf("roles = %v", got)
 				}
-				rec.wantStatus(t, "retrying in")
+				wantUpdate(t, rec, func(u turn.CallFailed) bool { return u.Decision == turn.DecisionRetry })
 				env.NoViolations()
 			})
 		}
@@ -617,7 +617,7 @@ func TestOutputCapClampedOnce(t *testing.T) {
 					if reqs[0].MaxTokens != tc.asked || reqs[1].MaxTokens != tc.limit {
 						t.Errorf("max_tokens sent = %d then %d, want %d then the clamped %d", reqs[0].MaxTokens, reqs[1].MaxTokens, tc.asked, tc.limit)
 					}
-					rec.wantStatus(t, "lowering max_tokens to")
+					wantUpdate(t, rec, func(u turn.CallFailed) bool { return u.Decision == turn.DecisionClamp && u.MaxTokens > 0 })
 					if !secondFails {
 						if res.Exit != turn.ExitCompleted || res.FinalText != "Clamped and fine." {
 							t.Fatalf("exit %s text %q: %s", res.Exit, res.FinalText, res.Explanation)
