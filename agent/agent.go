@@ -287,9 +287,7 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 	}
 	if sess.ID != sessionID {
 		a.log.Info("session continues in its compression child", "from", sessionID, "to", sess.ID)
-		if in.Hooks.Status != nil {
-			in.Hooks.Status(fmt.Sprintf("session %s was continued as %s; using that", sessionID, sess.ID))
-		}
+		in.Hooks.Emit(turn.SessionContinued{From: sessionID, To: sess.ID})
 	}
 	// A background review of this session yields at once: cancelled, not
 	// waited for, so it adds no latency to the turn.

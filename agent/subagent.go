@@ -217,9 +217,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	}
 	ev := turn.SubagentEvent{ParentSessionID: parent.session.ID, SessionID: sess.ID, Kind: store.SessionSubagent,
 		Task: task, ToolCallID: toolCallID}
-	if h := parent.hooks.SubagentStarted; h != nil {
-		h(ev)
-	}
+	parent.hooks.Emit(turn.SubagentStart{Subagent: ev})
 	// The parent turn's observer (telemetry) sees the child too; ctx is the
 	// delegate call's, so the child's spans nest under that call.
 	turn.SubagentStarted(ctx, sess.ID)
@@ -239,7 +237,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 	if c := strings.TrimSpace(extra); c != "" {
 		text += "\n\nContext:\n" + c
 	}
-	in := Input{Text: text, Unattended: true, Hooks: turn.Hooks{Status: prefixed(parent.hooks.Status, "subagent "+sess.ID+": ")}}
+	in := Input{Text: text, Unattended: true, Hooks: childHooks(parent.hooks, sess.ID)}
 	msg := userMessage(in)
 	turnID := newTurnID(a.now())
 	var res turn.Result
@@ -248,7 +246,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 		res = *early
 	} else {
 		at := &activeTurn{session: sess, turnID: turnID, depth: parent.depth + 1, tools: tools,
-			hooks:  turn.Hooks{SubagentStarted: parent.hooks.SubagentStarted, SubagentFinished: parent.hooks.SubagentFinished},
+			hooks:  subagentHooks(parent.hooks),
 			source: sess.ID, principal: parent.principal, budget: parent.budget}
 		res = a.runAdmitted(childCtx, eng, sess, lease, turnID, user, in, at)
 	}
@@ -264,9 +262,7 @@ func (a *Agent) runChild(ctx context.Context, parent *activeTurn, task, extra st
 		ev.CostUSD += s.CostUSD
 		ev.APICalls += s.APICalls
 	}
-	if h := parent.hooks.SubagentFinished; h != nil {
-		h(ev)
-	}
+	parent.hooks.Emit(turn.SubagentEnd{Subagent: ev})
 	turn.SubagentStopped(ctx, sess.ID, res.Exit)
 	return Child{Session: sess, Result: res, Iterations: granted, OwnIterations: own, Cut: granted < own}, nil
 }
@@ -342,11 +338,32 @@ func childResult(c Child) tool.Result {
 	return tool.Result{Content: b.String(), IsError: true}
 }
 
-func prefixed(f func(string), prefix string) func(string) {
-	if f == nil {
-		return nil
+// childHooks is what a child turn reports to its parent's watcher: its
+// status updates, marked as the child's.
+func childHooks(parent turn.Hooks, child string) turn.Hooks {
+	if parent.Sink == nil && parent.Status == nil {
+		return turn.Hooks{}
 	}
-	return func(s string) { f(prefix + s) }
+	return turn.Hooks{Sink: func(u turn.Update) {
+		if s, ok := u.(turn.Status); ok {
+			parent.Emit(turn.SubagentStatus{SessionID: child, Status: s})
+		}
+	}}
+}
+
+// subagentHooks is the watcher of a child's own children: their start and
+// end reach the top turn's watcher, their status does not.
+func subagentHooks(parent turn.Hooks) turn.Hooks {
+	h := turn.Hooks{SubagentStarted: parent.SubagentStarted, SubagentFinished: parent.SubagentFinished}
+	if parent.Sink != nil {
+		h.Sink = func(u turn.Update) {
+			switch u.(type) {
+			case turn.SubagentStart, turn.SubagentEnd:
+				parent.Sink(u)
+			}
+		}
+	}
+	return h
 }
 
 // callID is the id of the tool call a tool runs for, when the engine

@@ -8,6 +8,7 @@ import (
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 // Decisions on an approval.
@@ -53,8 +54,10 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 		}
 	}
 	timeout := g.cfg.ApprovalTimeout
-	publish(EventApprovalRequired, map[string]any{"call_id": call.ID, "name": call.Name, "arguments": call.Arguments,
-		"timeout_ms": timeout.Milliseconds(), "description": info.Description})
+	if herr == nil {
+		h.publishData(EventApprovalRequired, run.id, encodeUpdate(EventApprovalRequired, run.id, turn.ApprovalRequired{
+			CallID: call.ID, Name: call.Name, Arguments: call.Arguments, TimeoutMS: timeout.Milliseconds(), Description: info.Description}))
+	}
 	g.m.approval("asked")
 	t := time.NewTimer(timeout)
 	defer t.Stop()

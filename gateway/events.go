@@ -157,7 +157,11 @@ type subscriber struct {
 // publish sends a live event; it never blocks (on a cluster it waits for
 // the database insert).
 func (h *hub) publish(typ EventType, turnID string, fields map[string]any) int64 {
-	data := encode(typ, turnID, fields)
+	return h.publishData(typ, turnID, encode(typ, turnID, fields))
+}
+
+// publishData sends a live event already encoded.
+func (h *hub) publishData(typ EventType, turnID string, data []byte) int64 {
 	if h.shared != nil {
 		return h.shared.publish(h, typ, turnID, data, 0)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
-	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -308,7 +306,12 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	g.m.principalUsage(run.principal, "turns", 1)
 	publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
 
-	res, err := g.runTurn(ctx, st.id, q, publish)
+	publishData := func(typ EventType, data []byte) {
+		if herr == nil {
+			h.publishData(typ, q.TurnID, data)
+		}
+	}
+	res, err := g.runTurn(ctx, st.id, q, publish, publishData)
 	// What never joined stays in the queue: the worker runs it next.
 	run.steer.Close()
 	if err != nil && res.Exit == "" {
@@ -354,7 +357,8 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 }
 
 // runTurn runs the turn on the session's agent with hooks that publish.
-func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedMessage, publish func(EventType, map[string]any)) (turn.Result, error) {
+func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedMessage, publish func(EventType, map[string]any),
+	publishData func(EventType, []byte)) (turn.Result, error) {
 	sess, err := g.store.GetSession(ctx, sessionID)
 	if err != nil {
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassSession, "Could not load the session: "+err.Error())), err
@@ -376,30 +380,18 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	if err != nil {
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's provider, model or workspace is not available on this server: "+err.Error())), err
 	}
-	hooks := turn.Hooks{
-		TextDelta:      func(s string) { publish(EventTextDelta, map[string]any{"text": s}) },
-		ReasoningDelta: func(s string) { publish(EventReasoningDelta, map[string]any{"text": s}) },
-		Discard:        func() { publish(EventDiscard, nil) },
-		ToolStart: func(c llm.ToolCall) {
-			publish(EventToolStarted, map[string]any{"call_id": c.ID, "name": c.Name, "arguments": c.Arguments})
-		},
-		ToolEnd: func(c llm.ToolCall, r tool.Result, d time.Duration) {
-			publish(EventToolFinished, map[string]any{"call_id": c.ID, "name": c.Name, "result": r.Content, "is_error": r.IsError, "duration_ms": d.Milliseconds()})
-		},
-		Status: func(line string) {
-			publish(EventStatus, map[string]any{"line": line, "kind": statusKind(line)})
-		},
-		SubagentStarted: func(ev turn.SubagentEvent) {
-			publish(EventSubagentStarted, map[string]any{"subagent": ev})
-		},
-		SubagentFinished: func(ev turn.SubagentEvent) {
-			publish(EventSubagentFinished, map[string]any{"subagent": ev})
-		},
-		ContextPressure: func(p turn.Pressure) {
-			publish(EventStatus, map[string]any{"line": p.Line(), "kind": "context_pressure", "pressure": p})
-		},
-		Steered: func(m turn.SteerMessage) { g.steered(sessionID, q.TurnID, m, publish) },
-	}
+	hooks := turn.Hooks{Sink: func(u turn.Update) {
+		switch u := u.(type) {
+		case turn.Steered:
+			g.steered(sessionID, q.TurnID, u, publish)
+		case turn.Finished:
+			// runQueued publishes the result once the message left the queue.
+		default:
+			if typ, data, ok := updateEvent(q.TurnID, u); ok {
+				publishData(typ, data)
+			}
+		}
+	}}
 	var steer *turn.Steering
 	if run := runFrom(ctx); run != nil {
 		steer = run.steer
@@ -409,7 +401,7 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 
 // steered takes a message that joined the running turn off the queue: its
 // row is in the transcript, so it must not run as a turn of its own.
-func (g *Gateway) steered(sessionID, into string, m turn.SteerMessage, publish func(EventType, map[string]any)) {
+func (g *Gateway) steered(sessionID, into string, m turn.Steered, publish func(EventType, map[string]any)) {
 	g.mu.Lock()
 	ref, ok := g.turns[m.ID]
 	delete(g.turns, m.ID)
@@ -448,32 +440,6 @@ func (g *Gateway) failedEarly(ctx context.Context, q store.QueuedMessage, res tu
 func failedResult(sessionID, turnID string, class failover.Class, msg string) turn.Result {
 	return turn.Result{SessionID: sessionID, TurnID: turnID, Exit: turn.ExitFailed, Explanation: msg,
 		Failure: &turn.Failure{Class: class, Message: msg}}
-}
-
-// statusKind sorts the engine's status lines for clients.
-func statusKind(line string) string {
-	l := strings.ToLower(line)
-	switch {
-	case strings.HasPrefix(l, "retrying"), strings.Contains(l, "and retrying"), strings.Contains(l, "empty answer; retrying"):
-		if strings.Contains(l, "empty answer") {
-			return "guard"
-		}
-		if strings.Contains(l, "compressing") {
-			return "compression"
-		}
-		return "retry"
-	case strings.HasPrefix(l, "falling back"):
-		return "fallback"
-	case strings.HasPrefix(l, "switching to another"):
-		return "rotation"
-	case strings.Contains(l, "compress"):
-		return "compression"
-	case strings.Contains(l, "nudging"), strings.Contains(l, "identical call"), strings.Contains(l, "budget spent"):
-		return "guard"
-	case strings.Contains(l, "output limit"), strings.Contains(l, "mid-sentence"):
-		return "continuation"
-	}
-	return "other"
 }
 
 // interrupt stops a running turn, or drops a queued one (its text is kept

@@ -28,8 +28,7 @@ func (e *Engine) begin(ctx context.Context, st *state) verdict {
 		return finish
 	}
 	st.res.GraceCall = true
-	e.observeGuard(st, "iteration_budget", "grace_call")
-	st.hooks.status("iteration budget spent: asking the model to sum up without tools")
+	e.guard(st, Guard{Guard: GuardIterationBudget, Action: "grace_call"})
 	notice := &store.Message{
 		Message:   llm.NewText(llm.RoleUser, BudgetNotice),
 		Kind:      store.RowNotice,

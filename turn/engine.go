@@ -37,6 +37,9 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 		r := res
 		e.endObserving(st, &r)
 	}
+	if st.hooks.Sink != nil {
+		st.hooks.Sink(Finished{Result: res})
+	}
 	return res
 }
 

@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -55,10 +56,47 @@ type recorder struct {
 	srv *fakellm.Server
 
 	mu       sync.Mutex
+	updates  []recorded
 	statuses []statusLine
 	discards int
 	streamed strings.Builder
 	onStatus func(string)
+}
+
+// recorded is an update with the requests the server had seen by then.
+type recorded struct {
+	u        turn.Update
+	requests int
+}
+
+// wantUpdate returns the first recorded update of type T that match
+// accepts, and the requests seen when it was emitted.
+func wantUpdate[T turn.Update](t *testing.T, r *recorder, match func(T) bool) (T, int) {
+	t.Helper()
+	if u, n, ok := findUpdate(r, match); ok {
+		return u, n
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var got []string
+	for _, u := range r.updates {
+		got = append(got, fmt.Sprintf("%#v", u.u))
+	}
+	var zero T
+	t.Fatalf("no %T update as wanted; got:\n%s", zero, strings.Join(got, "\n"))
+	return zero, 0
+}
+
+func findUpdate[T turn.Update](r *recorder, match func(T) bool) (T, int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, u := range r.updates {
+		if v, ok := u.u.(T); ok && match(v) {
+			return v, u.requests, true
+		}
+	}
+	var zero T
+	return zero, 0, false
 }
 
 type statusLine struct {
@@ -70,6 +108,12 @@ func newRecorder(srv *fakellm.Server) *recorder { return &recorder{srv: srv} }
 
 func (r *recorder) hooks() turn.Hooks {
 	return turn.Hooks{
+		Sink: func(u turn.Update) {
+			n := len(r.srv.Requests())
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.updates = append(r.updates, recorded{u, n})
+		},
 		TextDelta: func(s string) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -206,7 +250,9 @@ func TestRateLimitRetryAfterHonoured(t *testing.T) {
 			if elapsed < time.Second {
 				t.Errorf("turn took %v; the scripted Retry-After of 1s was not waited", elapsed)
 			}
-			rec.wantStatus(t, "retrying in 1s: rate limited by primary (429)")
+			wantUpdate(t, rec, func(u turn.CallFailed) bool {
+				return u.Decision == turn.DecisionRetry && u.Class == string(failover.ClassRateLimit) && u.Wait == time.Second && u.Retry == 1
+			})
 			env.NoViolations()
 		})
 	}
@@ -231,7 +277,9 @@ func TestServerErrorsRetriedThenSuccess(t *testing.T) {
 			if !slices.Equal(res.Routes, want) {
 				t.Errorf("routes = %+v, want %+v", res.Routes, want)
 			}
-			rec.wantStatus(t, "primary server error (500) (retry 2 of 3)")
+			wantUpdate(t, rec, func(u turn.CallFailed) bool {
+				return u.Decision == turn.DecisionRetry && u.HTTPStatus == 500 && u.Provider == "primary" && u.Retry == 2 && u.MaxRetries == 3
+			})
 			if got := testenv.Roles(env.Rows()); !slices.Equal(got, []string{"user", "assistant"}) {
 				t.Errorf("roles = %v; failed attempts must leave no rows", got)
 			}
@@ -256,7 +304,7 @@ func TestAnthropicOverloadedThenSuccess(t *testing.T) {
 	if keyOf(reqs[0]) != "key-one" || keyOf(reqs[1]) != "key-one" {
 		t.Errorf("keys = %q, %q; an overload must not rotate the key", keyOf(reqs[0]), keyOf(reqs[1]))
 	}
-	rec.wantStatus(t, "primary overloaded (529)")
+	wantUpdate(t, rec, func(u turn.CallFailed) bool { return u.Decision == turn.DecisionRetry && u.HTTPStatus == 529 })
 	env.NoViolations()
 }
 
@@ -305,7 +353,7 @@ func TestMidStreamDropRetriedPartialDiscarded(t *testing.T) {
 				if got := testenv.Roles(env.Rows()); !slices.Equal(got, []string{"user", "assistant"}) {
 					t.Errorf("roles = %v", got)
 				}
-				rec.wantStatus(t, "retrying in")
+				wantUpdate(t, rec, func(u turn.CallFailed) bool { return u.Decision == turn.DecisionRetry })
 				env.NoViolations()
 			})
 		}
@@ -353,17 +401,21 @@ func TestAuthFallsBackAndRerunsPreflight(t *testing.T) {
 			if res.Provider != "fallback" || res.Model != "fb-model" {
 				t.Errorf("result provider/model = %s/%s, want the fallback", res.Provider, res.Model)
 			}
-			fb := rec.wantStatus(t, "falling back from primary/test-model to fallback/fb-model: primary rejected the credential (401)")
-			if fb.requests != 1 {
-				t.Errorf("fallback announced after %d requests, want 1", fb.requests)
+			_, fb := wantUpdate(t, rec, func(u turn.Fallback) bool {
+				return u.From == "primary/test-model" && u.To == "fallback/fb-model" && u.Class == string(failover.ClassAuth)
+			})
+			if fb != 1 {
+				t.Errorf("fallback announced after %d requests, want 1", fb)
 			}
 			// The preflight gate measured the request against fb-model's
 			// window after the switch and before the fallback's call.
-			pre := rec.wantStatus(t, "threshold of fb-model")
-			if pre.requests != 1 {
-				t.Errorf("fallback preflight ran after %d requests, want between the primary's and the fallback's call", pre.requests)
+			_, pre := wantUpdate(t, rec, func(u turn.Compression) bool {
+				return u.Step == turn.CompressThreshold && u.Model == "fb-model"
+			})
+			if pre != 1 {
+				t.Errorf("fallback preflight ran after %d requests, want between the primary's and the fallback's call", pre)
 			}
-			if _, ok := rec.status("threshold of test-model"); ok {
+			if _, _, ok := findUpdate(rec, func(u turn.Compression) bool { return u.Model == "test-model" }); ok {
 				t.Error("the primary's preflight must not have been over its threshold")
 			}
 			env.NoViolations()
@@ -565,7 +617,7 @@ func TestOutputCapClampedOnce(t *testing.T) {
 					if reqs[0].MaxTokens != tc.asked || reqs[1].MaxTokens != tc.limit {
 						t.Errorf("max_tokens sent = %d then %d, want %d then the clamped %d", reqs[0].MaxTokens, reqs[1].MaxTokens, tc.asked, tc.limit)
 					}
-					rec.wantStatus(t, "lowering max_tokens to")
+					wantUpdate(t, rec, func(u turn.CallFailed) bool { return u.Decision == turn.DecisionClamp && u.MaxTokens > 0 })
 					if !secondFails {
 						if res.Exit != turn.ExitCompleted || res.FinalText != "Clamped and fine." {
 							t.Fatalf("exit %s text %q: %s", res.Exit, res.FinalText, res.Explanation)
@@ -605,7 +657,9 @@ func TestAuthRotatesKeyAndCooldownSurvivesRestart(t *testing.T) {
 				}
 				t.Fatalf("keys sent = %q, want key-one then key-two", got)
 			}
-			rec.wantStatus(t, "switching to another primary key: primary rejected the credential (401)")
+			wantUpdate(t, rec, func(u turn.CallFailed) bool {
+				return u.Decision == turn.DecisionRotate && u.Provider == "primary" && u.HTTPStatus == 401
+			})
 			cds, err := env.Store.Cooldowns(context.Background(), "primary", time.Now())
 			if err != nil {
 				t.Fatal(err)

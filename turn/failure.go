@@ -16,11 +16,11 @@ import (
 // Callers branch on those, never on the text.
 type Failure struct {
 	// Class is the failure class: a provider's (failover.Classes) or a
-	// turn class (failover.TurnClasses). On the wire it is failure_reason
-	// (Reason).
+	// turn class (failover.TurnClasses). On the wire it is cause.class
+	// (and failure_reason, Reason, for one more release).
 	Class failover.Class `json:"-"`
 	// Store is the store's cause of a persistence failure (Class
-	// persistence): locked, disk full, read-only, ...
+	// persistence): locked, disk full, read-only, ... (cause.store)
 	Store store.ErrorKind `json:"-"`
 	// Retryable says whether running the same turn again could succeed.
 	Retryable bool   `json:"failure_retryable"`
@@ -97,26 +97,40 @@ func (f *Failure) Reason() string {
 	return string(f.Class)
 }
 
+// Cause is a failure's typed cause as it travels in JSON ("cause"): the
+// class, and for a persistence failure the store's cause.
+type Cause struct {
+	Class failover.Class  `json:"class"`
+	Store store.ErrorKind `json:"store,omitempty"`
+}
+
 // failureFields is Failure without its JSON methods.
 type failureFields Failure
 
-// MarshalJSON writes failure_reason from the typed cause, then the fields.
+// failureWire is the JSON form: the typed cause, and failure_reason, its
+// "class:kind" string, kept for scripts for one release (deprecated).
+type failureWire struct {
+	Cause  *Cause `json:"cause"`
+	Reason string `json:"failure_reason"`
+	*failureFields
+}
+
+// MarshalJSON writes the typed cause (and failure_reason), then the fields.
 func (f Failure) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Reason string `json:"failure_reason"`
-		failureFields
-	}{f.Reason(), failureFields(f)})
+	return json.Marshal(failureWire{&Cause{Class: f.Class, Store: f.Store}, f.Reason(), (*failureFields)(&f)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, the typed cause included:
-// a client of the gateway branches on the same fields as the server.
+// a client of the gateway branches on the same fields as the server. A
+// writer that sent only failure_reason (an older server) is read too.
 func (f *Failure) UnmarshalJSON(b []byte) error {
-	j := struct {
-		Reason string `json:"failure_reason"`
-		*failureFields
-	}{failureFields: (*failureFields)(f)}
+	j := failureWire{failureFields: (*failureFields)(f)}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
+	}
+	if j.Cause != nil {
+		f.Class, f.Store = j.Cause.Class, j.Cause.Store
+		return nil
 	}
 	class, kind, _ := strings.Cut(j.Reason, ":")
 	f.Class, f.Store = failover.Class(class), ""

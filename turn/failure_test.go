@@ -17,6 +17,28 @@ import (
 // "persistence:locked") and reads back into the same typed cause, for every
 // class and every store cause: a gateway client branches on what the
 // server's engine set.
+// A failure written by an older server (failure_reason only) reads into
+// the same typed cause; one with both reads the object.
+func TestFailureJSONReadsReasonAlone(t *testing.T) {
+	for _, tc := range []struct {
+		wire  string
+		class failover.Class
+		kind  store.ErrorKind
+	}{
+		{`{"failure_reason":"persistence:locked","message":"m"}`, failover.ClassPersistence, store.KindLocked},
+		{`{"failure_reason":"rate_limit","message":"m"}`, failover.ClassRateLimit, ""},
+		{`{"cause":{"class":"persistence","store":"disk_full"},"failure_reason":"persistence:locked"}`, failover.ClassPersistence, store.KindDiskFull},
+	} {
+		var f turn.Failure
+		if err := json.Unmarshal([]byte(tc.wire), &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Class != tc.class || f.Store != tc.kind {
+			t.Errorf("%s: read class %q store %q, want %q %q", tc.wire, f.Class, f.Store, tc.class, tc.kind)
+		}
+	}
+}
+
 func TestFailureJSONRoundTrip(t *testing.T) {
 	var cases []turn.Failure
 	for _, c := range failover.Classes() {
@@ -46,6 +68,12 @@ func TestFailureJSONRoundTrip(t *testing.T) {
 			}
 			if wire.Failure["failure_reason"] != want || wire.Failure["failure_retryable"] != f.Retryable {
 				t.Errorf("wire form %s; want failure_reason %q", b, want)
+			}
+			// The typed cause travels as an object: no client splits the string.
+			cause, _ := wire.Failure["cause"].(map[string]any)
+			if cause["class"] != string(f.Class) || (f.Store != "" && cause["store"] != string(f.Store)) ||
+				(f.Store == "" && cause["store"] != nil) {
+				t.Errorf("wire cause %v; want class %q store %q", wire.Failure["cause"], f.Class, f.Store)
 			}
 			for _, gone := range []string{"Class", "Store", "class"} {
 				if _, ok := wire.Failure[gone]; ok {

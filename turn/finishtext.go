@@ -99,13 +99,13 @@ func (e *Engine) continueTruncated(ctx context.Context, st *state, resp *llm.Res
 	}
 	if st.midStop && len(st.fragments) == 1 {
 		e.observeGuard(st, "mid_sentence_stop", "continue")
-		st.hooks.status("the answer stopped mid-sentence; asking the model to continue it")
+		st.hooks.emit(Continuation{Reason: ContinueMidSentence})
 	} else if ask == LengthTooLargeNudge {
 		e.observeGuard(st, "length_continuation", "smaller_pieces")
-		st.hooks.status(fmt.Sprintf("the answer was cut off before any of it arrived; asking for it in smaller pieces (%d of %d)", len(st.fragments), e.cfg.Limits.LengthContinuations))
+		st.hooks.emit(Continuation{Reason: ContinueSmallerPieces, N: len(st.fragments), Of: e.cfg.Limits.LengthContinuations})
 	} else {
 		e.observeGuard(st, "length_continuation", "continue")
-		st.hooks.status(fmt.Sprintf("the answer hit the output limit; continuing (%d of %d)", len(st.fragments), e.cfg.Limits.LengthContinuations))
+		st.hooks.emit(Continuation{Reason: ContinueOutputLimit, N: len(st.fragments), Of: e.cfg.Limits.LengthContinuations})
 	}
 	return next
 }
@@ -177,8 +177,7 @@ func (e *Engine) nudge(ctx context.Context, st *state, resp *llm.Response) verdi
 		return finish
 	}
 	st.nudges++
-	e.observeGuard(st, "said_but_stopped", "nudge")
-	st.hooks.status("the model announced an action but stopped; nudging it to continue")
+	e.guard(st, Guard{Guard: GuardSaidButStopped, Action: "nudge"})
 	return next
 }
 

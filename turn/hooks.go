@@ -11,8 +11,17 @@ import (
 // Hooks lets a caller watch a turn as it runs. Every field may be nil. Hooks
 // run on the turn's goroutine (tool hooks on the tool's goroutine for
 // parallel read-only calls) and must return quickly.
+//
+// Sink receives every fact of the turn as a typed Update (update.go). The
+// other fields are an older, narrower view of the same emissions, kept so
+// existing callers work: each is fed from the update Sink receives.
 type Hooks struct {
+	// Sink receives the turn's updates.
+	Sink Sink
 	// TextDelta streams the answer as it arrives.
+	//
+	// Deprecated: use Sink (TextDelta). The same holds for every callback
+	// below: Sink carries each of their facts, typed.
 	TextDelta func(text string)
 	// ReasoningDelta streams the model's thinking, when it shows any.
 	ReasoningDelta func(text string)
@@ -57,39 +66,116 @@ type SubagentEvent struct {
 	APICalls int       `json:"api_calls"`
 }
 
+// Emit reports u to the sink and to the callback that shows the same
+// fact. Packages that run parts of a turn (the agent's subagents) emit
+// through it too.
+func (h *Hooks) Emit(u Update) {
+	if h.Sink != nil {
+		h.Sink(u)
+	}
+	switch u := u.(type) {
+	case TextDelta:
+		if h.TextDelta != nil {
+			h.TextDelta(u.Text)
+		}
+	case ReasoningDelta:
+		if h.ReasoningDelta != nil {
+			h.ReasoningDelta(u.Text)
+		}
+	case Discard:
+		if h.Discard != nil {
+			h.Discard()
+		}
+	case ToolStarted:
+		if h.ToolStart != nil {
+			h.ToolStart(u.Call())
+		}
+	case ToolFinished:
+		if h.ToolEnd != nil {
+			h.ToolEnd(u.Call(), tool.Result{Content: u.Result, IsError: u.IsError}, u.Took)
+		}
+	case SubagentStart:
+		if h.SubagentStarted != nil {
+			h.SubagentStarted(u.Subagent)
+		}
+	case SubagentEnd:
+		if h.SubagentFinished != nil {
+			h.SubagentFinished(u.Subagent)
+		}
+	case Steered:
+		if h.Steered != nil {
+			h.Steered(SteerMessage{ID: u.ID, Text: u.Text})
+		}
+	case TodoChanged:
+		if h.Todo != nil {
+			h.Todo(u.Items)
+		}
+	case Pressure:
+		if h.ContextPressure != nil {
+			h.ContextPressure(u)
+		} else if h.Status != nil {
+			h.Status(u.Line())
+		}
+	case Status:
+		if h.Status != nil {
+			if line := u.Line(); line != "" {
+				h.Status(line)
+			}
+		}
+	}
+}
+
+// listening says whether anything receives updates: the engine builds
+// none when nothing does.
+func (h *Hooks) listening() bool {
+	return h.Sink != nil || h.TextDelta != nil || h.ReasoningDelta != nil || h.Discard != nil ||
+		h.ToolStart != nil || h.ToolEnd != nil || h.Status != nil || h.SubagentStarted != nil ||
+		h.SubagentFinished != nil || h.Steered != nil || h.ContextPressure != nil || h.Todo != nil
+}
+
+// emit is Emit when something listens. Rare facts only: the streaming
+// ones have their own helpers, which cost nothing without a Sink.
+func (h *Hooks) emit(u Update) {
+	if h.listening() {
+		h.Emit(u)
+	}
+}
+
+// Deltas stream per token: without a Sink they go straight to the
+// callbacks, with no update built.
 func (h *Hooks) textDelta(s string) {
+	if h.Sink != nil {
+		h.Sink(TextDelta{Text: s})
+	}
 	if h.TextDelta != nil {
 		h.TextDelta(s)
 	}
 }
 
 func (h *Hooks) reasoningDelta(s string) {
+	if h.Sink != nil {
+		h.Sink(ReasoningDelta{Text: s})
+	}
 	if h.ReasoningDelta != nil {
 		h.ReasoningDelta(s)
 	}
 }
 
-func (h *Hooks) discard() {
-	if h.Discard != nil {
-		h.Discard()
-	}
-}
-
 func (h *Hooks) toolStart(c llm.ToolCall) {
+	if h.Sink != nil {
+		h.Sink(ToolStarted{CallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
 	if h.ToolStart != nil {
 		h.ToolStart(c)
 	}
 }
 
 func (h *Hooks) toolEnd(c llm.ToolCall, r tool.Result, d time.Duration) {
+	if h.Sink != nil {
+		h.Sink(toolFinished(c, r, d))
+	}
 	if h.ToolEnd != nil {
 		h.ToolEnd(c, r, d)
-	}
-}
-
-func (h *Hooks) status(line string) {
-	if h.Status != nil {
-		h.Status(line)
 	}
 }
 

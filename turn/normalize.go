@@ -87,7 +87,7 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 			// request is sent again.
 			e.log.Warn("could not write the empty-answer nudge", "session", st.sessionID(), "error", err)
 		}
-		st.hooks.status(fmt.Sprintf("%s returned an empty answer; retrying (%d so far)", r.Name(), st.empty.Attempts()))
+		st.hooks.emit(Guard{Guard: GuardEmptyResponse, Action: action.String(), Route: r.Name(), Attempts: st.empty.Attempts()})
 		return next
 	case guard.EmptyFallback:
 		c := failover.Classified{Class: failover.ClassEmptyResponse, Summary: r.Name() + " keeps returning empty answers"}

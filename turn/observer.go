@@ -318,6 +318,32 @@ func (e *Engine) observeFailed(st *state, c failover.Classified, err error, deci
 		Status: c.Status, Err: err, Decision: decision, Wait: wait, Latency: st.lastLatency, TimeToFirstToken: st.lastTTFT})
 }
 
+// decided reports a failed call's recovery once: to the log, the
+// observer and the turn's updates (u carries the decision and its figures;
+// the route, class and summary are filled in here).
+func (e *Engine) decided(st *state, c failover.Classified, err error, u CallFailed) {
+	r := e.route(st)
+	e.log.Info("api call failed", "session", st.sessionID(), "route", r.Name(),
+		"class", c.Class, "status", c.Status, "decision", u.Decision, "error", err)
+	if st.obs != nil {
+		e.observeFailed(st, c, err, string(u.Decision), u.Wait)
+		if u.Decision == DecisionRotate {
+			e.observe(st, &Event{Kind: EventRotation, Class: string(c.Class)})
+		}
+	}
+	if st.hooks.listening() {
+		u.Provider, u.Model = r.Provider.Name(), r.Model
+		u.Class, u.HTTPStatus, u.Retryable, u.Summary = string(c.Class), c.Status, c.Retryable, c.Summary
+		st.hooks.Emit(u)
+	}
+}
+
+// guard reports a guard that acted: to the observer and the updates.
+func (e *Engine) guard(st *state, g Guard) {
+	e.observeGuard(st, g.Guard, g.Action)
+	st.hooks.emit(g)
+}
+
 // observeStopped reports a call that the turn's own ending stopped (an
 // interrupt, a lease taken over): its class is that ending, not a
 // provider's.
@@ -327,25 +353,6 @@ func (e *Engine) observeStopped(st *state, err error) {
 	}
 	e.observe(st, &Event{Kind: EventCallFailed, Attempt: st.res.APICalls, Class: string(st.res.Exit), Err: err,
 		Decision: "stop", Latency: st.lastLatency, TimeToFirstToken: st.lastTTFT})
-}
-
-// decisionName names a failover action in events.
-func decisionName(a failover.Action) string {
-	switch a {
-	case failover.ActionRetry:
-		return "retry"
-	case failover.ActionRotate:
-		return "rotate"
-	case failover.ActionFallback:
-		return "fallback"
-	case failover.ActionCompress:
-		return "compress"
-	case failover.ActionClamp:
-		return "clamp"
-	case failover.ActionRepair:
-		return "repair"
-	}
-	return "stop"
 }
 
 // observeCompression reports a compression pass when compress returns:

@@ -34,8 +34,7 @@ func (e *Engine) preflight(ctx context.Context, st *state) verdict {
 		// comes back as an error the retry loop handles.
 		return proceed
 	}
-	st.hooks.status(fmt.Sprintf("context is ~%d tokens, over the %d-token threshold of %s: compressing",
-		st.estimate, limit, e.route(st).Model))
+	st.hooks.emit(Compression{Step: CompressThreshold, Tokens: st.estimate, Threshold: limit, Model: e.route(st).Model})
 	return e.compress(ctx, st, limit, false)
 }
 
@@ -79,7 +78,7 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 	target := min(e.threshold(st).Limit(st.model.Window), measured/2)
 	if e.cfg.Compressor != nil && st.budget.Allow() {
 		st.estimate = measured
-		st.hooks.status(c.Summary + ": compressing and retrying")
+		st.hooks.emit(Compression{Step: CompressOverflow, Summary: c.Summary})
 		switch e.compress(ctx, st, target, true) {
 		case restart:
 			return restart
@@ -92,7 +91,7 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 		// the head and the tail word for word. Shrink what they protect.
 		st.emergency = true
 		st.estimate = measured
-		st.hooks.status(c.Summary + ": normal compression cannot shrink it further; emergency pass keeping only your latest message and the newest tool call")
+		st.hooks.emit(Compression{Step: CompressEmergency, Summary: c.Summary})
 		switch e.emergencyCompress(ctx, st, target) {
 		case restart:
 			return restart
@@ -151,7 +150,7 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 		return proceed
 	case errors.Is(err, compact.ErrNoProgress), errors.Is(err, compact.ErrNothingToCompress):
 		st.budget.Block()
-		st.hooks.status("compression made no progress; not trying again this turn")
+		st.hooks.emit(Compression{Step: CompressNoProgress})
 		return proceed
 	case err != nil:
 		if e.interrupted(ctx, st) {
@@ -196,17 +195,8 @@ func (e *Engine) useCompressed(ctx context.Context, st *state, out compact.Outpu
 	// what the compressed one will get, so the streak starts over.
 	st.empty.Reset()
 	st.res.Compactions++
-	msg := fmt.Sprintf("context compressed: ~%d → ~%d tokens", out.Before, out.After)
-	if out.Summarized > 0 {
-		msg += fmt.Sprintf(" (%d messages summarized)", out.Summarized)
-	}
-	if out.SummaryFailed {
-		msg += " — the summary failed, a placeholder stands in for the removed messages"
-	}
-	if rotated != "" {
-		msg += "; the session continues as " + rotated
-	}
-	st.hooks.status(msg)
+	st.hooks.emit(Compression{Step: CompressDone, Before: out.Before, After: out.After, Summarized: out.Summarized,
+		SummaryFailed: out.SummaryFailed, RotatedTo: rotated})
 	return restart
 }
 

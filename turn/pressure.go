@@ -79,11 +79,7 @@ func (e *Engine) checkPressure(st *state, compressionOff bool) {
 	}
 	st.pressure = &p
 	e.observeGuard(st, "context_pressure", "warned")
-	if st.hooks.ContextPressure != nil {
-		st.hooks.ContextPressure(p)
-		return
-	}
-	st.hooks.status(p.Line())
+	st.hooks.emit(p)
 }
 
 // pressureArmed reads the warning state a session's transcript holds: the

@@ -2,11 +2,11 @@ package turn_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 // The retry counter's "of N" is the turn's retry budget whatever the
@@ -20,10 +20,17 @@ func TestRetryCounterSaysTheTurnsBudget(t *testing.T) {
 	}})
 	rec := newRecorder(env.Srv)
 	rec.run(context.Background(), env, "hi")
-	for _, l := range rec.lines() {
-		if strings.Contains(l, "(retry ") && !strings.Contains(l, " of 3)") {
-			t.Errorf("status %q: the counter does not say the turn's budget of 3", l)
+	var retries int
+	for _, r := range rec.updates {
+		if u, ok := r.u.(turn.CallFailed); ok && u.Decision == turn.DecisionRetry {
+			retries++
+			if u.MaxRetries != 3 {
+				t.Errorf("%+v: the counter does not say the turn's budget of 3", u)
+			}
 		}
 	}
-	rec.wantStatus(t, "(retry 1 of 3)")
+	wantUpdate(t, rec, func(u turn.CallFailed) bool { return u.Decision == turn.DecisionRetry && u.Retry == 1 })
+	if retries == 0 {
+		t.Error("no retry was reported")
+	}
 }

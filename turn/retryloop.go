@@ -39,6 +39,9 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		if st.obs != nil {
 			e.observe(st, &Event{Kind: EventRequest, Attempt: st.res.APICalls, Request: st.req, EstimatedTokens: st.estimate})
 		}
+		if st.hooks.listening() {
+			st.hooks.Emit(CallStarted{Provider: r.Provider.Name(), Model: r.Model, Attempt: st.res.APICalls, EstimatedTokens: st.estimate})
+		}
 		resp, partial, shown, cut, err := e.call(ctx, st, &req)
 		if err == nil {
 			if r.Pool != nil {
@@ -55,13 +58,11 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		if shown {
 			// Whatever the dead stream showed (text or thinking) is void:
 			// the retry starts the answer afresh.
-			st.hooks.discard()
+			st.hooks.emit(Discard{})
 		}
 
 		st.cutCall = cut
 		c := e.classify(st, err)
-		e.log.Info("api call failed", "session", st.sessionID(), "route", r.Name(),
-			"class", c.Class, "status", c.Status, "error", err)
 		if c.Class == lastClass {
 			sameClass++
 		} else {
@@ -98,23 +99,17 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		// A bound that holds whatever the policy says: retries, rotations
 		// and repairs of one call can never loop forever.
 		if attempt > e.cfg.Limits.MaxRetries+maxRotations(r)+4 {
-			e.observeFailed(st, c, err, "stop", 0)
+			e.decided(st, c, err, CallFailed{Decision: DecisionStop})
 			e.fail(st, c, "Gave up after too many attempts")
 			return nil, finish
 		}
 		action := failover.Decide(c, a)
-		if action != failover.ActionRetry {
-			e.observeFailed(st, c, err, decisionName(action), 0)
-		}
 		switch action {
 		case failover.ActionRetry:
 			retries++
 			e.noteCutCall(ctx, st)
 			d := e.cfg.Limits.Backoff.Delay(retries, c)
-			e.observeFailed(st, c, err, "retry", d)
-			// "of N" is the turn's budget, not this class's cap (a refused
-			// connection gets one): the counter reads the same across kinds.
-			st.hooks.status(fmt.Sprintf("retrying in %s: %s (retry %d of %d)", roundDelay(d), c.Summary, retries, e.cfg.Limits.MaxRetries))
+			e.decided(st, c, err, CallFailed{Decision: DecisionRetry, Wait: d, Retry: retries, MaxRetries: e.cfg.Limits.MaxRetries})
 			if err := failover.Sleep(ctx, d); err != nil {
 				e.interrupted(ctx, st)
 				return nil, finish
@@ -122,28 +117,28 @@ func (e *Engine) retryLoop(ctx context.Context, st *state) (*llm.Response, verdi
 		case failover.ActionRotate:
 			e.noteCutCall(ctx, st)
 			st.hasCred = false
-			if st.obs != nil {
-				e.observe(st, &Event{Kind: EventRotation, Class: string(c.Class)})
-			}
-			st.hooks.status(fmt.Sprintf("switching to another %s key: %s", r.Provider.Name(), c.Summary))
+			e.decided(st, c, err, CallFailed{Decision: DecisionRotate})
 		case failover.ActionClamp:
 			st.clamped = true
 			st.maxTokens = clampTo(c.OutputCapLimit, req.MaxTokens)
-			st.hooks.status(fmt.Sprintf("%s: lowering max_tokens to %d and retrying", c.Summary, st.maxTokens))
+			e.decided(st, c, err, CallFailed{Decision: DecisionClamp, MaxTokens: st.maxTokens})
 		case failover.ActionRepair:
 			st.repaired[c.Class] = true
 			e.repairShape(st, c.Class)
-			st.hooks.status(fmt.Sprintf("%s: adjusting the request and retrying", c.Summary))
+			e.decided(st, c, err, CallFailed{Decision: DecisionRepair})
 			e.assemble(st)
 		case failover.ActionCompress:
+			e.decided(st, c, err, CallFailed{Decision: DecisionCompress})
 			return nil, e.recoverOverflow(ctx, st, c)
 		case failover.ActionFallback:
+			e.decided(st, c, err, CallFailed{Decision: DecisionFallback})
 			if e.fallback(st, c) {
 				return nil, restart
 			}
 			e.fail(st, c, "")
 			return nil, finish
 		default: // ActionTerminate
+			e.decided(st, c, err, CallFailed{Decision: DecisionStop})
 			if c.Class == failover.ClassContextOverflow || c.Class == failover.ClassPayloadTooLarge {
 				// No compression left: end compression_exhausted, saying why.
 				return nil, e.recoverOverflow(ctx, st, c)
@@ -301,7 +296,7 @@ func (e *Engine) fallback(st *state, c failover.Classified) bool {
 	if st.obs != nil {
 		e.observe(st, &Event{Kind: EventFallback, From: from, To: e.route(st).Name(), Class: string(c.Class)})
 	}
-	st.hooks.status(fmt.Sprintf("falling back from %s to %s: %s", from, e.route(st).Name(), c.Summary))
+	st.hooks.emit(Fallback{From: from, To: e.route(st).Name(), Class: string(c.Class), Summary: c.Summary})
 	return true
 }
 

@@ -107,8 +107,6 @@ func (e *Engine) applySteers(ctx context.Context, st *state) {
 		return
 	}
 	for _, m := range msgs {
-		if st.hooks.Steered != nil {
-			st.hooks.Steered(m)
-		}
+		st.hooks.emit(Steered{ID: m.ID, Text: m.Text})
 	}
 }

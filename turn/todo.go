@@ -81,8 +81,8 @@ func (e *Engine) saveTodo(ctx context.Context, st *state) {
 		return
 	}
 	st.todoDirty, st.todoNext = false, nil
-	if st.hooks.Todo != nil {
-		st.hooks.Todo(slices.Clone(items))
+	if st.hooks.listening() {
+		st.hooks.Emit(TodoChanged{Items: slices.Clone(items)})
 	}
 	if st.obs != nil {
 		e.observe(st, &Event{Kind: EventTodo, Todo: slices.Clone(items)})

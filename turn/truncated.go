@@ -57,7 +57,7 @@ func (e *Engine) truncatedCall(ctx context.Context, st *state, resp *llm.Respons
 		})
 		return finish
 	}
-	raised := ""
+	raised := 0
 	if ceiling := st.model.MaxOutput; ceiling > 0 {
 		next := ceiling
 		if asked > 0 {
@@ -65,7 +65,7 @@ func (e *Engine) truncatedCall(ctx context.Context, st *state, resp *llm.Respons
 		}
 		if next > asked {
 			st.maxTokens = next
-			raised = fmt.Sprintf("; raising max_tokens to %d", next)
+			raised = next
 		}
 	}
 	if !st.lastRowIs(TruncatedCallNudgePrefix) {
@@ -79,8 +79,7 @@ func (e *Engine) truncatedCall(ctx context.Context, st *state, resp *llm.Respons
 			e.log.Warn("could not write the truncated-call nudge", "session", st.sessionID(), "error", err)
 		}
 	}
-	st.hooks.status(fmt.Sprintf("the %s call was cut off by the output limit; asking for a smaller one (%d of %d)%s",
-		call.Name, st.truncatedCalls, maxTruncatedCallRetries, raised))
+	st.hooks.emit(Continuation{Reason: ContinueToolCallCut, Tool: call.Name, N: st.truncatedCalls, Of: maxTruncatedCallRetries, RaisedTo: raised})
 	return next
 }
 

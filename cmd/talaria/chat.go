@@ -184,8 +184,8 @@ func (c *cli) chatTurn(ctx context.Context, a *app, sid, text string, sig <-chan
 	prog, unwatch := c.newProgress(a, c.stdout)
 	defer unwatch()
 	steer := turn.NewSteering()
+	prog.steering = true
 	hooks := prog.hooks()
-	hooks.Steered = func(m turn.SteerMessage) { prog.status("your message joined the running turn: " + clip(m.Text, 60)) }
 	done := make(chan turn.Result, 1)
 	go func() {
 		res, _ := a.agent.RunTurn(tctx, sid, agent.Input{Text: text, Hooks: hooks, Steer: steer})

@@ -34,6 +34,9 @@ type progress struct {
 	// after a plain "thinking:" prefix. inReasoning: a block is open.
 	color       bool
 	inReasoning bool
+
+	// steering: say when a typed-ahead message joined the turn (chat).
+	steering bool
 }
 
 func newProgress(w, text io.Writer) *progress {
@@ -55,22 +58,43 @@ func (c *cli) newProgress(a *app, text io.Writer) (*progress, func()) {
 }
 
 func (p *progress) hooks() turn.Hooks {
-	h := turn.Hooks{
-		ToolStart: p.toolStart,
-		ToolEnd:   p.toolEnd,
-		Status:    p.status,
-		// subagent lines: progress_subagent.go
-		SubagentStarted:  p.subagentStarted,
-		SubagentFinished: p.subagentFinished,
-		ReasoningDelta:   p.reasoningDelta,
+	return turn.Hooks{Sink: p.update}
+}
+
+// update shows one of the turn's updates: the one place this display
+// turns typed updates into lines.
+func (p *progress) update(u turn.Update) {
+	switch u := u.(type) {
+	case turn.TextDelta:
+		if p.text != nil {
+			p.textDelta(u.Text)
+		}
+	case turn.Discard:
+		if p.text != nil {
+			p.discard()
+		}
+	case turn.ReasoningDelta:
+		p.reasoningDelta(u.Text)
+	case turn.ToolStarted:
+		p.toolStart(u.Call())
+	case turn.ToolFinished:
+		p.toolEnd(u.Call(), tool.Result{Content: u.Result, IsError: u.IsError}, u.Took)
+	case turn.SubagentStart: // subagent lines: progress_subagent.go
+		p.subagentStarted(u.Subagent)
+	case turn.SubagentEnd:
+		p.subagentFinished(u.Subagent)
+	case turn.TodoChanged:
 		// The plan, as one line each time the model changes it.
-		Todo: func(items []tool.TodoItem) { p.status(clip(tool.TodoLine(items), 120)) },
+		p.status(clip(tool.TodoLine(u.Items), 120))
+	case turn.Steered:
+		if p.steering {
+			p.status("your message joined the running turn: " + clip(u.Text, 60))
+		}
+	case turn.Status:
+		if line := u.Line(); line != "" {
+			p.status(line)
+		}
 	}
-	if p.text != nil {
-		h.TextDelta = p.textDelta
-		h.Discard = p.discard
-	}
-	return h
 }
 
 // reasoningDelta shows the model's thinking as it streams, on w (stderr

@@ -183,84 +183,80 @@ func (c *Client) follow(ctx context.Context, body io.Reader, turnID string, last
 	var perr error
 	err = ParseSSE(body, func(id int64, typ string, data []byte) bool {
 		*last = id
-		var ev struct {
-			TurnID     string          `json:"turn_id"`
-			Text       string          `json:"text"`
-			Line       string          `json:"line"`
-			CallID     string          `json:"call_id"`
-			Name       string          `json:"name"`
-			Arguments  string          `json:"arguments"`
-			Result     json.RawMessage `json:"result"`
-			IsError    bool            `json:"is_error"`
-			DurationMS int64           `json:"duration_ms"`
-		}
-		if json.Unmarshal(data, &ev) != nil || ev.TurnID != turnID {
+		u, ok := decodeEvent(typ, data, turnID)
+		if !ok {
 			return true
 		}
-		switch typ {
-		case EventTextDelta:
-			if hooks.TextDelta != nil {
-				hooks.TextDelta(ev.Text)
+		switch u := u.(type) {
+		case turn.ToolStarted:
+			calls[u.CallID] = u.Call()
+		case turn.ToolFinished:
+			if u.Arguments == "" { // a server that does not send them
+				u.Arguments = calls[u.CallID].Arguments
 			}
-		case EventReasoningDelta:
-			if hooks.ReasoningDelta != nil {
-				hooks.ReasoningDelta(ev.Text)
-			}
-		case EventDiscard:
-			if hooks.Discard != nil {
-				hooks.Discard()
-			}
-		case EventStatus:
-			if hooks.Status != nil {
-				hooks.Status(ev.Line)
-			}
-		case EventToolStarted:
-			call := llm.ToolCall{ID: ev.CallID, Name: ev.Name, Arguments: ev.Arguments}
-			calls[ev.CallID] = call
-			if hooks.ToolStart != nil {
-				hooks.ToolStart(call)
-			}
-		case EventToolFinished:
-			var content string
-			_ = json.Unmarshal(ev.Result, &content)
-			if hooks.ToolEnd != nil {
-				hooks.ToolEnd(calls[ev.CallID], tool.Result{Content: content, IsError: ev.IsError}, time.Duration(ev.DurationMS)*time.Millisecond)
-			}
-		case EventApprovalRequired:
+			hooks.Emit(u)
+			return true
+		case turn.ApprovalRequired:
 			decision, reason := DecisionDeny, ""
 			if approver != nil {
-				call := llm.ToolCall{ID: ev.CallID, Name: ev.Name, Arguments: ev.Arguments}
-				ok, why := approver.Approve(ctx, call, tool.Info{Name: ev.Name})
+				ok, why := approver.Approve(ctx, u.Call(), tool.Info{Name: u.Name, Description: u.Description})
 				if ok {
 					decision = DecisionAllow
 				}
 				reason = why
 			}
-			if err := c.Do(ctx, "POST", "/v1/turns/"+turnID+"/approvals/"+ev.CallID, map[string]string{"decision": decision, "reason": reason}, nil); err != nil {
+			if err := c.Do(ctx, "POST", "/v1/turns/"+turnID+"/approvals/"+u.CallID, map[string]string{"decision": decision, "reason": reason}, nil); err != nil {
 				var ae *APIError
 				if !errors.As(err, &ae) || ae.Code != CodeNoApproval {
 					perr = err
 					return false
 				}
 			}
-		case EventTurnFinished:
-			var fin struct {
-				Result turn.Result `json:"result"`
-			}
-			if err := json.Unmarshal(data, &fin); err != nil {
-				perr = err
-				return false
-			}
-			*res = fin.Result
+		case turn.Finished:
+			*res = u.Result
 			done = true
+			if hooks.Sink != nil {
+				hooks.Sink(u)
+			}
 			return false
 		}
+		hooks.Emit(u)
 		return true
 	})
 	if perr != nil {
 		err = perr
 	}
 	return done, err
+}
+
+// decodeEvent reads a turn's event as the update it carries; ok is false
+// for another turn's events and for events that carry none (rows, queue
+// changes, types a newer server added).
+func decodeEvent(typ string, data []byte, turnID string) (turn.Update, bool) {
+	var head struct {
+		TurnID string          `json:"turn_id"`
+		Update string          `json:"update"`
+		Kind   turn.StatusKind `json:"kind"`
+		Line   string          `json:"line"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.TurnID != turnID {
+		return nil, false
+	}
+	if typ != EventStatus {
+		u, err := turn.DecodeUpdate(typ, data)
+		return u, err == nil
+	}
+	if head.Update != "" {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(data, &fields) == nil {
+			if u, err := turn.DecodeUpdate(head.Update, fields[head.Update]); err == nil {
+				return u, true
+			}
+		}
+	}
+	// A server that sends only the line (or an update this client does not
+	// know): the line is all there is.
+	return turn.StatusLine{Kind: head.Kind, Text: head.Line}, true
 }
 
 // Usage is a session's usage as the API reports it
