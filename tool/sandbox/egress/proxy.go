@@ -239,6 +239,12 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 			return
 		}
 	}
+	splice(c, up)
+}
+
+// splice copies both ways between a and b until both directions ended,
+// half-closing each side's write end when its source is done.
+func splice(a, b net.Conn) {
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
 		_, _ = io.Copy(dst, src)
@@ -247,8 +253,8 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 		}
 		done <- struct{}{}
 	}
-	go pipe(up, c)
-	go pipe(c, up)
+	go pipe(b, a)
+	go pipe(a, b)
 	<-done
 	<-done
 }

@@ -3,7 +3,6 @@ package egress
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -105,18 +104,7 @@ func relay(ln net.Listener, socket string) {
 				return
 			}
 			defer up.Close()
-			done := make(chan struct{}, 2)
-			pipe := func(dst, src net.Conn) {
-				_, _ = io.Copy(dst, src)
-				if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-					_ = cw.CloseWrite()
-				}
-				done <- struct{}{}
-			}
-			go pipe(up, c)
-			go pipe(c, up)
-			<-done
-			<-done
+			splice(c, up)
 		}()
 	}
 }
