@@ -19,6 +19,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/tool/builtin"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -31,6 +32,11 @@ type Workspace struct {
 	// Open builds must use it for tools that change things, unless the
 	// operator allowed every tool (--yes).
 	Approver turn.Approver
+	// TextReader and TextWriter go through the editor's buffers
+	// (fs/read_text_file, fs/write_text_file) when the client offered them
+	// in initialize; nil otherwise. Open passes them to the file tools.
+	TextReader builtin.TextReader
+	TextWriter builtin.TextWriter
 }
 
 // Options configure a Server.
@@ -66,6 +72,7 @@ type session struct {
 	cwd   string
 	ag    *agent.Agent
 	close func()
+	files *editorFiles // the client's file system, as far as it offered one
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running prompt's; nil when idle
@@ -222,7 +229,12 @@ func (s *Server) open(ctx context.Context, cwd string, servers []MCPServer) (*se
 		return nil, err
 	}
 	ss := &session{cwd: cwd, always: map[string]bool{}}
-	ag, closeFn, err := s.opt.Open(ctx, Workspace{Cwd: cwd, MCPServers: servers, Approver: &approver{s: s, ss: ss}})
+	w := Workspace{Cwd: cwd, MCPServers: servers, Approver: &approver{s: s, ss: ss}}
+	s.mu.Lock()
+	ss.files = newEditorFiles(s, ss, s.client.FS)
+	s.mu.Unlock()
+	w.TextReader, w.TextWriter = ss.files.editorIO()
+	ag, closeFn, err := s.opt.Open(ctx, w)
 	if err != nil {
 		return nil, fmt.Errorf("starting a session in %s: %w", cwd, err)
 	}

@@ -116,7 +116,7 @@ func (c *cli) acpAgent(ctx context.Context, b *acpBase, w acp.Workspace) (*agent
 		return nil, nil, err
 	}
 	tools, err := builtin.New(builtin.Options{Root: w.Cwd, ShellTimeout: time.Duration(cfg.ShellTimeout),
-		Sandbox: sb, EnvNames: cfg.Sandbox.Env})
+		Sandbox: sb, EnvNames: cfg.Sandbox.Env, TextReader: w.TextReader, TextWriter: w.TextWriter})
 	if err != nil {
 		return nil, nil, fmt.Errorf("workspace %s: %w", w.Cwd, err)
 	}
