@@ -24,6 +24,11 @@ const seen = { updates: [], permissions: [], fs: [] };
 let firstChunk;
 const gotChunk = new Promise((resolve) => (firstChunk = resolve));
 let phase = "";
+// The SDK resolves a request as soon as its response arrives but runs
+// notification handlers asynchronously (schema validation first), so the
+// session/update notifications sent before a response (session/load's
+// replay) may still be pending: let them land before the phase changes.
+const settle = () => new Promise((resolve) => setTimeout(resolve, 250));
 
 const app = acp
   .client()
@@ -64,6 +69,7 @@ try {
       sessionId: s.sessionId,
       prompt: [{ type: "text", text: "write hello.txt please" }],
     });
+    await settle();
 
     if (editorFS) return;
 
@@ -75,9 +81,11 @@ try {
     await gotChunk;
     await agent.notify("session/cancel", { sessionId: s.sessionId });
     seen.cancelled = await second;
+    await settle();
 
     phase = "load";
     seen.load = await agent.request("session/load", { sessionId: s.sessionId, cwd, mcpServers: [] });
+    await settle();
     phase = "list";
     seen.list = await agent.request("session/list", {});
     phase = "missing";
