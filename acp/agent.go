@@ -19,6 +19,8 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -31,6 +33,15 @@ type Workspace struct {
 	// Open builds must use it for tools that change things, unless the
 	// operator allowed every tool (--yes).
 	Approver turn.Approver
+	// TextReader and TextWriter go through the editor's buffers
+	// (fs/read_text_file, fs/write_text_file) when the client offered them
+	// in initialize; nil otherwise. Open passes them to the file tools.
+	TextReader builtin.TextReader
+	TextWriter builtin.TextWriter
+	// Mode is the sandbox mode the editor chose (session/set_mode): Open
+	// must never make it wider than the configured one. "" is the
+	// configured mode.
+	Mode sandbox.Mode
 }
 
 // Options configure a Server.
@@ -43,9 +54,12 @@ type Options struct {
 	Open func(ctx context.Context, w Workspace) (*agent.Agent, func(), error)
 	// Window returns the context window of model (0: unknown), for
 	// usage_update; nil sends none.
-	Window  func(model string) int64
-	Version string
-	Logger  *slog.Logger
+	Window func(model string) int64
+	// SandboxMode is the configured sandbox mode; when set, sessions offer
+	// it and the narrower ones as ACP modes (session/set_mode).
+	SandboxMode string
+	Version     string
+	Logger      *slog.Logger
 }
 
 // Server is the agent side of one ACP connection.
@@ -66,6 +80,11 @@ type session struct {
 	cwd   string
 	ag    *agent.Agent
 	close func()
+	files *editorFiles // the client's file system, as far as it offered one
+	// servers and mode are what the agent was opened with, to reopen it
+	// in another mode.
+	servers []MCPServer
+	mode    sandbox.Mode
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running prompt's; nil when idle
@@ -135,6 +154,8 @@ func (s *Server) handle(ctx context.Context, method string, params json.RawMessa
 		return s.listSessions(ctx, params)
 	case MethodSessionPrompt:
 		return s.prompt(ctx, params)
+	case MethodSessionSetMode:
+		return s.setMode(ctx, params)
 	}
 	return nil, Errorf(CodeMethodNotFound, "talaria does not offer %q", method)
 }
@@ -214,15 +235,20 @@ func checkServers(servers []MCPServer) error {
 
 // open builds the agent for a session in cwd and registers it under id
 // (an id already open is replaced: its agent is closed).
-func (s *Server) open(ctx context.Context, cwd string, servers []MCPServer) (*session, error) {
+func (s *Server) open(ctx context.Context, cwd string, servers []MCPServer, mode sandbox.Mode) (*session, error) {
 	if err := checkCwd(cwd); err != nil {
 		return nil, err
 	}
 	if err := checkServers(servers); err != nil {
 		return nil, err
 	}
-	ss := &session{cwd: cwd, always: map[string]bool{}}
-	ag, closeFn, err := s.opt.Open(ctx, Workspace{Cwd: cwd, MCPServers: servers, Approver: &approver{s: s, ss: ss}})
+	ss := &session{cwd: cwd, servers: servers, mode: mode, always: map[string]bool{}}
+	w := Workspace{Cwd: cwd, MCPServers: servers, Approver: &approver{s: s, ss: ss}, Mode: mode}
+	s.mu.Lock()
+	ss.files = newEditorFiles(s, ss, s.client.FS)
+	s.mu.Unlock()
+	w.TextReader, w.TextWriter = ss.files.editorIO()
+	ag, closeFn, err := s.opt.Open(ctx, w)
 	if err != nil {
 		return nil, fmt.Errorf("starting a session in %s: %w", cwd, err)
 	}
@@ -246,7 +272,7 @@ func (s *Server) newSession(ctx context.Context, params json.RawMessage) (any, e
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	ss, err := s.open(ctx, p.Cwd, p.MCPServers)
+	ss, err := s.open(ctx, p.Cwd, p.MCPServers, "")
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +283,7 @@ func (s *Server) newSession(ctx context.Context, params json.RawMessage) (any, e
 	}
 	ss.id = sess.ID
 	s.register(ss)
-	return NewSessionResponse{SessionID: sess.ID}, nil
+	return NewSessionResponse{SessionID: sess.ID, Modes: s.modes(sandbox.Mode(s.opt.SandboxMode))}, nil
 }
 
 func (s *Server) loadSession(ctx context.Context, params json.RawMessage) (any, error) {
@@ -278,7 +304,7 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	ss, err := s.open(ctx, p.Cwd, p.MCPServers)
+	ss, err := s.open(ctx, p.Cwd, p.MCPServers, "")
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +312,7 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage) (any, 
 	// The history goes out before the answer, as the protocol asks.
 	s.replay(p.SessionID, msgs)
 	s.register(ss)
-	return struct{}{}, nil
+	return LoadSessionResponse{Modes: s.modes(sandbox.Mode(s.opt.SandboxMode))}, nil
 }
 
 // replay sends a session's stored rows as session/update notifications.

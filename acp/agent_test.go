@@ -16,6 +16,7 @@ import (
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/tool/builtin"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 )
 
 // editor is an in-process ACP client: it sends requests line by line and
@@ -31,14 +32,22 @@ type editor struct {
 	asked  []map[string]any
 }
 
-func newEditor(t *testing.T) *editor {
+func newEditor(t *testing.T) *editor { t.Helper(); return newEditorWith(t, nil) }
+
+// newEditorWith is newEditor with the server's options adjusted by tweak
+// (the built-in tools get w's mode as their sandbox policy when set).
+func newEditorWith(t *testing.T, tweak func(*acp.Options)) *editor {
 	t.Helper()
 	env := testenv.New(t, testenv.Options{})
-	srv := acp.NewServer(acp.Options{
+	opt := acp.Options{
 		Store: env.Store,
 		Open: func(_ context.Context, w acp.Workspace) (*agent.Agent, func(), error) {
 			cfg := env.Config
-			tools, err := builtin.New(builtin.Options{Root: w.Cwd})
+			bo := builtin.Options{Root: w.Cwd, TextReader: w.TextReader, TextWriter: w.TextWriter}
+			if w.Mode != "" {
+				bo.Sandbox = &sandbox.Policy{Mode: w.Mode, Workspace: w.Cwd}
+			}
+			tools, err := builtin.New(bo)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -48,7 +57,11 @@ func newEditor(t *testing.T) *editor {
 		},
 		Window:  func(string) int64 { return 100000 },
 		Version: "test",
-	})
+	}
+	if tweak != nil {
+		tweak(&opt)
+	}
+	srv := acp.NewServer(opt)
 	r1, w1 := io.Pipe()
 	r2, w2 := io.Pipe()
 	done := make(chan struct{})

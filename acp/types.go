@@ -17,6 +17,7 @@ const (
 	MethodSessionList       = "session/list"
 	MethodSessionPrompt     = "session/prompt"
 	MethodSessionCancel     = "session/cancel"
+	MethodSessionSetMode    = "session/set_mode"
 	MethodSessionUpdate     = "session/update"
 	MethodRequestPermission = "session/request_permission"
 	MethodReadTextFile      = "fs/read_text_file"
@@ -114,7 +115,29 @@ type NewSessionRequest struct {
 }
 
 type NewSessionResponse struct {
+	SessionID string            `json:"sessionId"`
+	Modes     *SessionModeState `json:"modes,omitempty"`
+}
+
+// LoadSessionResponse is session/load's answer.
+type LoadSessionResponse struct {
+	Modes *SessionModeState `json:"modes,omitempty"`
+}
+
+type SessionMode struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+type SessionModeState struct {
+	CurrentModeID  string        `json:"currentModeId"`
+	AvailableModes []SessionMode `json:"availableModes"`
+}
+
+type SetSessionModeRequest struct {
 	SessionID string `json:"sessionId"`
+	ModeID    string `json:"modeId"`
 }
 
 type LoadSessionRequest struct {

@@ -120,8 +120,13 @@ func (w *turnWatch) toolStart(c llm.ToolCall) {
 	tc := toolCall(c, w.ss.cwd)
 	tc.Status = StatusPending
 	if tc.Kind == KindEdit && len(tc.Locations) == 1 {
-		// Kept to show the edit as a diff when it is done.
-		before := readSmall(tc.Locations[0].Path)
+		// Kept to show the edit as a diff when it is done. Through the
+		// editor, the write itself records the diff (and asking the
+		// editor here would precede the tool's confinement check).
+		var before *string
+		if !w.ss.files.write {
+			before = readSmall(tc.Locations[0].Path)
+		}
 		w.mu.Lock()
 		w.before[c.ID] = before
 		w.mu.Unlock()
@@ -141,8 +146,13 @@ func (w *turnWatch) toolEnd(c llm.ToolCall, res tool.Result, _ time.Duration) {
 	w.mu.Unlock()
 	if edit && !res.IsError {
 		full := toolCall(c, w.ss.cwd)
-		if after := readSmall(full.Locations[0].Path); after != nil {
-			tc.Content = append(tc.Content, ToolCallContent{Type: "diff", Path: full.Locations[0].Path, OldText: before, NewText: after})
+		path := full.Locations[0].Path
+		if w.ss.files.write {
+			if e, ok := w.ss.files.takeWrite(path); ok && e.new != nil {
+				tc.Content = append(tc.Content, ToolCallContent{Type: "diff", Path: path, OldText: e.old, NewText: e.new})
+			}
+		} else if after := readSmall(path); after != nil {
+			tc.Content = append(tc.Content, ToolCallContent{Type: "diff", Path: path, OldText: before, NewText: after})
 		}
 	}
 	w.s.update(w.ss.id, SessionUpdate{SessionUpdate: "tool_call_update", ToolCall: &tc})

@@ -14,6 +14,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool/builtin"
 	"github.com/talaria-agent/talaria/tool/mcp"
+	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -53,12 +54,16 @@ func (c *cli) acpCmd(ctx context.Context, args []string) int {
 	}
 	defer b.close()
 	cat := catalogue.New(modelOverrides(b.cfg))
+	// The configured mode bounds the modes an editor may pick; a bad name
+	// is reported when the first session's sandbox is built.
+	top, _ := sandbox.ParseMode(acpConfiguredMode(rf.sandbox, b.cfg))
 	srv := acp.NewServer(acp.Options{
-		Store:   b.store,
-		Open:    func(ctx context.Context, w acp.Workspace) (*agent.Agent, func(), error) { return c.acpAgent(ctx, b, w) },
-		Window:  func(model string) int64 { return int64(cat.Lookup(model).Window) },
-		Version: versionString(),
-		Logger:  b.log,
+		SandboxMode: string(top),
+		Store:       b.store,
+		Open:        func(ctx context.Context, w acp.Workspace) (*agent.Agent, func(), error) { return c.acpAgent(ctx, b, w) },
+		Window:      func(model string) int64 { return int64(cat.Lookup(model).Window) },
+		Version:     versionString(),
+		Logger:      b.log,
 	})
 	if err := srv.Serve(ctx, c.stdin, c.stdout); err != nil && !errors.Is(err, context.Canceled) {
 		return c.fail(exitOther, "acp: %v", err)
@@ -111,12 +116,22 @@ func (c *cli) acpBase(ctx context.Context, rf *routeFlags) (*acpBase, error) {
 // and the editor's, and the editor as the approver.
 func (c *cli) acpAgent(ctx context.Context, b *acpBase, w acp.Workspace) (*agent.Agent, func(), error) {
 	cfg := b.cfg
-	sb, err := sandboxPolicy(ctx, cfg, b.rf.sandbox, w.Cwd)
+	mode := b.rf.sandbox
+	if w.Mode != "" {
+		// The editor's pick, never wider than the configured mode; built
+		// as if given by --sandbox so enforcement is checked the same way.
+		top, err := sandbox.ParseMode(acpConfiguredMode(b.rf.sandbox, cfg))
+		if err != nil {
+			return nil, nil, &setupError{"sandbox: " + err.Error()}
+		}
+		mode = string(top.Narrower(w.Mode))
+	}
+	sb, err := sandboxPolicy(ctx, cfg, mode, w.Cwd)
 	if err != nil {
 		return nil, nil, err
 	}
 	tools, err := builtin.New(builtin.Options{Root: w.Cwd, ShellTimeout: time.Duration(cfg.ShellTimeout),
-		Sandbox: sb, EnvNames: cfg.Sandbox.Env})
+		Sandbox: sb, EnvNames: cfg.Sandbox.Env, TextReader: w.TextReader, TextWriter: w.TextWriter})
 	if err != nil {
 		return nil, nil, fmt.Errorf("workspace %s: %w", w.Cwd, err)
 	}
@@ -178,4 +193,13 @@ func (c *cli) acpAgent(ctx context.Context, b *acpBase, w acp.Workspace) (*agent
 		return nil, nil, err
 	}
 	return ag, release, nil
+}
+
+// acpConfiguredMode is the sandbox mode name in force: --sandbox, else the
+// configuration's ("" means the default, workspace-write).
+func acpConfiguredMode(flag string, cfg *config.Config) string {
+	if flag != "" {
+		return flag
+	}
+	return cfg.Sandbox.Mode
 }

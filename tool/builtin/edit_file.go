@@ -2,7 +2,9 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/talaria-agent/talaria/tool"
@@ -36,15 +38,15 @@ func EditFile(opt Options) tool.Tool {
 			`"new_string":{"type":"string","description":"The replacement text (may be empty to delete)."},`+
 			`"replace_all":{"type":"boolean","description":"Replace every occurrence (default false)."}`,
 			"path", "old_string", "new_string"),
-	}, func(_ context.Context, ws workspace, a editFileArgs) tool.Result {
+	}, func(ctx context.Context, ws workspace, a editFileArgs) tool.Result {
 		if r := opt.writesRefused("edit_file"); r != nil {
 			return *r
 		}
-		return editFile(ws, a)
+		return editFile(ctx, ws, a, opt.TextReader, opt.TextWriter)
 	})
 }
 
-func editFile(ws workspace, a editFileArgs) tool.Result {
+func editFile(ctx context.Context, ws workspace, a editFileArgs, from TextReader, to TextWriter) tool.Result {
 	switch {
 	case a.OldString == "":
 		return tool.Errorf("old_string is empty; to create a file or replace all of it, use write_file")
@@ -57,30 +59,10 @@ func editFile(ws workspace, a editFileArgs) tool.Result {
 	if err != nil {
 		return tool.Errorf("%v", err)
 	}
-	root, err := t.open()
-	if err != nil {
-		return tool.Errorf("cannot edit %s: %v", a.Path, err)
+	content, perm, bad := editSource(ctx, ws, t, a.Path, from)
+	if bad != nil {
+		return *bad
 	}
-	defer root.Close()
-	fi, err := root.Stat(t.rel)
-	switch {
-	case err != nil:
-		return tool.Errorf("cannot edit %s: %v", a.Path, plainErr(err))
-	case fi.IsDir():
-		return tool.Errorf("%s is a directory", a.Path)
-	case !fi.Mode().IsRegular():
-		return tool.Errorf("%s is not a regular file", a.Path)
-	case fi.Size() > maxEditBytes:
-		return tool.Errorf("%s is too large to edit (%s); use the shell tool", a.Path, humanSize(fi.Size()))
-	}
-	data, err := root.ReadFile(t.rel)
-	if err != nil {
-		return tool.Errorf("cannot edit %s: %v", a.Path, plainErr(err))
-	}
-	if isBinary(data) {
-		return tool.Errorf("%s is a binary file; edit_file only edits text", a.Path)
-	}
-	content := string(data)
 	oldS, newS := a.OldString, *a.NewString
 
 	n := strings.Count(content, oldS)
@@ -107,7 +89,11 @@ func editFile(ws workspace, a editFileArgs) tool.Result {
 	} else {
 		updated = content[:first] + newS + content[first+len(oldS):]
 	}
-	if err := writeAtomic(root, t.rel, []byte(updated), fi.Mode().Perm()); err != nil {
+	if to != nil {
+		if err := to.WriteTextFile(ctx, ws.outerPath(t), updated); err != nil {
+			return tool.Errorf("cannot edit %s through the editor: %v", a.Path, err)
+		}
+	} else if err := writeDisk(t, updated, perm); err != nil {
 		return tool.Errorf("cannot edit %s: %v", a.Path, err)
 	}
 
@@ -119,6 +105,65 @@ func editFile(ws workspace, a editFileArgs) tool.Result {
 	endLine := startLine + strings.Count(newS, "\n")
 	return tool.Result{Content: fmt.Sprintf("edited %s: %s now reads:\n%s", t.show(), what,
 		snippet(updated, startLine, endLine))}
+}
+
+// editSource reads the text edit_file changes: through from (the editor's
+// buffer) when set, else from disk, which also gives the mode to keep.
+func editSource(ctx context.Context, ws workspace, t target, path string, from TextReader) (string, fs.FileMode, *tool.Result) {
+	fail := func(format string, a ...any) (string, fs.FileMode, *tool.Result) {
+		r := tool.Errorf(format, a...)
+		return "", 0, &r
+	}
+	perm := fs.FileMode(0o644)
+	root, err := t.open()
+	if err != nil {
+		return fail("cannot edit %s: %v", path, err)
+	}
+	defer root.Close()
+	fi, err := root.Stat(t.rel)
+	switch {
+	case err == nil && fi.IsDir():
+		return fail("%s is a directory", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return fail("%s is not a regular file", path)
+	case err == nil:
+		perm = fi.Mode().Perm()
+	case from == nil || !errors.Is(err, fs.ErrNotExist):
+		// An editor may hold an unsaved buffer of a file not on disk yet.
+		return fail("cannot edit %s: %v", path, plainErr(err))
+	}
+	var data []byte
+	if from != nil {
+		s, err := from.ReadTextFile(ctx, ws.outerPath(t))
+		if err != nil {
+			return fail("cannot read %s through the editor: %v", path, err)
+		}
+		data = []byte(s)
+	} else {
+		if fi.Size() > maxEditBytes {
+			return fail("%s is too large to edit (%s); use the shell tool", path, humanSize(fi.Size()))
+		}
+		if data, err = root.ReadFile(t.rel); err != nil {
+			return fail("cannot edit %s: %v", path, plainErr(err))
+		}
+	}
+	if len(data) > maxEditBytes {
+		return fail("%s is too large to edit (%s); use the shell tool", path, humanSize(int64(len(data))))
+	}
+	if isBinary(data) {
+		return fail("%s is a binary file; edit_file only edits text", path)
+	}
+	return string(data), perm, nil
+}
+
+// writeDisk replaces t's content on disk, keeping perm.
+func writeDisk(t target, content string, perm fs.FileMode) error {
+	root, err := t.open()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return writeAtomic(root, t.rel, []byte(content), perm)
 }
 
 // snippet shows lines from-to of content, with context, numbered.

@@ -49,6 +49,14 @@ type Options struct {
 	// commands run unconfined, as with mode off). A read-only sandbox
 	// also refuses write_file and edit_file.
 	Sandbox *sandbox.Policy
+	// TextReader, when set, is where read_file and edit_file read file
+	// content (an editor's possibly unsaved buffers); nil: the local disk.
+	// Paths are confined to Root before it is asked.
+	TextReader TextReader
+	// TextWriter, when set, is where write_file and edit_file put new
+	// content; nil: the local disk. A read-only sandbox refuses writes
+	// before it is asked.
+	TextWriter TextWriter
 }
 
 // withDefaults fills unset fields.

@@ -39,11 +39,11 @@ func ReadFile(opt Options) tool.Tool {
 			`"end_line":{"type":"integer","minimum":1,"description":"Last line to show (default: as many as fit)."}`, "path"),
 		ReadOnly: true,
 	}, func(ctx context.Context, ws workspace, a readFileArgs) tool.Result {
-		return readFile(ctx, ws, a, opt.MaxOutput-noteReserve)
+		return readFile(ctx, ws, a, opt.MaxOutput-noteReserve, opt.TextReader)
 	})
 }
 
-func readFile(ctx context.Context, ws workspace, a readFileArgs, budget int) tool.Result {
+func readFile(ctx context.Context, ws workspace, a readFileArgs, budget int, via TextReader) tool.Result {
 	start := max(a.StartLine, 1)
 	if a.EndLine > 0 && a.EndLine < start {
 		return tool.Errorf("end_line (%d) is before start_line (%d)", a.EndLine, start)
@@ -51,6 +51,9 @@ func readFile(ctx context.Context, ws workspace, a readFileArgs, budget int) too
 	t, err := ws.resolve(a.Path)
 	if err != nil {
 		return tool.Errorf("%v", err)
+	}
+	if via != nil {
+		return readVia(ctx, ws, t, via, a, budget)
 	}
 	root, err := t.open()
 	if err != nil {
@@ -79,7 +82,25 @@ func readFile(ctx context.Context, ws workspace, a readFileArgs, budget int) too
 		return tool.Errorf("%s is a binary file (%s); read_file only shows text. "+
 			"Use the shell tool (for example `file` or `xxd | head`) to inspect it.", a.Path, humanSize(fi.Size()))
 	}
+	return numberLines(ctx, r, a, budget)
+}
 
+// readVia reads the file through via (the editor), then shows it as a
+// file on disk would be shown.
+func readVia(ctx context.Context, ws workspace, t target, via TextReader, a readFileArgs, budget int) tool.Result {
+	content, err := via.ReadTextFile(ctx, ws.outerPath(t))
+	if err != nil {
+		return tool.Errorf("cannot read %s through the editor: %v", a.Path, err)
+	}
+	if isBinary([]byte(content[:min(len(content), sniffLen)])) {
+		return tool.Errorf("%s is a binary file (%s); read_file only shows text", a.Path, humanSize(int64(len(content))))
+	}
+	return numberLines(ctx, bufio.NewReaderSize(strings.NewReader(content), 64<<10), a, budget)
+}
+
+// numberLines shows the requested lines of r, numbered, within budget.
+func numberLines(ctx context.Context, r *bufio.Reader, a readFileArgs, budget int) tool.Result {
+	start := max(a.StartLine, 1)
 	// Clip lines so that at least one always fits, however small MaxOutput.
 	keep := min(maxLineBytes, max(budget-64, 32))
 	var out strings.Builder

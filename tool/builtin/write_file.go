@@ -22,15 +22,15 @@ func WriteFile(opt Options) tool.Tool {
 			"To change part of an existing file, prefer edit_file.",
 		Parameters: schema(`"path":{"type":"string","description":"File path, relative to the workspace root."},`+
 			`"content":{"type":"string","description":"The complete new content of the file."}`, "path", "content"),
-	}, func(_ context.Context, ws workspace, a writeFileArgs) tool.Result {
+	}, func(ctx context.Context, ws workspace, a writeFileArgs) tool.Result {
 		if r := opt.writesRefused("write_file"); r != nil {
 			return *r
 		}
-		return writeFile(ws, a)
+		return writeFile(ctx, ws, a, opt.TextWriter)
 	})
 }
 
-func writeFile(ws workspace, a writeFileArgs) tool.Result {
+func writeFile(ctx context.Context, ws workspace, a writeFileArgs, via TextWriter) tool.Result {
 	if a.Content == nil {
 		return tool.Errorf(`content is required (use "" for an empty file)`)
 	}
@@ -55,6 +55,13 @@ func writeFile(ws workspace, a writeFileArgs) tool.Result {
 		perm, verb = fi.Mode().Perm(), fmt.Sprintf("overwrote (was %d bytes)", fi.Size())
 	case !errors.Is(err, fs.ErrNotExist):
 		return tool.Errorf("cannot write %s: %v", a.Path, plainErr(err))
+	}
+	if via != nil {
+		if err := via.WriteTextFile(ctx, ws.outerPath(t), *a.Content); err != nil {
+			return tool.Errorf("cannot write %s through the editor: %v", a.Path, err)
+		}
+		return tool.Result{Content: fmt.Sprintf("wrote %s in the editor: %d bytes, %d lines",
+			t.show(), len(*a.Content), countLines(*a.Content))}
 	}
 	if err := writeAtomic(root, t.rel, []byte(*a.Content), perm); err != nil {
 		return tool.Errorf("cannot write %s: %v", a.Path, err)

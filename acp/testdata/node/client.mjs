@@ -1,7 +1,9 @@
 // Drives `talaria acp` with the official ACP TypeScript SDK as a real client:
 // initialize → session/new → a prompt whose tool call needs permission
 // (granted) → a second prompt cancelled mid-answer → session/load →
-// session/list. Prints what it saw as one JSON document on stdout; the Go
+// session/list. With TALARIA_FS=1 it instead offers the editor file system
+// (fs/read_text_file, fs/write_text_file over an in-memory buffer map seeded
+// from TALARIA_BUFFERS) and runs one prompt. Prints what it saw as one JSON document on stdout; the Go
 // test judges it.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -14,10 +16,19 @@ const cwd = process.env.TALARIA_WS;
 const child = spawn(bin, args, { stdio: ["pipe", "pipe", "inherit"] });
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 
-const seen = { updates: [], permissions: [] };
+const editorFS = process.env.TALARIA_FS === "1";
+// Open buffers by absolute path: what the editor shows, saved or not.
+const buffers = new Map(Object.entries(JSON.parse(process.env.TALARIA_BUFFERS || "{}")));
+
+const seen = { updates: [], permissions: [], fs: [] };
 let firstChunk;
 const gotChunk = new Promise((resolve) => (firstChunk = resolve));
 let phase = "";
+// The SDK resolves a request as soon as its response arrives but runs
+// notification handlers asynchronously (schema validation first), so the
+// session/update notifications sent before a response (session/load's
+// replay) may still be pending: let them land before the phase changes.
+const settle = () => new Promise((resolve) => setTimeout(resolve, 250));
 
 const app = acp
   .client()
@@ -25,6 +36,16 @@ const app = acp
     seen.permissions.push({ phase, toolCall: params.toolCall, options: params.options.map((o) => o.kind) });
     const allow = params.options.find((o) => o.kind === "allow_once");
     return { outcome: { outcome: "selected", optionId: allow.optionId } };
+  })
+  .onRequest("fs/read_text_file", ({ params }) => {
+    seen.fs.push({ phase, method: "read", path: params.path, sessionId: params.sessionId });
+    if (!buffers.has(params.path)) throw acp.RequestError.resourceNotFound(params.path);
+    return { content: buffers.get(params.path) };
+  })
+  .onRequest("fs/write_text_file", ({ params }) => {
+    seen.fs.push({ phase, method: "write", path: params.path, sessionId: params.sessionId });
+    buffers.set(params.path, params.content);
+    return {};
   })
   .onNotification("session/update", ({ params }) => {
     seen.updates.push({ phase, update: params.update });
@@ -36,7 +57,7 @@ try {
     phase = "initialize";
     seen.initialize = await agent.request("initialize", {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: editorFS, writeTextFile: editorFS }, terminal: false },
       clientInfo: { name: "talaria-acp-test", version: "1" },
     });
     phase = "new";
@@ -48,6 +69,9 @@ try {
       sessionId: s.sessionId,
       prompt: [{ type: "text", text: "write hello.txt please" }],
     });
+    await settle();
+
+    if (editorFS) return;
 
     phase = "cancel";
     const second = agent.request("session/prompt", {
@@ -57,9 +81,11 @@ try {
     await gotChunk;
     await agent.notify("session/cancel", { sessionId: s.sessionId });
     seen.cancelled = await second;
+    await settle();
 
     phase = "load";
     seen.load = await agent.request("session/load", { sessionId: s.sessionId, cwd, mcpServers: [] });
+    await settle();
     phase = "list";
     seen.list = await agent.request("session/list", {});
     phase = "missing";
@@ -75,4 +101,5 @@ try {
 child.stdin.end();
 const code = await new Promise((resolve) => child.on("exit", (c) => resolve(c)));
 seen.exitCode = code;
+seen.buffers = Object.fromEntries(buffers);
 process.stdout.write(JSON.stringify(seen) + "\n");
