@@ -26,29 +26,48 @@ func (g *Gateway) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
 	mux.HandleFunc("GET /readyz", g.readyz)
-	mux.HandleFunc("GET /v1/openapi.json", a(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(openapiSpec)
-	}))
-	mux.HandleFunc("POST /v1/sessions", a(g.createSession))
-	mux.HandleFunc("GET /v1/sessions", a(g.listSessions))
-	mux.HandleFunc("GET /v1/sessions/{id}", a(g.getSession))
-	mux.HandleFunc("DELETE /v1/sessions/{id}", a(g.deleteSession))
-	mux.HandleFunc("GET /v1/sessions/{id}/messages", a(g.listMessages))
-	mux.HandleFunc("GET /v1/sessions/{id}/usage", a(g.usage))
-	mux.HandleFunc("POST /v1/sessions/{id}/messages", a(g.postMessage))
-	mux.HandleFunc("GET /v1/sessions/{id}/events", a(g.events))
-	mux.HandleFunc("GET /v1/search", a(g.search))
-	mux.HandleFunc("POST /v1/turns/{id}/interrupt", a(g.interruptTurn))
-	mux.HandleFunc("POST /v1/turns/{id}/approvals/{call}", a(g.approve))
-	mux.HandleFunc("POST /v1/explain-error", a(g.explainError))
+	for _, rt := range g.apiRoutes() {
+		mux.HandleFunc(rt.pattern, rt.h)
+	}
 	mux.Handle("GET /metrics", g.adminOnly(g.m.handler().ServeHTTP))
-	g.openAIRoutes(mux) // openai.go
 	mux.HandleFunc("/v1/", a(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errf(http.StatusNotFound, CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	}))
 	mux.Handle("/", webHandler())
 	return g.m.instrument(g.withLimits(mux))
+}
+
+// route is one authenticated /v1 pattern and its handler. The table is
+// what the OpenAPI test holds the published spec against.
+type route struct {
+	pattern string
+	h       http.HandlerFunc
+}
+
+// apiRoutes lists the /v1 routes: the native API, then the
+// OpenAI-compatible ones (openai.go), which authenticate in OpenAI's
+// error shape.
+func (g *Gateway) apiRoutes() []route {
+	a := func(h http.HandlerFunc) http.HandlerFunc { return g.authed(g.rateLimited(h)) }
+	native := []route{
+		{"GET /v1/openapi.json", a(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(openapiSpec)
+		})},
+		{"POST /v1/sessions", a(g.createSession)},
+		{"GET /v1/sessions", a(g.listSessions)},
+		{"GET /v1/sessions/{id}", a(g.getSession)},
+		{"DELETE /v1/sessions/{id}", a(g.deleteSession)},
+		{"GET /v1/sessions/{id}/messages", a(g.listMessages)},
+		{"GET /v1/sessions/{id}/usage", a(g.usage)},
+		{"POST /v1/sessions/{id}/messages", a(g.postMessage)},
+		{"GET /v1/sessions/{id}/events", a(g.events)},
+		{"GET /v1/search", a(g.search)},
+		{"POST /v1/turns/{id}/interrupt", a(g.interruptTurn)},
+		{"POST /v1/turns/{id}/approvals/{call}", a(g.approve)},
+		{"POST /v1/explain-error", a(g.explainError)},
+	}
+	return append(native, g.openAIRoutes()...)
 }
 
 // withLimits caps request bodies for every route, bounds the time to read

@@ -40,11 +40,13 @@ const SessionHeader = "X-Talaria-Session"
 // TurnHeader names the turn an OpenAI-compatible request ran.
 const TurnHeader = "X-Talaria-Turn"
 
-// openAIRoutes adds the OpenAI-compatible routes to mux.
-func (g *Gateway) openAIRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/models", g.oaiAuthed(g.oaiModels))
-	mux.HandleFunc("POST /v1/chat/completions", g.oaiAuthed(g.chatCompletions))
-	mux.HandleFunc("POST /v1/responses", g.oaiAuthed(g.responses))
+// openAIRoutes lists the OpenAI-compatible routes.
+func (g *Gateway) openAIRoutes() []route {
+	return []route{
+		{"GET /v1/models", g.oaiAuthed(g.oaiModels)},
+		{"POST /v1/chat/completions", g.oaiAuthed(g.chatCompletions)},
+		{"POST /v1/responses", g.oaiAuthed(g.responses)},
+	}
 }
 
 // oaiError is OpenAI's error body: {"error": {message, type, param, code}}.
