@@ -50,10 +50,11 @@ type Config struct {
 	// server's own ("default"); a client names one, never a path.
 	Workspaces map[string]Workspace
 	// Tools builds the tools of a session with its own workspace or its
-	// principal's sandbox mode (Limit.Sandbox, "" for the server's; the
-	// function must never make it wider than the server's); nil refuses
-	// per-session workspaces and per-principal sandboxes.
-	Tools func(workspace, sandbox string) ([]tool.Tool, error)
+	// principal's sandbox (Limit.Sandbox and Limit.Network; the zero
+	// SessionSandbox is the server's; the function must never make it
+	// wider than the server's); nil refuses per-session workspaces and
+	// per-principal sandboxes.
+	Tools func(workspace string, sandbox SessionSandbox) ([]tool.Tool, error)
 	// Routes resolves a per-session provider/model; nil refuses overrides.
 	Routes func(provider, model string) ([]turn.Route, error)
 
@@ -293,13 +294,13 @@ func (g *Gateway) Metrics() *Metrics { return g.m }
 
 // build makes an agent from the template for a workspace, sandbox mode
 // and routes.
-func (g *Gateway) build(workspace, sandbox string, routes []turn.Route) (*agent.Agent, error) {
+func (g *Gateway) build(workspace string, sandbox SessionSandbox, routes []turn.Route) (*agent.Agent, error) {
 	ac := g.cfg.Agent
 	ac.Store = g.obs
 	if workspace != "" {
 		ac.Workspace = workspace
 	}
-	if (workspace != "" || sandbox != "") && g.cfg.Tools != nil {
+	if (workspace != "" || !sandbox.servers()) && g.cfg.Tools != nil {
 		tools, err := g.cfg.Tools(ac.Workspace, sandbox)
 		if err != nil {
 			return nil, err
@@ -330,9 +331,10 @@ func (g *Gateway) defaultAgent() (*agent.Agent, error) {
 // The principal's sandbox mode is read at every call, so a turn always
 // runs with the one configured now.
 func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent.Agent, error) {
-	sandbox := ""
+	var sandbox SessionSandbox
 	if principal != "" {
-		sandbox = g.limitFor(principal).Sandbox
+		l := g.limitFor(principal)
+		sandbox = SessionSandbox{Mode: l.Sandbox, Network: l.Network}
 	}
 	primary := g.cfg.Agent.Routes[0]
 	if provider == primary.Provider.Name() && model == primary.Model {
@@ -341,7 +343,7 @@ func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent
 	if workspace == g.cfg.Agent.Workspace {
 		workspace = ""
 	}
-	key := agentKey{workspace, provider, model, sandbox}
+	key := agentKey{workspace, provider, model, sandbox.key()}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.clock++
@@ -352,8 +354,8 @@ func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent
 	if workspace != "" && g.cfg.Tools == nil {
 		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session workspace")
 	}
-	if sandbox != "" && g.cfg.Tools == nil {
-		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server cannot give a principal its own sandbox mode")
+	if !sandbox.servers() && g.cfg.Tools == nil {
+		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server cannot give a principal its own sandbox")
 	}
 	var routes []turn.Route
 	if provider != "" || model != "" {

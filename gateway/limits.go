@@ -54,6 +54,29 @@ type Limit struct {
 	// Config.Tools, which never makes it wider than the server's; empty:
 	// the server's.
 	Sandbox string
+	// Network narrows the network of its sessions' commands: nil keeps
+	// the server's; an empty list turns it off; hosts allow only those
+	// (each one the server allows too; Config.Tools checks).
+	Network []string
+}
+
+// SessionSandbox is how a principal narrows the server's sandbox for its
+// sessions (Limit.Sandbox and Limit.Network); the zero value is the
+// server's own.
+type SessionSandbox struct {
+	Mode    string
+	Network []string
+}
+
+// servers reports whether s changes nothing.
+func (s SessionSandbox) servers() bool { return s.Mode == "" && s.Network == nil }
+
+// key is s as a comparable part of the agent cache's key.
+func (s SessionSandbox) key() string {
+	if s.Network == nil {
+		return s.Mode
+	}
+	return s.Mode + "\x00" + strings.Join(s.Network, "\n")
 }
 
 // Limits are the per-principal limits: Default for every principal,
@@ -96,6 +119,9 @@ func (g *Gateway) limitFor(principal string) Limit {
 		}
 		if p.Sandbox != "" {
 			l.Sandbox = p.Sandbox
+		}
+		if p.Network != nil {
+			l.Network = p.Network
 		}
 	}
 	if l.Turns <= 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/tool/sandbox"
 	"github.com/talaria-agent/talaria/tool/sandbox/egress"
@@ -123,6 +124,35 @@ func reapOrphans(log *slog.Logger) {
 	}
 }
 
+// principalNetwork is serve.limits.*.network as gateway.Limit.Network:
+// nil (unset or true) keeps the server's, false is an empty list.
+func principalNetwork(n *config.Network) []string {
+	switch {
+	case n == nil || !n.Set || n.On:
+		return nil
+	case n.Hosts == nil:
+		return []string{}
+	}
+	return n.Hosts
+}
+
+// sessionPolicy is the server's policy narrowed by a principal's mode
+// and network; an error says why the narrowing cannot be enforced.
+func sessionPolicy(p sandbox.Policy, ss gateway.SessionSandbox) (sandbox.Policy, error) {
+	if ss.Mode != "" {
+		m, err := sandbox.ParseMode(ss.Mode)
+		if err != nil {
+			return p, err
+		}
+		p = p.Narrow(m, true)
+		p.Network = p.Network && p.Mode != sandbox.ReadOnly
+	}
+	if ss.Network != nil {
+		return p.NarrowHosts(ss.Network)
+	}
+	return p, nil
+}
+
 // principalSandboxes checks the per-principal sandbox modes of serve
 // (serve.limits.*.sandbox) at start: each must be a mode, and a confined
 // one must be enforceable here even when the server's own mode is off.
@@ -146,6 +176,29 @@ func principalSandboxes(ctx context.Context, sb *sandbox.Policy, l config.ServeL
 		if sb.Mechanism = sandbox.Detect(ctx); !sb.Mechanism.Enforced() {
 			return &setupError{fmt.Sprintf("serve.limits: %s: sandbox mode %s cannot be enforced here: %s; install bubblewrap",
 				name, m, sb.Mechanism.Why)}
+		}
+	}
+	// A principal's host list must be one the server's sandbox allows.
+	check := func(name string, lim config.ServeLimit) error {
+		// A principal's unset fields are the default's, as in the gateway.
+		if lim.Sandbox == "" {
+			lim.Sandbox = l.Default.Sandbox
+		}
+		if lim.Network == nil {
+			lim.Network = l.Default.Network
+		}
+		ss := gateway.SessionSandbox{Mode: lim.Sandbox, Network: principalNetwork(lim.Network)}
+		if _, err := sessionPolicy(*sb, ss); err != nil {
+			return &setupError{fmt.Sprintf("serve.limits: %s: network: %v", name, err)}
+		}
+		return nil
+	}
+	if err := check("default", l.Default); err != nil {
+		return err
+	}
+	for name, lim := range l.Principals {
+		if err := check(name, lim); err != nil {
+			return err
 		}
 	}
 	return nil

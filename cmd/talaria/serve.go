@@ -160,22 +160,17 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if err := principalSandboxes(ctx, sb, sc.Limits); err != nil {
 		return c.setupExit(err)
 	}
-	toolsFor := func(dir, mode string) ([]tool.Tool, error) {
+	toolsFor := func(dir string, ss gateway.SessionSandbox) ([]tool.Tool, error) {
 		// Each session's workspace is its own sandbox's writable part,
-		// and its principal's mode narrows the server's (checked at start).
-		p := *sb
-		p.Workspace = dir
-		if mode != "" {
-			m, err := sandbox.ParseMode(mode)
-			if err != nil {
-				return nil, err
-			}
-			p = p.Narrow(m, true)
-			p.Network = p.Network && p.Mode != sandbox.ReadOnly
+		// and its principal's sandbox narrows the server's (checked at start).
+		p, err := sessionPolicy(*sb, ss)
+		if err != nil {
+			return nil, err
 		}
+		p.Workspace = dir
 		return builtin.New(builtin.Options{Root: dir, ShellTimeout: shellTimeout, Sandbox: &p, EnvNames: cfg.Sandbox.Env})
 	}
-	tools, err := toolsFor(ws, "")
+	tools, err := toolsFor(ws, gateway.SessionSandbox{})
 	if err != nil {
 		return c.fail(exitUsage, "workspace %s: %v", ws, err)
 	}
@@ -200,9 +195,9 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		mcpTools := msess.Tools()
 		tools = append(tools, mcpTools...)
 		builtins := toolsFor
-		toolsFor = func(dir, mode string) ([]tool.Tool, error) {
-			t, err := builtins(dir, mode)
-			if m, _ := sandbox.ParseMode(mode); mode != "" && m.Narrower(sb.Mode) != sb.Mode {
+		toolsFor = func(dir string, ss gateway.SessionSandbox) ([]tool.Tool, error) {
+			t, err := builtins(dir, ss)
+			if m, _ := sandbox.ParseMode(ss.Mode); (ss.Mode != "" && m.Narrower(sb.Mode) != sb.Mode) || ss.Network != nil {
 				// The MCP servers run under the server's sandbox, wider
 				// than this principal's: it does not get their tools.
 				return t, err
@@ -418,7 +413,7 @@ func serveLimits(l config.ServeLimits) gateway.Limits {
 	one := func(c config.ServeLimit) gateway.Limit {
 		return gateway.Limit{Turns: c.Turns, Queued: c.Queued, Sessions: c.Sessions, Streams: c.Streams,
 			RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst, Searches: c.Searches,
-			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models, Sandbox: c.Sandbox}
+			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models, Sandbox: c.Sandbox, Network: principalNetwork(c.Network)}
 	}
 	out := gateway.Limits{Default: one(l.Default)}
 	if len(l.Principals) > 0 {

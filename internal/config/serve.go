@@ -72,6 +72,10 @@ type ServeLimit struct {
 	// workspace-write, off), never wider than the server's; default: the
 	// server's.
 	Sandbox string `yaml:"sandbox"`
+	// Network narrows sandbox.network for the principal's commands: false
+	// (none) or a list of hosts, each also in the server's list (or the
+	// server's network true); true or unset: the server's.
+	Network *Network `yaml:"network"`
 }
 
 // ServeWorkspace is one named root sessions may choose over the API.

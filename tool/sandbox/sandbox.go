@@ -123,6 +123,36 @@ func (p Policy) Narrow(n Mode, net bool) Policy {
 	return p
 }
 
+// NarrowHosts returns p whose commands reach only hosts (a principal's
+// list in serve): an empty list turns the network off; a list needs a
+// server that allows the network, and when the server has a list of its
+// own every entry must be on it. It never widens p.
+func (p Policy) NarrowHosts(hosts []string) (Policy, error) {
+	if len(hosts) == 0 {
+		p.Network, p.Hosts = false, nil
+		return p, nil
+	}
+	switch {
+	case p.Mode == Off:
+		return p, fmt.Errorf("a host list needs a confined sandbox mode; the mode here is off")
+	case p.Mode == ReadOnly:
+		// read-only reaches no network at all; the list changes nothing.
+		p.Network, p.Hosts = false, nil
+		return p, nil
+	case p.Network:
+	case len(p.Hosts) > 0:
+		for _, h := range hosts {
+			if !slices.Contains(p.Hosts, h) {
+				return p, fmt.Errorf("host %q is not in the server's sandbox.network list", h)
+			}
+		}
+	default:
+		return p, fmt.Errorf("the server's sandbox.network is off; a principal cannot turn it on")
+	}
+	p.Network, p.Hosts = false, slices.Clone(hosts)
+	return p, nil
+}
+
 // String describes the policy for start-up lines and doctor.
 func (p Policy) String() string {
 	if p.Mode == Off {

@@ -172,3 +172,43 @@ func TestCommandHostList(t *testing.T) {
 		t.Errorf("Narrow(net=false) kept the hosts %q", n.Hosts)
 	}
 }
+
+func TestNarrowHosts(t *testing.T) {
+	ww := Policy{Mode: WorkspaceWrite}
+	cases := []struct {
+		name      string
+		server    Policy
+		list      []string
+		wantHosts []string
+		wantErr   string
+	}{
+		{"empty list turns a host list off", Policy{Mode: WorkspaceWrite, Hosts: []string{"a.com"}}, []string{}, nil, ""},
+		{"empty list turns any-host off", Policy{Mode: WorkspaceWrite, Network: true}, []string{}, nil, ""},
+		{"subset of the server's list", Policy{Mode: WorkspaceWrite, Hosts: []string{"a.com", "b.com"}}, []string{"b.com"}, []string{"b.com"}, ""},
+		{"host the server does not list", Policy{Mode: WorkspaceWrite, Hosts: []string{"a.com"}}, []string{"a.com", "c.com"}, nil, `"c.com" is not in`},
+		{"any-host server takes a list", Policy{Mode: WorkspaceWrite, Network: true}, []string{"c.com"}, []string{"c.com"}, ""},
+		{"network off stays off", ww, []string{"a.com"}, nil, "is off"},
+		{"off mode cannot enforce", Policy{Mode: Off, Network: true}, []string{"a.com"}, nil, "confined"},
+		{"read-only has no network", Policy{Mode: ReadOnly}, []string{"a.com"}, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.server.NarrowHosts(c.list)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Network {
+				t.Errorf("Network = true; a narrowed policy reaches hosts through the proxy only")
+			}
+			if !slices.Equal(got.Hosts, c.wantHosts) {
+				t.Errorf("Hosts = %v, want %v", got.Hosts, c.wantHosts)
+			}
+		})
+	}
+}
