@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -136,38 +137,17 @@ func (rd *readiness) check(ctx context.Context, g *Gateway) error {
 	return err
 }
 
-// SessionView is a session as the API shows it.
-type SessionView struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	Provider  string    `json:"provider"`
-	Model     string    `json:"model"`
-	Workspace string    `json:"workspace"`
-	ParentID  string    `json:"parent_id,omitempty"`
-	EndReason string    `json:"end_reason,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Messages  int64     `json:"messages"`
-	Busy      bool      `json:"busy"`
-	Queued    int       `json:"queued"`
-	Usage     UsageView `json:"usage"`
-}
+// SessionView is a session as the API shows it: the public shape in
+// package api, shared with the Go client and the CLI's --json.
+type SessionView = api.Session
 
-// UsageView is a session's accumulated usage.
-type UsageView struct {
-	APICalls         int64   `json:"api_calls"`
-	InputTokens      int64   `json:"input_tokens"`
-	OutputTokens     int64   `json:"output_tokens"`
-	CacheReadTokens  int64   `json:"cache_read_tokens"`
-	CacheWriteTokens int64   `json:"cache_write_tokens"`
-	ReasoningTokens  int64   `json:"reasoning_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-}
+// UsageView is a session's accumulated usage (api.Usage).
+type UsageView = api.Usage
 
 func (g *Gateway) view(s *store.Session) SessionView {
 	v := SessionView{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, Workspace: g.workspaceName(s.Cwd),
 		ParentID: s.ParentID, EndReason: s.EndReason, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt,
-		Messages: s.MessageCount, Usage: usageOf(s)}
+		Kind: s.Kind, EndedAt: s.EndedAt, Messages: s.MessageCount, Usage: usageOf(s)}
 	g.mu.Lock()
 	st := g.sessions[s.ID]
 	g.mu.Unlock()
@@ -182,8 +162,8 @@ func (g *Gateway) view(s *store.Session) SessionView {
 func usageOf(s *store.Session) UsageView {
 	u := s.Usage
 	return UsageView{APICalls: s.APICalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
-		CostUSD: s.CostUSD}
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens,
+		ReasoningTokens: u.ReasoningTokens, CostUSD: s.CostUSD}
 }
 
 // owned loads a session the request's principal owns; any other is 404, so

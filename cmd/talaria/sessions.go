@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -177,7 +178,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 			out := sessionsJSON(list)
 			for i := range out {
 				for _, u := range models[out[i].ID] {
-					out[i].Models = append(out[i].Models, modelOut(u))
+					out[i].Models = append(out[i].Models, api.Model(u))
 				}
 			}
 			return c.printJSON(out)
@@ -433,31 +434,21 @@ func clipLines(s string, n int) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// JSON shapes for scripts: stable snake_case keys.
+// sessionOut is a session for scripts: the public api.Session (the HTTP
+// API's shape), plus the keys the CLI printed before that shape was
+// shared, kept for one release.
 type sessionOut struct {
-	ID           string    `json:"id"`
-	Title        string    `json:"title"`
-	Provider     string    `json:"provider"`
-	Model        string    `json:"model"`
-	ParentID     string    `json:"parent_session_id"`
-	Kind         string    `json:"kind"`
-	EndReason    string    `json:"end_reason,omitempty"`
-	Cwd          string    `json:"cwd"`
-	StartedAt    time.Time `json:"started_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-	EndedAt      time.Time `json:"ended_at,omitzero"`
-	MessageCount int64     `json:"message_count"`
-	APICalls     int64     `json:"api_calls"`
-	Usage        llm.Usage `json:"usage"`
-	CostUSD      float64   `json:"cost_usd"`
-	// Models (sessions list only) are every provider/model the session's
-	// answers came from, in order of first use.
-	Models []modelOut `json:"models,omitempty"`
-}
-
-type modelOut struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
+	api.Session
+	// Deprecated: parent_id.
+	ParentSessionID string `json:"parent_session_id"`
+	// Deprecated: workspace.
+	Cwd string `json:"cwd"`
+	// Deprecated: messages.
+	MessageCount int64 `json:"message_count"`
+	// Deprecated: usage.api_calls.
+	APICalls int64 `json:"api_calls"`
+	// Deprecated: usage.cost_usd.
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // modelsCell is the MODEL column of sessions list: every model the session
@@ -478,9 +469,15 @@ func modelsCell(s store.Session, used []store.ModelUse) string {
 }
 
 func sessionJSON(s store.Session) sessionOut {
-	return sessionOut{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, ParentID: s.ParentID,
-		Kind: s.Kind, EndReason: s.EndReason, Cwd: s.Cwd, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
-		MessageCount: s.MessageCount, APICalls: s.APICalls, Usage: s.Usage, CostUSD: s.CostUSD}
+	u := s.Usage
+	return sessionOut{
+		Session: api.Session{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, Kind: s.Kind,
+			Workspace: s.Cwd, ParentID: s.ParentID, EndReason: s.EndReason, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt,
+			EndedAt: s.EndedAt, Messages: s.MessageCount,
+			Usage: api.Usage{APICalls: s.APICalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens,
+				ReasoningTokens: u.ReasoningTokens, CostUSD: s.CostUSD}},
+		ParentSessionID: s.ParentID, Cwd: s.Cwd, MessageCount: s.MessageCount, APICalls: s.APICalls, CostUSD: s.CostUSD}
 }
 
 func sessionsJSON(list []store.Session) []sessionOut {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/talaria-agent/talaria/api"
 	"strings"
 	"testing"
 
@@ -205,7 +206,7 @@ func TestSessionsListShowsEveryModel(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.stdout), &list); err != nil || len(list) != 1 {
 		t.Fatalf("list --json: %v\n%s", err, out.stdout)
 	}
-	want := []modelOut{{Provider: list[0].Provider, Model: testModel}, {Provider: list[0].Provider, Model: "other-model"}}
+	want := []api.Model{{Provider: list[0].Provider, Model: testModel}, {Provider: list[0].Provider, Model: "other-model"}}
 	if fmt.Sprint(list[0].Models) != fmt.Sprint(want) {
 		t.Errorf("models = %+v, want %+v", list[0].Models, want)
 	}

@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -260,15 +262,15 @@ func decodeEvent(typ string, data []byte, turnID string) (turn.Update, bool) {
 }
 
 // Usage is a session's usage as the API reports it
-// (GET /v1/sessions/{id}/usage, field "usage").
-type Usage struct {
-	APICalls         int64   `json:"api_calls"`
-	InputTokens      int64   `json:"input_tokens"`
-	OutputTokens     int64   `json:"output_tokens"`
-	CacheReadTokens  int64   `json:"cache_read_tokens"`
-	CacheWriteTokens int64   `json:"cache_write_tokens"`
-	ReasoningTokens  int64   `json:"reasoning_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
+// (GET /v1/sessions/{id}/usage, field "usage"): the public api.Usage.
+type Usage = api.Usage
+
+// Session returns the session id as the API shows it (the public
+// api.Session, the CLI's --json shape too).
+func (c *Client) Session(ctx context.Context, id string) (api.Session, error) {
+	var s api.Session
+	err := c.Do(ctx, "GET", "/v1/sessions/"+url.PathEscape(id), nil, &s)
+	return s, err
 }
 
 // session is the part of the API's session view the client reads.
