@@ -11,6 +11,9 @@ var (
 	ErrNotFound  = errors.New("not found")
 	ErrLeaseLost = errors.New("turn lease lost")
 	ErrEnded     = errors.New("session has ended")
+	// ErrStampChanged: SetSystemPrompt found another prompt stamp than the
+	// one it was to replace (another writer rebuilt the prompt first).
+	ErrStampChanged = errors.New("system prompt stamp changed")
 )
 
 // ErrorKind is the real cause of a persistence failure, so the turn can say

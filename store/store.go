@@ -30,12 +30,20 @@ type Session struct {
 	// background review. Backends store it verbatim.
 	Kind string
 	// SystemPrompt is built once at creation and stored so its bytes never
-	// change between turns.
+	// change between turns, except at one deliberate rebuild when what it
+	// was built from changes (SetSystemPrompt).
 	SystemPrompt string
-	Cwd          string
-	StartedAt    time.Time
-	UpdatedAt    time.Time
-	EndedAt      time.Time // zero while live
+	// PromptStamp says what SystemPrompt was built from (the builder's
+	// opaque stamp: tools offered, memory, instructions); "" for a session
+	// from before stamps. Backends store it verbatim.
+	PromptStamp string
+	// PromptExtra is the session's own addition to its system prompt
+	// (given at creation), kept so a rebuild keeps it.
+	PromptExtra string
+	Cwd         string
+	StartedAt   time.Time
+	UpdatedAt   time.Time
+	EndedAt     time.Time // zero while live
 	// Counters, accumulated with AddUsage.
 	Usage    llm.Usage
 	CostUSD  float64
@@ -96,11 +104,14 @@ const (
 	// user row whose Content is the items as JSON and whose APIContent is
 	// the block the model reads.
 	RowTodo RowKind = "todo"
+	// RowPromptRebuilt says the system prompt was rebuilt at this point
+	// because the session's capabilities changed: shown, never sent.
+	RowPromptRebuilt RowKind = "prompt_rebuilt"
 )
 
 // DisplayOnly reports whether rows of this kind are never sent to a model.
 func (k RowKind) DisplayOnly() bool {
-	return k == RowFailure || k == RowUnsent || k == RowPressure || k == RowPressureCleared
+	return k == RowFailure || k == RowUnsent || k == RowPressure || k == RowPressureCleared || k == RowPromptRebuilt
 }
 
 // Message is one stored row of a session's transcript.
@@ -252,6 +263,12 @@ type Messages interface {
 	Replace(ctx context.Context, f Fence, throughSeq int64, msgs ...*Message) error
 	// Delete removes rows by ID (settling length-continuation scaffolding).
 	Delete(ctx context.Context, f Fence, ids ...int64) error
+	// SetSystemPrompt replaces the session's SystemPrompt and PromptStamp
+	// and appends msgs, in one transaction fenced by f, only while the
+	// stored stamp is still from: of two writers that saw the same stamp
+	// and the same change, the later gets ErrStampChanged and writes
+	// nothing, so one change rebuilds the prompt once.
+	SetSystemPrompt(ctx context.Context, f Fence, from, prompt, stamp string, msgs ...*Message) error
 	Messages(ctx context.Context, sessionID string, q MessageQuery) ([]Message, error)
 	Search(ctx context.Context, query string, opt SearchOptions) ([]SearchHit, error)
 }

@@ -86,7 +86,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{API: rt.api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, epoch: s.epoch(), noContextManagement: s.opts.noContextManagement}
 	bad := rt.parse(&req)
-	idx := s.record(req)
+	idx, st, ok, def := s.record(req, bad != nil && s.opts.strict)
 	log.Debug("fakellm: request", "index", idx, "api", rt.api, "model", req.Model, "stream", req.Stream, "messages", len(req.Messages))
 	requestID := s.newID("req_fake")
 	if bad != nil && s.opts.strict {
@@ -95,7 +95,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, rt.wire, bad, requestID)
 		return
 	}
-	st, ok := s.next(req)
+	if !ok && def != nil {
+		// Called without the lock: the function may well ask the server things.
+		st, ok = def(req.clone()), true
+	}
 	if !ok {
 		log.Warn("fakellm: no scripted reply", "index", idx, "model", req.Model)
 		s.writeError(w, rt.wire, &ErrorReply{

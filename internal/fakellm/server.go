@@ -256,43 +256,38 @@ func (s *Server) leave() {
 	}
 }
 
-// record stores a request and returns its index.
-func (s *Server) record(req Request) int {
+// record stores a request and returns its index. Unless reject is set
+// (a request the server refuses takes no step) it also takes the request's
+// step, in the same critical section: whoever sees the request recorded
+// (Wait, Requests) sees its step gone from the queue too, so a step
+// scripted after Wait returns can never be taken by the earlier request.
+// def is the default function to call, without the lock, when no queue
+// had a step (ok is then false and def may be nil).
+func (s *Server) record(req Request, reject bool) (idx int, st Step, ok bool, def func(Request) Step) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, req)
 	close(s.arrived)
 	s.arrived = make(chan struct{})
-	return len(s.reqs) - 1
+	idx = len(s.reqs) - 1
+	if reject {
+		return idx, Step{}, false, nil
+	}
+	if q := s.models[req.Model]; len(q) > 0 {
+		st, s.models[req.Model] = q[0], q[1:]
+		return idx, st, true, nil
+	}
+	if len(s.queue) > 0 {
+		st, s.queue = s.queue[0], s.queue[1:]
+		return idx, st, true, nil
+	}
+	return idx, Step{}, false, s.def
 }
 
 func (s *Server) violate(idx int, api, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.violations = append(s.violations, fmt.Sprintf("request %d (%s): %s", idx, api, msg))
-}
-
-// next takes the step for req: the model's queue, then the default queue,
-// then the default function. ok is false when there is none.
-func (s *Server) next(req Request) (st Step, ok bool) {
-	s.mu.Lock()
-	if q := s.models[req.Model]; len(q) > 0 {
-		st, s.models[req.Model] = q[0], q[1:]
-		s.mu.Unlock()
-		return st, true
-	}
-	if len(s.queue) > 0 {
-		st, s.queue = s.queue[0], s.queue[1:]
-		s.mu.Unlock()
-		return st, true
-	}
-	def := s.def
-	s.mu.Unlock()
-	if def == nil {
-		return Step{}, false
-	}
-	// Called without the lock: the function may well ask the server things.
-	return def(req.clone()), true
 }
 
 // newID returns prefix followed by the next number.

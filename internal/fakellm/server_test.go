@@ -1,7 +1,11 @@
 package fakellm
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -319,5 +323,69 @@ func TestSDKRoundTrip(t *testing.T) {
 				t.Errorf("violations: %v", v)
 			}
 		})
+	}
+}
+
+// gateHandler is a slog handler that holds the goroutine logging msg until
+// release is closed, so a test can stop a handler at that line.
+type gateHandler struct {
+	msg     string
+	reached chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *gateHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.reached) })
+		<-h.release
+	}
+	return nil
+}
+func (h *gateHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *gateHandler) WithGroup(string) slog.Handler      { return h }
+
+// A request seen recorded has its step taken already: a test that waits
+// for a request and then scripts the next step can never have that step
+// taken by the request it waited for (TestInterruptWhileStreaming was
+// flaky on that). The handler is held just after the request is recorded.
+func TestRecordTakesStep(t *testing.T) {
+	gate := &gateHandler{msg: "fakellm: request", reached: make(chan struct{}), release: make(chan struct{})}
+	s := newServer(t, WithLogger(slog.New(gate)))
+	s.Script(Text("first"))
+	ctx := testCtx(t)
+	done := make(chan string, 1)
+	go func() {
+		// Not post: t.Fatal must not run on this goroutine.
+		resp, err := http.Post(s.OpenAIBaseURL()+"/chat/completions", "application/json",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}()
+	if !s.Wait(1, 10*time.Second) {
+		t.Fatal("request never recorded")
+	}
+	select {
+	case <-gate.reached:
+	case <-ctx.Done():
+		t.Fatal("handler never logged the request")
+	}
+	// Held between recording and answering: its step must be gone already.
+	if n := s.Pending(); n != 0 {
+		t.Errorf("recorded request has not taken its step: %d pending", n)
+	}
+	s.Script(Text("second"))
+	close(gate.release)
+	if got := <-done; !strings.Contains(got, "first") {
+		t.Errorf("the recorded request got %q, want the step scripted before it", got)
+	}
+	if n := s.Pending(); n != 1 {
+		t.Errorf("%d pending, want the second step left", n)
 	}
 }

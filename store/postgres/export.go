@@ -57,13 +57,13 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
 			system_prompt, cwd, started_at, updated_at, ended_at,
 			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-			cost_usd, api_calls, last_seq, principal, kind)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+			cost_usd, api_calls, last_seq, principal, kind, prompt_stamp, prompt_extra)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
 			ON CONFLICT (id) DO NOTHING`,
 			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
 			[]byte(sess.SystemPrompt), sess.Cwd, sqlrows.Nanos(sess.StartedAt), sqlrows.Nanos(sess.UpdatedAt), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			sess.CostUSD, sess.APICalls, lastSeq, sess.Principal, sess.Kind)
+			sess.CostUSD, sess.APICalls, lastSeq, sess.Principal, sess.Kind, sess.PromptStamp, []byte(sess.PromptExtra))
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

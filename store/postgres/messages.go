@@ -78,6 +78,24 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 	}, store.Spend{})
 }
 
+// SetSystemPrompt replaces the session's prompt and stamp while the stored
+// stamp is from, and appends msgs, in one fenced transaction (see
+// store.Messages). The admission locks the session row, so the compare
+// below sees any rebuild committed before it.
+func (s *Store) SetSystemPrompt(ctx context.Context, f store.Fence, from, prompt, stamp string, msgs ...*store.Message) error {
+	return s.appendRows(ctx, "set system prompt", f, msgs, func(ctx context.Context, tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE sessions SET system_prompt = $1, prompt_stamp = $2
+			WHERE id = $3 AND prompt_stamp = $4`, []byte(prompt), stamp, f.SessionID, from)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return store.ErrStampChanged
+		}
+		return nil
+	}, store.Spend{})
+}
+
 func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs []*store.Message,
 	before func(ctx context.Context, tx pgx.Tx) error, sp store.Spend) error {
 	rows, err := s.encode(op, msgs)

@@ -51,12 +51,12 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		_, err = s.pool.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
 		system_prompt, cwd, started_at, updated_at, ended_at,
 		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-		cost_usd, api_calls, principal, kind)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+		cost_usd, api_calls, principal, kind, prompt_stamp, prompt_extra)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
 			id, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.EndReason,
 			[]byte(sess.SystemPrompt), sess.Cwd, sqlrows.Nanos(started), sqlrows.Nanos(updated), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			sess.CostUSD, sess.APICalls, sess.Principal, sess.Kind)
+			sess.CostUSD, sess.APICalls, sess.Principal, sess.Kind, sess.PromptStamp, []byte(sess.PromptExtra))
 		var pe *pgconn.PgError
 		if !generated || attempt >= 4 || !errors.As(err, &pe) || pe.Code != "23505" {
 			break

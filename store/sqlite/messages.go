@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -49,7 +50,24 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 	}, store.Spend{})
 }
 
-// appendRows is Append, AppendSpend and Replace: admit, then before (when
+// SetSystemPrompt replaces the session's prompt and stamp while the stored
+// stamp is from, and appends msgs, in one fenced transaction (see
+// store.Messages).
+func (s *Store) SetSystemPrompt(ctx context.Context, f store.Fence, from, prompt, stamp string, msgs ...*store.Message) error {
+	return s.appendRows(ctx, "set system prompt", f, msgs, func(ctx context.Context, tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET system_prompt = ?, prompt_stamp = ?
+			WHERE id = ? AND prompt_stamp = ?`, prompt, stamp, f.SessionID, from)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return cmp.Or(err, store.ErrStampChanged)
+		}
+		return nil
+	}, store.Spend{})
+}
+
+// appendRows is Append, AppendSpend, Replace and SetSystemPrompt: admit, then before (when
 // not nil), then the inserts and the spend, in one transaction.
 func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs []*store.Message,
 	before func(ctx context.Context, tx *wtx) error, sp store.Spend) error {

@@ -262,6 +262,13 @@ CREATE TABLE principal_spend (
 	PRIMARY KEY (principal, day)
 ) WITHOUT ROWID;
 `,
+	// 9: what a session's system prompt was built from, and the session's
+	// own addition to it, so the prompt is rebuilt once when its
+	// capabilities change (issue 29).
+	`
+ALTER TABLE sessions ADD COLUMN prompt_stamp TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN prompt_extra TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

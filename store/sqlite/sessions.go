@@ -84,12 +84,12 @@ func (s *Store) createSession(ctx context.Context, sess *store.Session, generate
 		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, kind, end_reason,
 			system_prompt, cwd, started_at, updated_at, ended_at,
 			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-			cost_usd, api_calls, principal)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			cost_usd, api_calls, principal, prompt_stamp, prompt_extra)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sess.ID, sess.Title, sess.Provider, sess.Model, sess.ParentID, sess.Kind, sess.EndReason,
 			sess.SystemPrompt, sess.Cwd, sqlrows.Nanos(sess.StartedAt), sqlrows.Nanos(sess.UpdatedAt), ended,
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-			sess.CostUSD, sess.APICalls, sess.Principal)
+			sess.CostUSD, sess.APICalls, sess.Principal, sess.PromptStamp, sess.PromptExtra)
 		return err
 	})
 }

@@ -17,7 +17,7 @@ const (
 	started_at, `
 	SessionColsTail = `, ended_at,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_reported,
-	cost_usd, api_calls, principal,
+	cost_usd, api_calls, principal, prompt_stamp, prompt_extra,
 	(SELECT count(*) FROM messages m WHERE m.session_id = sessions.id)`
 )
 
@@ -25,7 +25,7 @@ const (
 func ScanSession(sc Scanner) (store.Session, error) {
 	var (
 		ss               store.Session
-		prompt           []byte
+		prompt, extra    []byte
 		started, updated int64
 		ended            *int64
 	)
@@ -33,11 +33,11 @@ func ScanSession(sc Scanner) (store.Session, error) {
 		&started, &updated, &ended,
 		&ss.Usage.InputTokens, &ss.Usage.OutputTokens, &ss.Usage.CacheReadTokens, &ss.Usage.CacheWriteTokens,
 		&ss.Usage.ReasoningTokens, &ss.Usage.Reported,
-		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.MessageCount)
+		&ss.CostUSD, &ss.APICalls, &ss.Principal, &ss.PromptStamp, &extra, &ss.MessageCount)
 	if err != nil {
 		return ss, err
 	}
-	ss.SystemPrompt = string(prompt)
+	ss.SystemPrompt, ss.PromptExtra = string(prompt), string(extra)
 	ss.StartedAt = FromNanos(started)
 	ss.UpdatedAt = FromNanos(updated)
 	ss.EndedAt = fromNullNanos(ended)
