@@ -7,6 +7,7 @@
 // test judges it.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import * as acp from "@agentclientprotocol/sdk";
 
 const bin = process.env.TALARIA_BIN;
@@ -14,7 +15,6 @@ const args = JSON.parse(process.env.TALARIA_ARGS);
 const cwd = process.env.TALARIA_WS;
 
 const child = spawn(bin, args, { stdio: ["pipe", "pipe", "inherit"] });
-const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 
 const editorFS = process.env.TALARIA_FS === "1";
 // Open buffers by absolute path: what the editor shows, saved or not.
@@ -27,8 +27,39 @@ let phase = "";
 // The SDK resolves a request as soon as its response arrives but runs
 // notification handlers asynchronously (schema validation first), so the
 // session/update notifications sent before a response (session/load's
-// replay) may still be pending: let them land before the phase changes.
-const settle = () => new Promise((resolve) => setTimeout(resolve, 250));
+// replay) may still be pending when it resolves. settle waits until every
+// session/update the agent has written so far (counted on the raw stream,
+// which sees a notification before the response that follows it) has
+// reached the handler: a condition, not a fixed pause.
+let written = 0;
+let handled = 0;
+const decoder = new StringDecoder("utf8");
+let partial = "";
+child.stdout.on("data", (chunk) => {
+  partial += decoder.write(chunk);
+  let nl;
+  while ((nl = partial.indexOf("\n")) >= 0) {
+    const line = partial.slice(0, nl);
+    partial = partial.slice(nl + 1);
+    try {
+      if (JSON.parse(line).method === "session/update") written++;
+    } catch {
+      // not JSON: the SDK reports it
+    }
+  }
+});
+// An update the SDK refused would never reach the handler: fail loudly
+// (seen.error) rather than hang.
+const settle = async () => {
+  const deadline = Date.now() + 20000;
+  while (handled < written) {
+    if (Date.now() > deadline) throw new Error(`settle: ${written} session/update written, ${handled} handled`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+};
+// The SDK's reader comes after the counting tap, so the tap sees each chunk
+// first (both in the same 'data' event, before any handler runs).
+const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 
 const app = acp
   .client()
@@ -49,6 +80,7 @@ const app = acp
   })
   .onNotification("session/update", ({ params }) => {
     seen.updates.push({ phase, update: params.update });
+    handled++;
     if (phase === "cancel" && params.update.sessionUpdate === "agent_message_chunk") firstChunk();
   });
 
