@@ -238,11 +238,13 @@ func (a *Agent) NewSession(ctx context.Context, opt SessionOptions) (*store.Sess
 		StartedAt: now,
 		UpdatedAt: now,
 	}
-	s.SystemPrompt = a.systemPrompt(now, a.tools.Names())
-	if extra := strings.TrimSpace(opt.SystemPromptExtra); extra != "" {
-		s.SystemPrompt = strings.TrimRight(s.SystemPrompt, "\n") + "\n\n" + extra + "\n"
+	s.PromptExtra = strings.TrimSpace(opt.SystemPromptExtra)
+	mem, err := a.memoryBlock(ctx, opt.Principal)
+	if err != nil {
+		a.log.Warn("could not read memory for the system prompt", "error", err)
 	}
-	s.SystemPrompt += a.memoryBlock(ctx, opt.Principal)
+	p := a.prompt(s, mem)
+	s.SystemPrompt, s.PromptStamp = p.Text, p.Stamp.String()
 	if err := a.cfg.Store.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -361,6 +363,7 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 		Prefix:     in.prefix,
 		Steer:      in.Steer,
 		Budget:     at.budget,
+		Prompt:     a.currentPrompt(ctx, sess),
 	}
 	if a.cfg.RotateOnCompression {
 		ti.Rotator = &rotator{a: a, parent: sess, lease: tl}

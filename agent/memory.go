@@ -70,20 +70,20 @@ func (a *Agent) addMemory(ctx context.Context, q store.MemoryQuery, text, source
 	return e, nil
 }
 
-// memoryBlock renders the memory for a new session's system prompt: the
+// memoryBlock renders the memory for a session's system prompt: the
 // newest entries that fit MaxTokens (about 4 bytes a token), oldest first.
-// It is computed once, at session creation, so a session's prompt bytes
-// never change when memory changes mid-session.
-func (a *Agent) memoryBlock(ctx context.Context, principal string) string {
+// A session's prompt holds the block as it was when the prompt was built;
+// a change is picked up by the one rebuild at the next turn's start
+// (prompt.go), never in the middle of a turn.
+func (a *Agent) memoryBlock(ctx context.Context, principal string) (string, error) {
 	if !a.cfg.Memory.Enabled {
-		return ""
+		return "", nil
 	}
 	entries, err := a.cfg.Store.Memories(ctx, a.memoryQueryFor(principal))
 	if err != nil {
-		a.log.Warn("could not read memory for the system prompt", "error", err)
-		return ""
+		return "", err
 	}
-	return renderMemory(entries, a.cfg.Memory.MaxTokens*4)
+	return renderMemory(entries, a.cfg.Memory.MaxTokens*4), nil
 }
 
 const memoryHeader = "\nMemory (facts kept from earlier sessions in this workspace; use the memory tool to add or remove entries):\n"

@@ -1,10 +1,48 @@
 package agent
 
 import (
+	"context"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/turn"
 )
+
+// prompt builds sess's system prompt from what the agent offers now (its
+// tools, instructions, workspace) with the memory block mem, and the stamp
+// of those inputs. The date named is the session's start, so the same
+// inputs always give the same bytes.
+func (a *Agent) prompt(sess *store.Session, mem string) turn.Prompt {
+	p := a.systemPrompt(sess.StartedAt, a.tools.Names())
+	if sess.PromptExtra != "" {
+		p = strings.TrimRight(p, "\n") + "\n\n" + sess.PromptExtra + "\n"
+	}
+	return turn.Prompt{Text: p + mem, Stamp: turn.PromptStamp{
+		Tools:  turn.StampTools(a.tools.Specs()),
+		Memory: turn.StampText(mem),
+		Instructions: turn.StampText(strings.Join([]string{a.cfg.SystemPrompt, a.cfg.SystemPromptExtra,
+			sess.PromptExtra, a.cfg.Workspace}, "\x00")),
+	}}
+}
+
+// currentPrompt is sess's system prompt as it would be built now, for the
+// turn to compare with the stored one (turn.Input.Prompt). Subagent and
+// review sessions keep the prompt they were given; nil also when memory
+// cannot be read, so a failed read never passes for a change.
+func (a *Agent) currentPrompt(ctx context.Context, sess *store.Session) *turn.Prompt {
+	if sess.Kind != "" {
+		return nil
+	}
+	mem, err := a.memoryBlock(ctx, sess.Principal)
+	if err != nil {
+		a.log.Warn("could not read memory; the system prompt is not checked this turn", "session", sess.ID, "error", err)
+		return nil
+	}
+	p := a.prompt(sess, mem)
+	return &p
+}
 
 // systemPrompt builds the prompt fixed into a new session. It names the
 // session's start date (not a ticking clock) so its bytes never change.

@@ -48,6 +48,8 @@ func (a *Agent) rotate(ctx context.Context, parent *store.Session, tl *turnLease
 		Model:        parent.Model,
 		ParentID:     parent.ID,
 		SystemPrompt: parent.SystemPrompt,
+		PromptStamp:  parent.PromptStamp,
+		PromptExtra:  parent.PromptExtra,
 		Cwd:          parent.Cwd,
 		Principal:    parent.Principal,
 		StartedAt:    now,

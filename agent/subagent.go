@@ -298,7 +298,11 @@ func (a *Agent) childPrompt(ctx context.Context, tools []string) string {
 	if at := turnFrom(ctx); at != nil {
 		principal = at.principal
 	}
-	return p + a.memoryBlock(ctx, principal)
+	mem, err := a.memoryBlock(ctx, principal)
+	if err != nil {
+		a.log.Warn("could not read memory for the system prompt", "error", err)
+	}
+	return p + mem
 }
 
 const subagentNote = `You are a subagent: another agent handed you one task. Nobody will answer questions; work it out with your tools. When done, reply with a final report that stands on its own: what you found or did, with the specific paths, names and results the other agent asked for. If you cannot finish, say exactly what is missing.`

@@ -24,6 +24,11 @@ func (o *observedStore) AppendSpend(ctx context.Context, f store.Fence, sp store
 	return o.publishing(ctx, f.SessionID, msgs, func() error { return o.Store.AppendSpend(ctx, f, sp, msgs...) })
 }
 
+// SetSystemPrompt publishes the row that says the prompt was rebuilt.
+func (o *observedStore) SetSystemPrompt(ctx context.Context, f store.Fence, from, prompt, stamp string, msgs ...*store.Message) error {
+	return o.publishing(ctx, f.SessionID, msgs, func() error { return o.Store.SetSystemPrompt(ctx, f, from, prompt, stamp, msgs...) })
+}
+
 // AcquireLeaseAppend publishes the turn's first rows (the user's message),
 // which a turn writes with its lease.
 func (o *observedStore) AcquireLeaseAppend(ctx context.Context, sessionID, holder string, ttl time.Duration, msgs ...*store.Message) (store.Lease, error) {

@@ -187,6 +187,10 @@ func (t *turnObs) Event(ev *turn.Event) {
 		t.addEvent("key_rotation", attribute.String(attrProvider, ev.Provider), attribute.String(attrErrorType, ev.Class))
 	case turn.EventLeaseLost:
 		t.addEvent("lease_lost")
+	case turn.EventPromptRebuilt:
+		t.addEvent("prompt_rebuilt", attribute.Int("talaria.prompt.tools_added", len(ev.Prompt.ToolsAdded)),
+			attribute.Int("talaria.prompt.tools_removed", len(ev.Prompt.ToolsRemoved)),
+			attribute.Bool("talaria.prompt.memory", ev.Prompt.Memory))
 	case turn.EventSubagentStart, turn.EventSubagentStop:
 		t.addEvent(ev.Kind.String(), attribute.String("talaria.subagent.session", ev.To), attribute.String("talaria.subagent.outcome", ev.Outcome))
 	}

@@ -116,6 +116,11 @@ func (c *recording) Event(ev *turn.Event) {
 		done, total := tool.TodoCounts(ev.Todo)
 		e.Name = "todo"
 		e.Detail = detail(map[string]any{"done": done, "total": total, "line": tool.TodoLine(ev.Todo)})
+	case turn.EventPromptRebuilt:
+		e.Name = "system_prompt"
+		e.Detail = detail(map[string]any{"line": ev.Prompt.Line(), "tools_added": len(ev.Prompt.ToolsAdded),
+			"tools_removed": len(ev.Prompt.ToolsRemoved), "tools_changed": len(ev.Prompt.ToolsChanged),
+			"memory": ev.Prompt.Memory, "instructions": ev.Prompt.Instructions})
 	case turn.EventSubagentStart, turn.EventSubagentStop:
 		e.Name = ev.To
 		e.Detail = detail(map[string]any{"outcome": ev.Outcome})

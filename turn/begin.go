@@ -19,6 +19,9 @@ func (e *Engine) begin(ctx context.Context, st *state) verdict {
 	if e.interrupted(ctx, st) {
 		return finish
 	}
+	if !st.promptChecked {
+		e.checkPrompt(ctx, st)
+	}
 	if e.haveIteration(st) {
 		return proceed
 	}

@@ -22,6 +22,9 @@ type Store interface {
 	Delete(ctx context.Context, f store.Fence, ids ...int64) error
 	Messages(ctx context.Context, sessionID string, q store.MessageQuery) ([]store.Message, error)
 	AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error
+	// The one prompt rebuild when a session's capabilities change (prompt.go).
+	SetSystemPrompt(ctx context.Context, f store.Fence, from, prompt, stamp string, msgs ...*store.Message) error
+	GetSession(ctx context.Context, id string) (*store.Session, error)
 }
 
 // Approver decides whether a tool that changes things may run. It is asked

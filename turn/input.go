@@ -7,9 +7,16 @@ import (
 
 // Input is one turn to run.
 type Input struct {
-	Session *store.Session // the live session (its stored system prompt is used verbatim)
-	Fence   store.Fence    // the turn lease's write fence
-	TurnID  string
+	// Session is the live session: its stored system prompt is used
+	// verbatim, unless Prompt says it is out of date; the one rebuild then
+	// updates SystemPrompt and PromptStamp in place.
+	Session *store.Session
+	// Prompt, when set, is the system prompt the session would be given
+	// now: a stamp other than the stored one rebuilds the prompt once, at
+	// the start of the turn (PromptRebuilt). nil keeps the stored prompt.
+	Prompt *Prompt
+	Fence  store.Fence // the turn lease's write fence
+	TurnID string
 	// Message is the user's message (role user).
 	Message llm.Message
 	// Stored, when set, is Message as already written under Fence: the

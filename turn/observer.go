@@ -92,6 +92,9 @@ const (
 	EventSubagentStop
 	// EventTodo: the model's plan changed (the todo tool). Todo.
 	EventTodo
+	// EventPromptRebuilt: the session's capabilities changed, so its
+	// system prompt was rebuilt at the start of the turn. Prompt.
+	EventPromptRebuilt
 )
 
 var eventKindNames = [...]string{
@@ -99,7 +102,7 @@ var eventKindNames = [...]string{
 	EventToolStart: "tool_start", EventToolEnd: "tool", EventCompression: "compression",
 	EventGuard: "guard", EventFallback: "fallback", EventRotation: "rotation",
 	EventLeaseLost: "lease_lost", EventSubagentStart: "subagent_start", EventSubagentStop: "subagent_stop",
-	EventTodo: "todo",
+	EventTodo: "todo", EventPromptRebuilt: "prompt_rebuilt",
 }
 
 func (k EventKind) String() string {
@@ -185,6 +188,9 @@ type Event struct {
 
 	// EventTodo
 	Todo []tool.TodoItem
+
+	// EventPromptRebuilt
+	Prompt *PromptRebuilt
 }
 
 // MultiObserver fans a turn out to several observers.

@@ -32,6 +32,9 @@ type state struct {
 	// rows is the session's live transcript as stored, this turn's rows
 	// included; it mirrors the store so assembling a request reads no disk.
 	rows []store.Message
+	// promptChecked: the turn compared the session's prompt stamp
+	// (checkPrompt), which it does once, before its first call.
+	promptChecked bool
 
 	// route in use: index into Config.Routes, its catalogue entry and the
 	// credential picked from its pool.

@@ -41,6 +41,7 @@ const (
 	StatusGuard           StatusKind = "guard"
 	StatusContinuation    StatusKind = "continuation"
 	StatusContextPressure StatusKind = "context_pressure"
+	StatusPromptRebuilt   StatusKind = "prompt_rebuilt"
 	StatusOther           StatusKind = "other"
 )
 
@@ -447,6 +448,7 @@ func (SubagentStart) updateKind() string    { return "subagent_started" }
 func (SubagentEnd) updateKind() string      { return "subagent_finished" }
 func (Steered) updateKind() string          { return "turn_steered" }
 func (TodoChanged) updateKind() string      { return "todo" }
+func (PromptRebuilt) updateKind() string    { return "prompt_rebuilt" }
 func (Finished) updateKind() string         { return "turn_finished" }
 
 // UnknownUpdateError is DecodeUpdate's answer for a kind it does not know
@@ -503,6 +505,8 @@ func DecodeUpdate(kind string, data []byte) (Update, error) {
 		u, err = decodeAs[Steered](data)
 	case "todo":
 		u, err = decodeAs[TodoChanged](data)
+	case "prompt_rebuilt":
+		u, err = decodeAs[PromptRebuilt](data)
 	case "turn_finished":
 		u, err = decodeAs[Finished](data)
 	default:

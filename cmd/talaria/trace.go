@@ -308,7 +308,7 @@ func describeEvent(e traceEvent) string {
 		parts = append(parts, fmt.Sprintf("%v: %v → %v", d["class"], d["from"], d["to"]))
 	case "rotation":
 		parts = append(parts, fmt.Sprintf("another key after %v", d["class"]))
-	case "todo":
+	case "todo", "prompt_rebuilt":
 		parts = append(parts, fmt.Sprint(d["line"]))
 	}
 	return strings.Join(parts, " · ")
