@@ -172,7 +172,7 @@ func (e *Engine) checkPrompt(ctx context.Context, st *state) {
 	}
 	change := diffStamps(old, p.Stamp)
 	row := &store.Message{
-		Message:   llm.NewText(llm.RoleAssistant, "Capabilities changed: "+strings.TrimPrefix(change.Line(), "capabilities changed ")+"."),
+		Message:   llm.NewText(llm.RoleAssistant, "C"+strings.TrimPrefix(change.Line(), "c")+"."),
 		Kind:      store.RowPromptRebuilt,
 		Synthetic: true,
 		TurnID:    st.in.TurnID,

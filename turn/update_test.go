@@ -38,6 +38,7 @@ func TestUpdateRoundTrip(t *testing.T) {
 		turn.SubagentEnd{Subagent: turn.SubagentEvent{SessionID: "c", Exit: turn.ExitCompleted, APICalls: 2, CostUSD: 0.5}},
 		turn.Steered{ID: "t2", Text: "also this"},
 		turn.TodoChanged{Items: []tool.TodoItem{{ID: "1", Text: "a", Status: "pending"}}},
+		turn.PromptRebuilt{ToolsAdded: []string{"a"}, ToolsRemoved: []string{"b"}, ToolsChanged: []string{"c"}, Memory: true, Instructions: true},
 		turn.Finished{Result: turn.Result{SessionID: "s", TurnID: "t", Exit: turn.ExitCompleted, FinalText: "done"}},
 	} {
 		b, err := json.Marshal(u)
