@@ -237,3 +237,24 @@ func TestStaleReadLosesStampCompareAndSet(t *testing.T) {
 		t.Fatal("the stale turn did not send the stored, rebuilt prompt")
 	}
 }
+
+// BenchmarkCurrentPrompt is what checking the prompt stamp adds to every
+// turn: one memory read and hashing the offered tools (the built-ins and
+// the agent's own, memory holding 20 entries).
+func BenchmarkCurrentPrompt(b *testing.B) {
+	env := testenv.New(b, testenv.Options{Configure: func(c *agent.Config) {
+		c.Memory.Enabled = true
+		c.Subagents.Enabled = true
+	}})
+	for i := range 20 {
+		if _, err := env.Agent.AddMemory(context.Background(), strings.Repeat("a lasting fact ", 5)+string(rune('a'+i)), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		if agent.CurrentPrompt(env.Agent, ctx, env.Session) == nil {
+			b.Fatal("no prompt")
+		}
+	}
+}
