@@ -358,7 +358,7 @@ func TestWebPageNarrow(t *testing.T) {
 		t.Errorf("the page scrolls sideways: scrollWidth %d", evalJS[int](p, `document.scrollingElement.scrollWidth`))
 	}
 
-	shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(90))
+	shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
