@@ -63,7 +63,7 @@ const drawerOpenJS = `(() => { const r = document.getElementById("drawer").getBo
 // until the answer's turn has finished (no draft left, send enabled).
 func (p *webPage) newSessionAndSend(text string) {
 	p.t.Helper()
-	if evalJS[bool](p, `document.getElementById("drawer-toggle").getBoundingClientRect().width > 0`) {
+	if evalJS[bool](p, `(b => b !== null && b.getBoundingClientRect().width > 0)(document.getElementById("drawer-toggle"))`) {
 		// On a narrow screen the button is in the drawer.
 		p.run("open the drawer", chromedp.Click(chromedp.ID("drawer-toggle")), pollJS(drawerOpenJS))
 	}
