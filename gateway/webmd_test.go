@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,6 +162,49 @@ func TestWebPageMarkdown(t *testing.T) {
 				t.Errorf("mdRender(%q)\n got %s\nwant %s", c.src, got, c.html)
 			}
 		})
+	}
+}
+
+// TestWebPageMarkdownStreamed: mdUpdate, fed an answer piece by piece as
+// it streams, ends with the same DOM as one mdRender of the whole answer,
+// and keeps the finished blocks instead of building them again.
+func TestWebPageMarkdownStreamed(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	p := openWebPage(t, h)
+	sources := map[string]string{
+		"answer": mdAnswer,
+		"fence with blank lines and column-0 lines": "intro\n\n```\ncode\n\nnot a paragraph\n\n# nor a heading\n```\n\nafter\n",
+		"loose list across blank lines":             "- a\n\n- b\n\n  more of b\n\nafter the list\n\n1. x\n\n2. y\n",
+		"quote, table, rule":                        "> q1\n> q2\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\n**end**",
+		"unclosed fence at the end":                 "text\n\n~~~js\nlet a = 1;\n\nlet b = 2;\n",
+		"crlf":                                      "one\r\n\r\ntwo\r\n\r\n- x\r\n",
+	}
+	for name, src := range sources {
+		for _, size := range []int{1, 7, 16, 1000} {
+			t.Run(fmt.Sprintf("%s/%d", name, size), func(t *testing.T) {
+				js, err := json.Marshal(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := evalJS[string](p, fmt.Sprintf(`(() => {
+					const src = %s, d = document.createElement("div"), whole = document.createElement("div");
+					let kept = 0;
+					for (let i = %d; ; i += %d) {
+						mdUpdate(d, src.slice(0, Math.min(i, src.length)));
+						kept = Math.max(kept, d.mdState.nodes);
+						if (i >= src.length) break;
+					}
+					whole.append(mdRender(src));
+					return (d.innerHTML === whole.innerHTML ? "same" : "differs:\n" + d.innerHTML + "\n" + whole.innerHTML) + " kept=" + kept;
+				})()`, js, size, size))
+				if !strings.HasPrefix(got, "same") {
+					t.Errorf("streamed in pieces of %d: %s", size, got)
+				}
+				if name == "answer" && strings.HasSuffix(got, " kept=0") {
+					t.Errorf("no finished block was kept while streaming: %s", got)
+				}
+			})
+		}
 	}
 }
 

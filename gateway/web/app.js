@@ -220,13 +220,13 @@ function draft(turn) {
 }
 
 // renderDraft re-renders a streaming answer as markdown at most once per
-// animation frame, not once per token.
+// animation frame, not once per token, and only its still-open tail.
 function renderDraft(d) {
   if (d.pending) return;
   d.pending = true;
   requestAnimationFrame(() => {
     d.pending = false;
-    d.text.replaceChildren(mdRender(d.raw));
+    mdUpdate(d.text, d.raw);
     scrollDown();
   });
 }
@@ -333,7 +333,7 @@ function handle(ev) {
       if (!x.reasoning) { x.reasoning = el("details", "reasoning"); x.reasoning.body = el("div"); x.reasoning.append(el("summary", "", "reasoning"), x.reasoning.body); x.prepend(x.reasoning); }
       x.reasoning.body.textContent += d.text; break;
     }
-    case "discard": { const x = state.drafts[d.turn_id]; if (x) { x.raw = ""; x.text.textContent = ""; } break; }
+    case "discard": { const x = state.drafts[d.turn_id]; if (x) { x.raw = ""; x.text.textContent = ""; x.text.mdState = null; } break; }
     case "tool_started": { const c = toolCard(d.call_id, d.name, d.arguments); c.summaryEl.textContent = "⏳ " + d.name; break; }
     case "tool_finished": { const c = toolCard(d.call_id, d.name, d.arguments); c.ms = d.duration_ms; finishCard(c, d.name, d.result, d.is_error, d.duration_ms); break; }
     case "approval_required": {

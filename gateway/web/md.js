@@ -403,3 +403,47 @@ function mdLinkAt(s, i) {
   if (s[k] !== ")") return null;
   return { label, dest, next: k + 1 };
 }
+
+// mdUpdate renders src into el for an answer that is still streaming: the
+// blocks before the last stable boundary are kept from the previous call
+// and only the rest is rendered again, so each frame costs the tail, not
+// the whole answer. The result equals mdRender(src).
+function mdUpdate(el, src) {
+  let s = el.mdState;
+  if (!s || !src.startsWith(s.frozen) || el.childNodes.length < s.nodes) {
+    s = el.mdState = { frozen: "", nodes: 0 };
+    el.textContent = "";
+  }
+  while (el.childNodes.length > s.nodes) el.lastChild.remove();
+  const cut = mdStableEnd(src, s.frozen.length);
+  if (cut > s.frozen.length) {
+    el.append(mdRender(src.slice(s.frozen.length, cut)));
+    s.frozen = src.slice(0, cut);
+    s.nodes = el.childNodes.length;
+  }
+  el.append(mdRender(src.slice(cut)));
+}
+
+// mdStableEnd returns the start of the last complete line after from that
+// no later text can join to the blocks before it: it follows a blank line,
+// outside a fence, starts in column 0 and is no list item (a list item
+// could continue a list above it).
+function mdStableEnd(src, from) {
+  let cut = from, fence = "", prevBlank = false, pos = from;
+  for (;;) {
+    const nl = src.indexOf("\n", pos);
+    if (nl < 0) return cut; // the last line may still grow
+    const line = src.slice(pos, nl).replace(/\r$/, "");
+    if (fence) {
+      const c = line.trim();
+      if (c.length >= fence.length && c[0] === fence[0] && c === fence[0].repeat(c.length) && mdIndent(line) < 4) fence = "";
+      prevBlank = false;
+    } else {
+      if (prevBlank && line.trim() && !/^\s/.test(line) && !MD_LIST.test(line)) cut = pos;
+      const m = MD_FENCE.exec(line);
+      if (m) fence = m[2];
+      prevBlank = !line.trim();
+    }
+    pos = nl + 1;
+  }
+}
