@@ -79,11 +79,13 @@ func (p *webPage) newSessionAndSend(text string) {
 	)
 }
 
-// waitAnswer waits for the stored answer that replaces the draft.
+// waitAnswer waits for the stored answer that replaces the draft, and
+// for the stop button to go (also when the turn ended before the page had
+// the answer to its POST).
 func (p *webPage) waitAnswer() {
 	p.t.Helper()
 	p.run("answer stored",
-		pollJS(`document.querySelector("#transcript .msg.assistant .md") !== null && document.querySelector(".msg.draft") === null`),
+		pollJS(`document.querySelector("#transcript .msg.assistant .md") !== null && document.querySelector(".msg.draft") === null && document.getElementById("stop").hidden`),
 	)
 }
 

@@ -115,6 +115,7 @@ async function openSession(id) {
   state.cards = {};
   state.running = null;
   state.failed = {};
+  state.ended = {};
   // The previous session's stream is gone: "live" is said again only
   // once this session's stream answers.
   $("conn").textContent = "connecting…";
@@ -356,6 +357,7 @@ function handle(ev) {
       const r = d.result || {};
       if (state.running === d.turn_id) setRunning(null);
       if (state.lastSent === d.turn_id) state.lastSent = null;
+      if (state.ended) state.ended[d.turn_id] = true;
       $("stop").hidden = !(state.running || state.lastSent);
       const x = state.drafts[d.turn_id];
       if (x && !x.raw) x.remove();
@@ -382,8 +384,12 @@ async function send() {
   $("composer").value = "";
   try {
     const r = await api("POST", "/v1/sessions/" + state.session + "/messages", { text });
-    state.lastSent = r.turn_id;
-    $("stop").hidden = false;
+    // A short turn can end before this answer arrives: then there is
+    // nothing to stop.
+    if (!(state.ended && state.ended[r.turn_id])) {
+      state.lastSent = r.turn_id;
+      $("stop").hidden = false;
+    }
   } catch (e) {
     $("status").textContent = "Not sent: " + e.message;
     $("composer").value = text;
