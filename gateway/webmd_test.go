@@ -408,6 +408,15 @@ func TestWebPageNarrow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
+	p.run("sign out from the drawer",
+		chromedp.Click(chromedp.ID("drawer-toggle")),
+		pollJS(open),
+		chromedp.Click(chromedp.ID("signout")),
+		chromedp.WaitVisible(chromedp.ID("token")),
+	)
+	if !evalJS[bool](p, noPageScroll+` && document.querySelector(".signin").getBoundingClientRect().right <= 390`) {
+		t.Errorf("the sign-in card is wider than the screen: scrollWidth %d", evalJS[int](p, `document.scrollingElement.scrollWidth`))
+	}
 	path := filepath.Join(artifactsDir(t), "webpage-narrow.png")
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
