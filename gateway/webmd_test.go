@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -422,4 +424,60 @@ func TestWebPageNarrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// BenchmarkWebPageMarkdown measures md.js in Chromium on a ~40 KB (~10k
+// token) answer: one full mdRender, and mdUpdate as the answer streams in
+// 16-byte pieces (what the page does per animation frame). Reported as
+// ms/full-render and ms/stream-update (the mean of the last 200 updates).
+func BenchmarkWebPageMarkdown(b *testing.B) {
+	chrome := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chrome = p
+			break
+		}
+	}
+	if chrome == "" {
+		b.Skip("no Chromium")
+	}
+	srv := httptest.NewServer(webHandler())
+	defer srv.Close()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(b.TempDir()))
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer acancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), pollJS(`typeof mdRender === "function"`)); err != nil {
+		b.Fatal(err)
+	}
+	unit, err := json.Marshal("## Heading\n\nSome **bold** and *em* text with `code` and a [link](https://example.com).\n\n```go\nfunc f() int { return 1 }\n```\n\n- a\n- b\n  - c\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n")
+	if err != nil {
+		b.Fatal(err)
+	}
+	js := `(() => {
+		const unit = ` + string(unit) + `, src = unit.repeat(Math.ceil(40000 / unit.length));
+		let t0 = performance.now();
+		document.createElement("div").append(mdRender(src));
+		const full = performance.now() - t0;
+		const d = document.createElement("div");
+		let last = 0;
+		for (let i = 16; i < src.length + 16; i += 16) {
+			if (i >= src.length - 200 * 16) { if (!last) last = performance.now(); }
+			mdUpdate(d, src.slice(0, Math.min(i, src.length)));
+		}
+		return [full, (performance.now() - last) / 200];
+	})()`
+	var full, update float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](js))
+		if err != nil {
+			b.Fatal(err)
+		}
+		full += v[0]
+		update += v[1]
+	}
+	b.ReportMetric(full/float64(b.N), "ms/full-render")
+	b.ReportMetric(update/float64(b.N), "ms/stream-update")
 }
