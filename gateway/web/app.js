@@ -39,6 +39,12 @@ function el(tag, cls, text) {
 
 function scrollDown() { const t = $("transcript"); t.scrollTop = t.scrollHeight; }
 
+// On a narrow screen the sessions list is a drawer over the conversation.
+function setDrawer(open) {
+  $("app-view").classList.toggle("drawer-open", open);
+  $("drawer-toggle").setAttribute("aria-expanded", String(open));
+}
+
 // ---- sign in ----
 async function signIn(token) {
   state.token = token;
@@ -101,6 +107,7 @@ async function newSession() {
 }
 
 async function openSession(id) {
+  setDrawer(false);
   if (state.abort) state.abort.abort();
   state.session = id;
   state.lastId = 0;
@@ -108,6 +115,7 @@ async function openSession(id) {
   state.cards = {};
   state.running = null;
   state.failed = {};
+  state.ended = {};
   // The previous session's stream is gone: "live" is said again only
   // once this session's stream answers.
   $("conn").textContent = "connecting…";
@@ -203,12 +211,25 @@ function draft(turn) {
   if (!d) {
     d = el("div", "msg assistant draft");
     d.dataset.turn = turn;
-    d.text = el("div", "text");
+    d.text = el("div", "text md");
+    d.raw = "";
     d.append(d.text);
     state.drafts[turn] = d;
     $("transcript").append(d);
   }
   return d;
+}
+
+// renderDraft re-renders a streaming answer as markdown at most once per
+// animation frame, not once per token, and only its still-open tail.
+function renderDraft(d) {
+  if (d.pending) return;
+  d.pending = true;
+  requestAnimationFrame(() => {
+    d.pending = false;
+    mdUpdate(d.text, d.raw);
+    scrollDown();
+  });
 }
 
 function toolCard(id, name, args) {
@@ -286,7 +307,13 @@ function renderMessage(m) {
     // turn_finished then adds no second failure box for this turn.
     if (state.failed) state.failed[m.turn_id] = true;
   }
-  box.append(el("div", "text", m.text));
+  if (m.kind === "failure") {
+    box.append(el("div", "text", m.text));
+  } else {
+    const text = el("div", "text md");
+    text.append(mdRender(m.text || ""));
+    box.append(text);
+  }
   if (!m.text && !m.reasoning) box.remove();
   for (const c of m.tool_calls || []) {
     const card = toolCard(c.id, c.name, c.arguments);
@@ -301,13 +328,13 @@ function handle(ev) {
     case "message": renderMessage(d.message); break;
     case "turn_queued": $("status").textContent = d.position > 0 ? "queued behind " + d.position + " message(s)" : ""; break;
     case "turn_started": setRunning(d.turn_id); $("status").textContent = "working…"; break;
-    case "text_delta": { const x = draft(d.turn_id); x.text.textContent += d.text; break; }
+    case "text_delta": { const x = draft(d.turn_id); x.raw += d.text; renderDraft(x); break; }
     case "reasoning_delta": {
       const x = draft(d.turn_id);
       if (!x.reasoning) { x.reasoning = el("details", "reasoning"); x.reasoning.body = el("div"); x.reasoning.append(el("summary", "", "reasoning"), x.reasoning.body); x.prepend(x.reasoning); }
       x.reasoning.body.textContent += d.text; break;
     }
-    case "discard": { const x = state.drafts[d.turn_id]; if (x) x.text.textContent = ""; break; }
+    case "discard": { const x = state.drafts[d.turn_id]; if (x) { x.raw = ""; x.text.textContent = ""; x.text.mdState = null; } break; }
     case "tool_started": { const c = toolCard(d.call_id, d.name, d.arguments); c.summaryEl.textContent = "⏳ " + d.name; break; }
     case "tool_finished": { const c = toolCard(d.call_id, d.name, d.arguments); c.ms = d.duration_ms; finishCard(c, d.name, d.result, d.is_error, d.duration_ms); break; }
     case "approval_required": {
@@ -330,9 +357,10 @@ function handle(ev) {
       const r = d.result || {};
       if (state.running === d.turn_id) setRunning(null);
       if (state.lastSent === d.turn_id) state.lastSent = null;
+      if (state.ended) state.ended[d.turn_id] = true;
       $("stop").hidden = !(state.running || state.lastSent);
       const x = state.drafts[d.turn_id];
-      if (x && !x.text.textContent) x.remove();
+      if (x && !x.raw) x.remove();
       $("status").textContent = r.exit === "completed" ? "" : "turn ended: " + r.exit;
       if (r.exit !== "completed" && r.explanation && !(state.failed && state.failed[d.turn_id])) {
         const box = el("div", "msg failure");
@@ -356,8 +384,12 @@ async function send() {
   $("composer").value = "";
   try {
     const r = await api("POST", "/v1/sessions/" + state.session + "/messages", { text });
-    state.lastSent = r.turn_id;
-    $("stop").hidden = false;
+    // A short turn can end before this answer arrives: then there is
+    // nothing to stop.
+    if (!(state.ended && state.ended[r.turn_id])) {
+      state.lastSent = r.turn_id;
+      $("stop").hidden = false;
+    }
   } catch (e) {
     $("status").textContent = "Not sent: " + e.message;
     $("composer").value = text;
@@ -382,7 +414,13 @@ document.addEventListener("DOMContentLoaded", () => {
   $("composer").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); }
   });
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") stop(); });
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape") return;
+    if ($("app-view").classList.contains("drawer-open")) setDrawer(false);
+    else stop();
+  });
+  $("drawer-toggle").addEventListener("click", () => setDrawer(!$("app-view").classList.contains("drawer-open")));
+  $("scrim").addEventListener("click", () => setDrawer(false));
   $("stop").addEventListener("click", stop);
   if (state.token) signIn(state.token);
 });
