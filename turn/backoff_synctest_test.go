@@ -76,7 +76,8 @@ func TestRetryAfterWaitedOnFakeClock(t *testing.T) {
 	})
 }
 
-// Cancelling during a 30 s wait ends the turn at the cancel, interrupted.
+// Cancelling during a 30 s wait ends the turn at the cancel, interrupted,
+// and the session stays usable.
 func TestCancelDuringBackoffOnFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := llmtest.New(rateLimited("30"))
@@ -94,6 +95,11 @@ func TestCancelDuringBackoffOnFakeClock(t *testing.T) {
 		}
 		if n := len(p.Requests()); n != 1 {
 			t.Errorf("%d calls, want 1", n)
+		}
+		// The session stays usable.
+		p.Script(llmtest.Text("Resumed."))
+		if res, err := ag.RunTurn(t.Context(), id, agent.Input{Text: "go on"}); err != nil || res.Exit != turn.ExitCompleted {
+			t.Fatalf("next turn: exit %s, %v: %s", res.Exit, err, res.Explanation)
 		}
 	})
 }
