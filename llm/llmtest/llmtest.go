@@ -8,8 +8,8 @@
 // or fails with an error of a chosen failover class:
 //
 //	p := llmtest.New(
-//		llmtest.Calls(llmtest.Call("add", `{"a":2,"b":3}`)), // the model calls a tool
-//		llmtest.Text("2 + 3 = 5"),                           // then answers
+//		llmtest.Calls(llmtest.ToolCall("add", `{"a":2,"b":3}`)), // the model calls a tool
+//		llmtest.Text("2 + 3 = 5"),                               // then answers
 //	)
 //	route := turn.Route{Provider: p, Model: "scripted"}
 //
@@ -17,8 +17,8 @@
 // so a test can check what the model was shown (the tool result, the earlier
 // turns of a resumed session, the offered tools).
 //
-// Failures: [Fail] returns an [*llm.APIError] that [failover.Classify]
-// puts in the given class (a 429 for rate_limit, a 529 for overloaded, a
+// Failures: a [Fail] step fails the call with an [*llm.APIError] that
+// [failover.Classify] puts in the given class (a 429 for rate_limit, a 529 for overloaded, a
 // context-length 400 for context_overflow …), so retries, key rotation,
 // fallback and compression run exactly as they do for a real provider.
 //
@@ -26,6 +26,9 @@
 // naming the call, so a turn that makes more calls than the test expected
 // ends instead of looping. [Step.Respond] computes a step from the request
 // for dynamic scripts. A Provider is safe for concurrent use.
+//
+// The Examples of the agent, tool and gateway packages run real turns with
+// it: a turn with a tool, a resumed session, the gateway in process.
 //
 // The package does not exercise any wire format; tests of request bytes,
 // SDK decoding and HTTP failures use the repository's HTTP fake instead.
