@@ -7,16 +7,19 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/llmtest"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
 	"github.com/talaria-agent/talaria/tool"
@@ -305,7 +308,9 @@ func TestRefreshFailureStopsTurn(t *testing.T) {
 // Cleanup on every exit: the refresher is stopped and joined — RunTurn does
 // not return while a renewal is under way, and none starts afterwards —
 // and the lease is released; after a normal end, an interrupt, and a panic
-// in a tool.
+// in a tool. Each case runs in a synctest bubble (the scripted model in
+// process, SQLite in a temp dir): the tool's work, the held renewal and the
+// quiet period afterwards are fake-clock time, exact and instant.
 func TestCleanupOnEveryExit(t *testing.T) {
 	cases := []struct {
 		name string
@@ -318,9 +323,6 @@ func TestCleanupOnEveryExit(t *testing.T) {
 			return tool.Result{Content: "ok"}, nil
 		}, turn.ExitCompleted},
 		{"interrupted", func(ctx context.Context, interrupt context.CancelFunc) (tool.Result, error) {
-			// Interrupt once the tool runs (not on a wall-clock deadline
-			// from the start, which a loaded machine can spend before the
-			// turn even begins).
 			time.AfterFunc(80*time.Millisecond, interrupt)
 			<-ctx.Done()
 			return tool.Result{Content: "stopped", IsError: true}, nil
@@ -332,40 +334,67 @@ func TestCleanupOnEveryExit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var fs *testenv.FaultStore
-			ctx, interrupt := context.WithCancel(t.Context())
-			defer interrupt()
-			work := &testenv.FuncTool{
-				Meta: tool.Info{Name: "work", Description: "works", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn:   func(ctx context.Context, _ json.RawMessage) (tool.Result, error) { return c.tool(ctx, interrupt) },
-			}
-			env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{work}, Configure: func(cfg *agent.Config) {
-				fs = testenv.NewFaultStore(cfg.Store)
-				cfg.Store = fs
-				cfg.LeaseRefresh = 10 * time.Millisecond
-				cfg.LeaseTTL = time.Minute
-			}})
-			env.Srv.Script(fakellm.Calls(fakellm.ToolCall("work", `{}`)), fakellm.Text("worked"))
-			// A renewal hangs until well after the turn's own work is over,
-			// so the facade's cleanup finds it under way and must wait.
-			time.AfterFunc(600*time.Millisecond, fs.HoldRefreshes())
-			res := env.RunWith(ctx, agent.Input{Text: "work"})
-			if res.Exit != c.want {
-				t.Fatalf("exit %s (%s), want %s", res.Exit, res.Explanation, c.want)
-			}
-			if n := fs.RefreshesInFlight(); n != 0 {
-				t.Errorf("RunTurn returned while %d lease renewals were still under way", n)
-			}
-			n := fs.Refreshes()
-			if n == 0 {
-				t.Fatal("the refresher never ran during the turn")
-			}
-			time.Sleep(50 * time.Millisecond)
-			if m := fs.Refreshes(); m != n {
-				t.Errorf("%d refreshes after RunTurn returned: the refresher outlived its turn", m-n)
-			}
-			leaseFree(t, env)
-			env.ContinueOK("next")
+			synctest.Test(t, func(t *testing.T) {
+				ctx, interrupt := context.WithCancel(t.Context())
+				defer interrupt()
+				// A raw tool, not a tool.Func: its panic must reach the engine.
+				work := &testenv.FuncTool{
+					Meta: tool.Info{Name: "work", Description: "works", Parameters: testenv.ObjectSchema(`{}`)},
+					Fn:   func(ctx context.Context, _ json.RawMessage) (tool.Result, error) { return c.tool(ctx, interrupt) },
+				}
+				dir := t.TempDir()
+				st, err := sqlite.Open(t.Context(), filepath.Join(dir, "state.db"), sqlite.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				fs := testenv.NewFaultStore(st)
+				model := llmtest.New(llmtest.Calls(llmtest.ToolCall("work", `{}`)), llmtest.Text("worked"))
+				ag, err := agent.New(agent.Config{
+					Store: fs, Workspace: dir, Tools: []tool.Tool{work},
+					Routes:       []turn.Route{{Provider: model, Model: "scripted"}},
+					LeaseRefresh: 10 * time.Millisecond, LeaseTTL: time.Minute,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sess, err := ag.NewSession(t.Context(), agent.SessionOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A renewal hangs until well after the turn's own work is
+				// over, so the facade's cleanup finds it under way and must
+				// wait.
+				time.AfterFunc(600*time.Millisecond, fs.HoldRefreshes())
+				res, err := ag.RunTurn(ctx, sess.ID, agent.Input{Text: "work"})
+				if err != nil || res.Exit != c.want {
+					t.Fatalf("exit %s (%s), %v, want %s", res.Exit, res.Explanation, err, c.want)
+				}
+				if n := fs.RefreshesInFlight(); n != 0 {
+					t.Errorf("RunTurn returned while %d lease renewals were still under way", n)
+				}
+				n := fs.Refreshes()
+				if n == 0 {
+					t.Fatal("the refresher never ran during the turn")
+				}
+				// Five refresh periods: a refresher that outlived its turn
+				// would renew in them.
+				time.Sleep(50 * time.Millisecond)
+				if m := fs.Refreshes(); m != n {
+					t.Errorf("%d refreshes after RunTurn returned: the refresher outlived its turn", m-n)
+				}
+				l, err := st.AcquireLease(t.Context(), sess.ID, "checker:1:x", time.Minute)
+				if err != nil {
+					t.Fatalf("the lease was not released: %v", err)
+				}
+				if err := st.ReleaseLease(t.Context(), l); err != nil {
+					t.Fatal(err)
+				}
+				model.Script(llmtest.Text("Done: next"))
+				if res, err := ag.RunTurn(t.Context(), sess.ID, agent.Input{Text: "next"}); err != nil || res.Exit != turn.ExitCompleted {
+					t.Fatalf("next turn: exit %s, %v: %s", res.Exit, err, res.Explanation)
+				}
+			})
 		})
 	}
 }

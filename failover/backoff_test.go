@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -90,36 +91,49 @@ func TestBackoffRandomJitterStaysInRange(t *testing.T) {
 	}
 }
 
+// TestSleep runs in a synctest bubble: the clock is fake, so the waits are
+// measured exactly and take no real time.
 func TestSleep(t *testing.T) {
-	t.Run("returns promptly when canceled during a long wait", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- Sleep(ctx, 30*time.Second) }()
-		cancel()
-		select {
-		case err := <-done:
-			if !errors.Is(err, context.Canceled) {
+	t.Run("waits the whole duration", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			if err := Sleep(t.Context(), 30*time.Second); err != nil {
+				t.Errorf("Sleep = %v, want nil", err)
+			}
+			if got := time.Since(start); got != 30*time.Second {
+				t.Errorf("Sleep took %v, want 30s", got)
+			}
+		})
+	})
+	t.Run("returns at the cancel during a long wait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			time.AfterFunc(10*time.Second, cancel)
+			start := time.Now()
+			if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 				t.Errorf("Sleep = %v, want context.Canceled", err)
 			}
-		case <-time.After(time.Second):
-			t.Fatal("Sleep did not return within a second of cancel")
-		}
+			if got := time.Since(start); got != 10*time.Second {
+				t.Errorf("Sleep returned after %v, want 10s (at the cancel)", got)
+			}
+		})
 	})
 	t.Run("already canceled", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
-			t.Errorf("Sleep = %v, want context.Canceled", err)
-		}
-	})
-	t.Run("completes a short wait", func(t *testing.T) {
-		if err := Sleep(context.Background(), time.Millisecond); err != nil {
-			t.Errorf("Sleep = %v, want nil", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			start := time.Now()
+			if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) != 0 {
+				t.Errorf("Sleep = %v after %v, want context.Canceled at once", err, time.Since(start))
+			}
+		})
 	})
 	t.Run("non-positive duration", func(t *testing.T) {
-		if err := Sleep(context.Background(), 0); err != nil {
-			t.Errorf("Sleep(0) = %v, want nil", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			if err := Sleep(t.Context(), 0); err != nil || time.Since(start) != 0 {
+				t.Errorf("Sleep(0) = %v after %v, want nil at once", err, time.Since(start))
+			}
+		})
 	})
 }

@@ -19,8 +19,14 @@ func (r *Registry) Validate(name, args string) (json.RawMessage, error) {
 	if e == nil {
 		return nil, &UnknownToolError{Name: name, Available: r.Names()}
 	}
+	return validateArgs(name, e.schema, e.expected, args)
+}
+
+// validateArgs is Validate for one tool's parsed schema; a Func validates
+// with it too when called directly.
+func validateArgs(name string, s *schema, expected, args string) (json.RawMessage, error) {
 	fail := func(problems ...string) error {
-		return &ArgError{Tool: name, Problems: problems, Expected: e.expected}
+		return &ArgError{Tool: name, Problems: problems, Expected: expected}
 	}
 
 	text := strings.TrimSpace(args)
@@ -49,7 +55,7 @@ func (r *Registry) Validate(name, args string) (json.RawMessage, error) {
 	}
 
 	var p problems
-	out, changed := e.schema.validate(obj, "", &p)
+	out, changed := s.validate(obj, "", &p)
 	if len(p.list) > 0 {
 		return nil, fail(p.result()...)
 	}

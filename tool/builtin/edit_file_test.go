@@ -47,9 +47,9 @@ func TestEditFile(t *testing.T) {
 		{name: "identical", file: src,
 			args: map[string]any{"old_string": "main", "new_string": "main"}, isErr: true, contain: []string{"identical"}},
 		{name: "empty old_string", file: src,
-			args: map[string]any{"old_string": "", "new_string": "x"}, isErr: true, contain: []string{"use write_file"}},
+			args: map[string]any{"old_string": "", "new_string": "x"}, isErr: true, contain: []string{"/old_string: must be at least 1 character long"}},
 		{name: "new_string missing", file: src,
-			args: map[string]any{"old_string": "main"}, isErr: true, contain: []string{"new_string is required"}},
+			args: map[string]any{"old_string": "main"}, isErr: true, contain: []string{`missing required property "new_string"`}},
 		{name: "binary", file: "ab\x00cd",
 			args: map[string]any{"old_string": "ab", "new_string": "x"}, isErr: true, contain: []string{"binary"}},
 	}

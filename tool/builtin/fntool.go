@@ -3,63 +3,44 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/talaria-agent/talaria/tool"
 )
 
-// fnTool adapts a run function to tool.Tool and applies what every built-in
-// shares: failures become error results (never a Go error or a panic), and
-// output is valid UTF-8 capped at MaxOutput.
-type fnTool struct {
-	info      tool.Info
-	maxOutput int
-	run       func(ctx context.Context, args json.RawMessage) tool.Result
-}
-
-// newTool builds a built-in whose run takes its decoded arguments A: what
-// every constructor shares (the workspace at opt.Root, the output cap,
-// arguments that do not decode become an error result). It applies opt's
-// defaults; a constructor whose info or run reads opt applies them first too
-// (withDefaults is idempotent).
+// newTool builds a built-in as a tool.Func whose arguments decode into A:
+// validated against info's literal schema (kept literal so the bytes sent to
+// the provider never vary), a panic becomes an error result, and output is
+// valid UTF-8 capped at MaxOutput. Built-ins never return a Go error: wrong
+// arguments (an embedder calling Run directly) are an error result too. It applies opt's defaults; a constructor
+// whose info or run reads opt applies them first too (withDefaults is
+// idempotent).
 func newTool[A any](opt Options, info tool.Info, run func(ctx context.Context, ws workspace, a A) tool.Result) tool.Tool {
 	opt = opt.withDefaults()
 	ws := workspace{root: opt.Root}
-	return &fnTool{info: info, maxOutput: opt.MaxOutput, run: func(ctx context.Context, raw json.RawMessage) tool.Result {
-		var a A
-		if err := decodeArgs(raw, &a); err != nil {
-			return tool.Errorf("%v", err)
-		}
-		return run(ctx, ws, a)
-	}}
+	t, err := tool.FuncOf(info, func(ctx context.Context, a A) (tool.Result, error) {
+		res := run(ctx, ws, a)
+		res.Content = capText(strings.ToValidUTF8(res.Content, "\uFFFD"), opt.MaxOutput)
+		return res, nil
+	})
+	if err != nil {
+		// The schemas are literals of this package: a bad one is a bug
+		// that every test of the tool finds.
+		panic("builtin: " + err.Error())
+	}
+	return resultsOnly{t}
 }
 
-func (t *fnTool) Info() tool.Info { return t.info }
+// resultsOnly turns the errors of a tool.Func (wrong arguments) into error
+// results, the built-ins' contract.
+type resultsOnly struct{ tool.Tool }
 
-func (t *fnTool) Run(ctx context.Context, args json.RawMessage) (res tool.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res = tool.Errorf("internal error in %s: %v", t.info.Name, p)
-		}
-		res.Content = capText(strings.ToValidUTF8(res.Content, "\uFFFD"), t.maxOutput)
-	}()
-	if err := ctx.Err(); err != nil {
-		return tool.Errorf("interrupted before %s started", t.info.Name), nil
+func (t resultsOnly) Run(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	res, err := t.Tool.Run(ctx, args)
+	if err != nil {
+		return tool.Result{Content: err.Error(), IsError: true}, nil
 	}
-	return t.run(ctx, args), nil
-}
-
-// decodeArgs unmarshals arguments; tools may be called without the
-// registry's validation (embedders), so a bad shape is an error result.
-func decodeArgs(args json.RawMessage, dst any) error {
-	if len(strings.TrimSpace(string(args))) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, dst); err != nil {
-		return fmt.Errorf("invalid arguments: %w", err)
-	}
-	return nil
+	return res, nil
 }
 
 // schema builds a compact object schema from property definitions; kept as

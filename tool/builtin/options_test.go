@@ -134,20 +134,20 @@ func TestRunArgumentErrors(t *testing.T) {
 	}
 }
 
-func TestFnToolRecoversPanic(t *testing.T) {
-	ft := &fnTool{info: tool.Info{Name: "boom"}, maxOutput: 1000,
-		run: func(context.Context, json.RawMessage) tool.Result { panic("kaboom") }}
+func TestNewToolRecoversPanic(t *testing.T) {
+	ft := newTool(Options{Root: t.TempDir(), MaxOutput: 1000}, tool.Info{Name: "boom", Parameters: schema("")},
+		func(context.Context, workspace, struct{}) tool.Result { panic("kaboom") })
 	res, err := ft.Run(context.Background(), nil)
 	if err != nil || !res.IsError || !strings.Contains(res.Content, "internal error in boom: kaboom") {
 		t.Errorf("got %+v, %v", res, err)
 	}
 }
 
-func TestFnToolSanitizesOutput(t *testing.T) {
-	ft := &fnTool{info: tool.Info{Name: "t"}, maxOutput: 600,
-		run: func(context.Context, json.RawMessage) tool.Result {
+func TestNewToolSanitizesOutput(t *testing.T) {
+	ft := newTool(Options{Root: t.TempDir(), MaxOutput: 600}, tool.Info{Name: "t", Parameters: schema("")},
+		func(context.Context, workspace, struct{}) tool.Result {
 			return tool.Result{Content: "bad \xff byte " + strings.Repeat("y", 5000)}
-		}}
+		})
 	res, _ := ft.Run(context.Background(), nil)
 	if !strings.HasPrefix(res.Content, "bad \uFFFD byte") || len(res.Content) > 600 {
 		t.Errorf("content %d bytes: %q", len(res.Content), res.Content[:20])

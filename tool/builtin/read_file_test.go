@@ -67,7 +67,7 @@ func TestReadFile(t *testing.T) {
 			contain: []string{"start_line 9 is past the end of abc.txt, which has 3 lines"}},
 		{name: "end before start", args: map[string]any{"path": "abc.txt", "start_line": 3, "end_line": 2}, isErr: true,
 			contain: []string{"end_line (2) is before start_line (3)"}},
-		{name: "no path", args: map[string]any{}, isErr: true, contain: []string{"path is empty"}},
+		{name: "no path", args: map[string]any{}, isErr: true, contain: []string{`missing required property "path"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

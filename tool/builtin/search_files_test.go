@@ -54,7 +54,7 @@ func TestSearchFiles(t *testing.T) {
 		{name: "bad regexp", args: map[string]any{"pattern": "func("}, isErr: true,
 			contain: []string{"invalid pattern (Go RE2 syntax)", "missing closing )"}},
 		{name: "bad glob", args: map[string]any{"pattern": "x", "glob": "[a"}, isErr: true, contain: []string{"invalid glob"}},
-		{name: "empty pattern", args: map[string]any{"pattern": ""}, isErr: true, contain: []string{"pattern is empty"}},
+		{name: "empty pattern", args: map[string]any{"pattern": ""}, isErr: true, contain: []string{"/pattern: must be at least 1 character long"}},
 		{name: "missing path", args: map[string]any{"pattern": "x", "path": "nope"}, isErr: true,
 			contain: []string{"cannot search nope"}},
 	}

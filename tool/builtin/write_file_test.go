@@ -29,7 +29,7 @@ func TestWriteFile(t *testing.T) {
 		{name: "through inside symlink", path: "link_in", content: "via link\n", wantMsg: "overwrote", check: "old.txt"},
 		{name: "directory", path: "dir", content: "x", wantMsg: "dir is a directory", isErr: true},
 		{name: "under a file", path: "dir/x/y.txt", content: "x", wantMsg: "cannot write dir/x/y.txt", isErr: true},
-		{name: "content missing", path: "m.txt", content: nil, wantMsg: "content is required", isErr: true},
+		{name: "content missing", path: "m.txt", content: nil, wantMsg: `missing required property "content"`, isErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
