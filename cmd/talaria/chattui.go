@@ -91,10 +91,8 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	if in, ok := c.stdin.(*os.File); ok {
 		opts.In = in
 	}
-	if rf.workspace != "" {
-		opts.Workspace = rf.workspace
-	} else if wd, err := os.Getwd(); err == nil {
-		opts.Workspace = wd
+	if ws, _, err := workspaceDir(rf.workspace); err == nil {
+		opts.Workspace = ws // where @path completion looks
 	}
 	var ui *tui.UI
 	opts.Start = func(ctx context.Context) (tui.Info, error) {
