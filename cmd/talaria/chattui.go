@@ -122,6 +122,7 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	}
 	opts.Turn = func(ctx context.Context, text string) tui.TurnEnd { return s.turn(ctx, ui, text) }
 	opts.Command = func(ctx context.Context, line string) tui.CommandResult { return s.command(ctx, line) }
+	opts.Steer = s.steerTurn
 	ui = tui.New(opts)
 	ap.ui = ui
 	err := ui.Run(ctx)
@@ -168,6 +169,20 @@ type chatState struct {
 	c   *cli
 	a   *app
 	sid string
+
+	// steer is the running turn's: the UI offers it messages typed
+	// meanwhile, from its own goroutine.
+	mu    sync.Mutex
+	steer *turn.Steering
+}
+
+// steerTurn offers a message to the running turn; false when none runs
+// or it takes no more.
+func (s *chatState) steerTurn(id, text string) bool {
+	s.mu.Lock()
+	st := s.steer
+	s.mu.Unlock()
+	return st != nil && st.Send(turn.SteerMessage{ID: id, Text: text})
 }
 
 // info is the footer: model, session, tokens, cost, context use.
@@ -220,9 +235,19 @@ func (s *chatState) turn(ctx context.Context, ui *tui.UI, text string) tui.TurnE
 		SubagentFinished: func(ev turn.SubagentEvent) {
 			ui.Status(fmt.Sprintf("subagent %s: %s", ev.SessionID, ev.Exit))
 		},
-		Todo: func(items []tool.TodoItem) { ui.Status(termSafe(clip(tool.TodoLine(items), 120))) },
+		Todo:    func(items []tool.TodoItem) { ui.Status(termSafe(clip(tool.TodoLine(items), 120))) },
+		Steered: func(m turn.SteerMessage) { ui.Steered(m.ID) },
 	}
-	res, _ := a.agent.RunTurn(ctx, s.sid, agent.Input{Text: text, Hooks: hooks})
+	steer := turn.NewSteering()
+	s.mu.Lock()
+	s.steer = steer
+	s.mu.Unlock()
+	res, _ := a.agent.RunTurn(ctx, s.sid, agent.Input{Text: text, Hooks: hooks, Steer: steer})
+	// What did not join stays with the UI, which runs it next.
+	steer.Close()
+	s.mu.Lock()
+	s.steer = nil
+	s.mu.Unlock()
 	end := tui.TurnEnd{Summary: summaryLine(&res)}
 	if !res.OK() && res.Explanation != "" {
 		end.Failure = s.c.failureLine(a, &res)

@@ -337,3 +337,50 @@ func noChildren(t *testing.T, pid int) {
 		}
 	}
 }
+
+// A message typed while the turn runs steers it: the TUI shows it queued,
+// then "joined the turn", and the model's next call reads it as a user
+// message of the same turn (one turn, two calls).
+func TestChatSteerInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	release := make(chan struct{})
+	srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		for _, m := range r.Messages {
+			if m.Role == "user" && m.Text == "mention the README too" {
+				return fakellm.Text("Steered: the README is mentioned.")
+			}
+		}
+		<-release // the first call waits until the steering message is typed
+		return fakellm.Calls(fakellm.ToolCall("list_dir", `{"path":"."}`))
+	})
+	ws := t.TempDir()
+	tm := startChat(t, srv, ws)
+	tm.wait("new session")
+	tm.send("list the files\r")
+	tm.wait("working · Esc stops")
+	tm.send("mention the README too\r")
+	tm.wait("queued: mention the README too")
+	close(release)
+	tm.wait("joined the turn")
+	tm.wait("Steered: the README is mentioned.")
+	tm.wait("completed")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		for i, r := range reqs {
+			t.Logf("request %d: %+v", i, r.Messages)
+		}
+		t.Fatalf("%d requests, want 2 (one turn: the tool call, then the answer)", len(reqs))
+	}
+	if u := lastUser(reqs[1]); u != "mention the README too" {
+		t.Errorf("the second call's last user message is %q", u)
+	}
+	if strings.Count(tm.screen(), "completed") != 1 {
+		t.Errorf("the steering message made a turn of its own:\n%s", tm.screen())
+	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	noChildren(t, tm.cmd.Process.Pid)
+}

@@ -47,6 +47,8 @@ type runningTool struct {
 	since     time.Time
 }
 
+type steerItem struct{ id, text string }
+
 type pendingApproval struct {
 	a     Approval
 	reply chan Decision
@@ -74,6 +76,8 @@ type model struct {
 	tools       map[string]runningTool
 	approval    *pendingApproval
 	queued      []string
+	steering    []steerItem // offered to the running turn, not yet joined
+	steerSeq    int
 
 	notice    string
 	lastCtrlC time.Time
@@ -145,6 +149,15 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case discardMsg:
 		m.stream = ""
 		return m, tea.Println(m.st.dim.Render("· the stream broke off and is retried; text above may repeat"))
+	case steeredMsg:
+		cmd := m.flush()
+		for i, it := range m.steering {
+			if it.id == string(msg) {
+				m.steering = append(m.steering[:i:i], m.steering[i+1:]...)
+				return m, tea.Sequence(cmd, tea.Println(m.echo(it.text)+"\n"+m.st.dim.Render("· joined the turn")))
+			}
+		}
+		return m, cmd
 	case statusMsg:
 		cmd := m.flush()
 		return m, tea.Sequence(cmd, tea.Println(m.st.dim.Render("· "+string(msg))))
@@ -169,6 +182,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.tools = map[string]runningTool{}
 		m.reasoning = ""
 		m.info = msg.Info
+		// Messages the turn did not take run next, in the order typed.
+		for i := len(m.steering) - 1; i >= 0; i-- {
+			m.queued = append([]string{m.steering[i].text}, m.queued...)
+		}
+		m.steering = nil
 		var out []tea.Cmd
 		out = append(out, cmd)
 		if msg.Failure != "" {
@@ -398,7 +416,18 @@ func (m *model) submit(v string) tea.Cmd {
 	m.his.add(strings.TrimRight(v, " \n"))
 	m.in.Reset()
 	m.fitInput()
-	m.queued = append(m.queued, strings.TrimRight(v, " \n"))
+	msg := strings.TrimRight(v, " \n")
+	// A message typed during a turn steers it (a /command waits for the
+	// turn's end).
+	if m.cancel != nil && !m.stopping && !strings.HasPrefix(text, "/") && m.ui.opts.Steer != nil {
+		m.steerSeq++
+		id := fmt.Sprintf("steer-%d", m.steerSeq)
+		if m.ui.opts.Steer(id, msg) {
+			m.steering = append(m.steering, steerItem{id, msg})
+			return nil
+		}
+	}
+	m.queued = append(m.queued, msg)
 	if m.running || !m.started {
 		return nil
 	}
@@ -634,8 +663,15 @@ func (m *model) View() tea.View {
 			parts = append(parts, m.st.accent.Render("⏺ ")+m.st.bold.Render(t.name)+" "+truncate(t.arg, m.width-len(t.name)-16)+m.st.dim.Render(" "+fmtDur(time.Since(t.since).Truncate(100*time.Millisecond))))
 		}
 	}
+	for _, q := range m.steering {
+		parts = append(parts, m.st.dim.Render("queued: "+truncate(strings.ReplaceAll(q.text, "\n", " ⏎ "), m.width-40)+" (joins the turn after its tool round)"))
+	}
 	for _, q := range m.queued {
-		parts = append(parts, m.st.dim.Render("queued: "+truncate(strings.ReplaceAll(q, "\n", " ⏎ "), m.width-10)))
+		when := ""
+		if m.running && strings.HasPrefix(q, "/") {
+			when = " (runs when the turn ends)"
+		}
+		parts = append(parts, m.st.dim.Render("queued: "+truncate(strings.ReplaceAll(q, "\n", " ⏎ "), m.width-36)+when))
 	}
 	if m.approval != nil {
 		parts = append(parts, m.approvalView())

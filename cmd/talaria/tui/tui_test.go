@@ -115,7 +115,7 @@ func (l *lockedBuf) String() string {
 	return l.b.String()
 }
 
-func newHarness(t *testing.T, turn func(h *harness, ctx context.Context, text string) TurnEnd) *harness {
+func newHarness(t *testing.T, turn func(h *harness, ctx context.Context, text string) TurnEnd, opts ...func(*Options)) *harness {
 	t.Helper()
 	pr, pw := io.Pipe()
 	h := &harness{t: t, in: pw, out: &lockedBuf{}, done: make(chan error, 1)}
@@ -128,6 +128,9 @@ func newHarness(t *testing.T, turn func(h *harness, ctx context.Context, text st
 			return turn(h, ctx, text)
 		}})
 	h.ui.opts.In = pr
+	for _, o := range opts {
+		o(&h.ui.opts)
+	}
 	go func() {
 		m := newModel(h.ui)
 		h.ui.prog = tea.NewProgram(m, tea.WithInput(pr), tea.WithOutput(h.out), tea.WithWindowSize(80, 24),
@@ -262,5 +265,45 @@ func TestApprovalAlways(t *testing.T) {
 	h.waitOut("turn done")
 	if len(decisions) != 2 || decisions[0] != AllowTool || decisions[1] != Allow {
 		t.Errorf("decisions = %v, want [always, allow]", decisions)
+	}
+}
+
+// A message typed while a turn runs is offered to it and shown queued; it
+// is echoed with "joined the turn" once the turn took it. One the turn did
+// not take runs as the next turn; a /command waits for the turn's end.
+func TestSteerWhileRunning(t *testing.T) {
+	offered := make(chan [2]string, 4)
+	release := make(chan struct{})
+	h := newHarness(t, func(h *harness, ctx context.Context, text string) TurnEnd {
+		if text != "first" {
+			return TurnEnd{Summary: "done: " + text}
+		}
+		h.ui.TextDelta("working on it\n\n")
+		m := <-offered
+		h.ui.Steered(m[0]) // the first offer joins
+		<-release          // the second stays unjoined
+		return TurnEnd{Summary: "done: first"}
+	}, func(o *Options) {
+		o.Steer = func(id, text string) bool {
+			offered <- [2]string{id, text}
+			return true
+		}
+	})
+	h.send("first\r")
+	h.waitOut("working on it")
+	h.send("also this\r")
+	h.waitOut("joined the turn")
+	h.send("and later\r")
+	h.waitOut("queued: and later (joins the turn after its tool round)")
+	h.send("/help\r")
+	h.waitOut("queued: /help (runs when the turn ends)")
+	close(release)
+	out := h.waitOut("done: and later")
+	h.waitOut("Keys:")
+	if got := h.texts(); len(got) != 2 || got[0] != "first" || got[1] != "and later" {
+		t.Errorf("turns = %q, want first, then the unjoined message", got)
+	}
+	if i := strings.Index(out, "› also this"); i < 0 || i > strings.Index(out, "joined the turn") {
+		t.Errorf("the joined message is not echoed before its note:\n%s", out)
 	}
 }
