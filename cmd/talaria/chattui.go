@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,7 +80,7 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 		a   *app
 		sid string
 	)
-	s := &chatState{c: c}
+	s := &chatState{c: c, rf: rf, ap: ap}
 	opts := tui.Options{
 		Out:      out,
 		Env:      os.Environ(),
@@ -126,8 +128,8 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	ui = tui.New(opts)
 	ap.ui = ui
 	err := ui.Run(ctx)
-	if a != nil {
-		defer a.Close()
+	if s.a != nil {
+		defer s.a.Close() // /model may have replaced the app Start made
 	}
 	// What was said after the UI's last frame (a setup error) goes to the
 	// terminal as in line mode.
@@ -158,7 +160,7 @@ var tuiCommands = []tui.Command{
 	{Name: "/new", About: "start a new session (it is created with your next message)"},
 	{Name: "/session", About: "show the session id"},
 	{Name: "/sessions", About: "recent sessions; /sessions ID continues one"},
-	{Name: "/model", About: "the models this chat uses"},
+	{Name: "/model", About: "the models this chat uses; /model NAME switches the next turns to NAME"},
 	{Name: "/usage", About: "tokens and cost of this session"},
 	{Name: "/compact", About: "compress this session's context now"},
 }
@@ -169,6 +171,9 @@ type chatState struct {
 	c   *cli
 	a   *app
 	sid string
+	// rf and ap build the app again when /model switches the model.
+	rf *routeFlags
+	ap *tuiApprover
 
 	// steer is the running turn's: the UI offers it messages typed
 	// meanwhile, from its own goroutine.
@@ -270,6 +275,10 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 	var b strings.Builder
 	switch cmd {
 	case "/model":
+		if arg != "" {
+			b.WriteString(s.switchModel(ctx, arg))
+			break
+		}
 		for i, r := range s.a.routes {
 			role := "fallback"
 			if i == 0 {
@@ -277,9 +286,7 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 			}
 			fmt.Fprintf(&b, "%s: %s\n", role, r.Name())
 		}
-		if arg != "" {
-			b.WriteString("switching models inside a chat is not supported yet: start it with --model " + arg + " (and -c to keep this session)\n")
-		}
+		b.WriteString("/model NAME switches the primary for the next turns; choices: " + strings.Join(modelChoices(s.a), ", ") + ", or any model of the catalogue")
 	case "/sessions":
 		if arg != "" {
 			if _, err := s.a.store.GetSession(ctx, arg); err != nil {
@@ -316,6 +323,60 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 	}
 	info := s.info(ctx)
 	return tui.CommandResult{Output: b.String(), Info: &info}
+}
+
+// modelChoices are the models this chat's configuration names: its
+// routes', its providers' and the models declared in the config.
+func modelChoices(a *app) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(m string) {
+		if m != "" && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	for _, r := range a.routes {
+		add(r.Model)
+	}
+	for _, n := range a.cfg.ProviderNames() {
+		add(a.cfg.Providers[n].Model)
+	}
+	declared := make([]string, 0, len(a.cfg.Models))
+	for m := range a.cfg.Models {
+		declared = append(declared, m)
+	}
+	sort.Strings(declared)
+	for _, m := range declared {
+		add(m)
+	}
+	return out
+}
+
+// switchModel makes name the primary model of the next turns, with the
+// same provider: a model the configuration names or the catalogue knows
+// (a typo must not cost a failed paid call). The chat's app is built again
+// with it; the session and its history stay.
+func (s *chatState) switchModel(ctx context.Context, name string) string {
+	choices := modelChoices(s.a)
+	// The catalogue's own name, not a family match: "gpt-4o-typo" would
+	// match gpt-4o's family and still be refused by the provider.
+	known := s.a.agent.Catalogue().Lookup(name)
+	if !slices.Contains(choices, name) && !(known.Known && strings.EqualFold(known.Model, name)) {
+		return fmt.Sprintf("talaria: unknown model %q; choices: %s, or any model of the catalogue (declare others under models: in the config)", name, strings.Join(choices, ", "))
+	}
+	rf := *s.rf
+	rf.model = name
+	a, err := s.c.setup(ctx, &rf, s.ap, 5*time.Second)
+	if buf, ok := s.c.stdout.(*syncBuffer); ok {
+		buf.take() // setup's notes (the sandbox line) were shown at start
+	}
+	if err != nil {
+		return "talaria: " + err.Error()
+	}
+	s.a.Close()
+	s.a, s.rf = a, &rf
+	return "model: " + a.routes[0].Name() + " for the next turns"
 }
 
 // keyArg is the argument that says what a tool call does: its path,

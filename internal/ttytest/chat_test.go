@@ -384,3 +384,39 @@ func TestChatSteerInPTY(t *testing.T) {
 	}
 	noChildren(t, tm.cmd.Process.Pid)
 }
+
+// /model NAME switches the next turns' model: an unknown name is refused
+// with the choices, a known one shows in the footer and goes in the next
+// request; /model alone shows the current one.
+func TestChatModelSwitchInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.Script(fakellm.Text("first answer"), fakellm.Text("second answer"))
+	tm := startChat(t, srv, t.TempDir())
+	tm.wait("new session")
+	tm.send("hello\r")
+	tm.wait("first answer")
+	tm.send("/model gpt-4o-typo-xyz\r")
+	tm.wait(`unknown model "gpt-4o-typo-xyz"; choices: gpt-4.1`)
+	tm.send("/model gpt-4o\r")
+	tm.wait("model: custom/gpt-4o for the next turns")
+	tm.wait("custom/gpt-4o · ctx")
+	tm.send("again\r")
+	tm.wait("second answer")
+	tm.send("/model\r")
+	tm.wait("primary: custom/gpt-4o")
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].Model != "gpt-4.1" || reqs[1].Model != "gpt-4o" {
+		for _, r := range reqs {
+			t.Logf("request model %q", r.Model)
+		}
+		t.Fatalf("want two requests, gpt-4.1 then gpt-4o")
+	}
+	if len(reqs[1].Messages) < 3 {
+		t.Errorf("the switched model did not get the session's history: %+v", reqs[1].Messages)
+	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
