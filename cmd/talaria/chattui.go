@@ -61,7 +61,7 @@ func (s *syncBuffer) take() string {
 
 // chatTUI is chat on a terminal: tui drives, this file runs turns and
 // commands for it.
-func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, cont bool) int {
+func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, cont, pick bool) int {
 	term := c.stdout.(*termWriter)
 	out := term.w
 	origErr, origRaw := c.stderr, c.rawStderr
@@ -125,6 +125,8 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	opts.Turn = func(ctx context.Context, text string) tui.TurnEnd { return s.turn(ctx, ui, text) }
 	opts.Command = func(ctx context.Context, line string) tui.CommandResult { return s.command(ctx, line) }
 	opts.Steer = s.steerTurn
+	opts.ListSessions = func(ctx context.Context) ([]tui.SessionItem, error) { return pickList(ctx, s.a) }
+	opts.PickAtStart = pick
 	ui = tui.New(opts)
 	ap.ui = ui
 	err := ui.Run(ctx)
@@ -293,8 +295,14 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 				b.WriteString("talaria: " + store.Describe(err) + "\n")
 				break
 			}
-			s.sid = arg
-			b.WriteString("continuing session " + arg + "\n")
+			tip, err := store.ResolveTip(ctx, s.a.store, arg)
+			if err != nil {
+				b.WriteString("talaria: " + store.Describe(err) + "\n")
+				break
+			}
+			s.sid = tip.ID
+			b.WriteString(historyTail(ctx, s.a, tip.ID, 6))
+			b.WriteString("continuing session " + tip.ID + "\n")
 			break
 		}
 		list, err := s.a.store.ListSessions(ctx, store.ListOptions{Limit: 10})
@@ -323,6 +331,49 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 	}
 	info := s.info(ctx)
 	return tui.CommandResult{Output: b.String(), Info: &info}
+}
+
+// pickList is what the session picker offers: the newest sessions with
+// their subagents (the picker draws the tree).
+func pickList(ctx context.Context, a *app) ([]tui.SessionItem, error) {
+	list, err := a.store.ListSessions(ctx, store.ListOptions{Limit: 200})
+	if err != nil {
+		return nil, errors.New(store.Describe(err))
+	}
+	out := make([]tui.SessionItem, 0, len(list))
+	for _, ss := range list {
+		out = append(out, tui.SessionItem{ID: ss.ID, ParentID: ss.ParentID, Title: termSafe(oneLine(ss.Title)), Model: ss.Model, Updated: ss.UpdatedAt})
+	}
+	return out, nil
+}
+
+// historyTail is the end of a session's conversation, to see where it
+// stands when it is resumed: its last n user and answer messages.
+func historyTail(ctx context.Context, a *app, id string, n int) string {
+	rows, err := a.store.Messages(ctx, id, store.MessageQuery{})
+	if err != nil {
+		return ""
+	}
+	msgs, _ := transcript.Project(rows)
+	var lines []string
+	for _, m := range msgs {
+		text := strings.TrimSpace(m.Text())
+		if text == "" || (m.Role != llm.RoleUser && m.Role != llm.RoleAssistant) {
+			continue
+		}
+		p := "  "
+		if m.Role == llm.RoleUser {
+			p = "› "
+		}
+		lines = append(lines, p+termSafe(clip(oneLine(text), 200)))
+	}
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("  … %d earlier messages", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // modelChoices are the models this chat's configuration names: its

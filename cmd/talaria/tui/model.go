@@ -86,6 +86,8 @@ type model struct {
 	files     []string // workspace files, for @ completion, listed once
 	hint      string   // completion candidates
 	lastFrame string
+	picker    *picker
+	now       func() time.Time // the clock ages are shown by (fixed in tests)
 }
 
 func newModel(u *UI) *model {
@@ -105,7 +107,7 @@ func newModel(u *UI) *model {
 	in.SetVirtualCursor(false)
 	in.Focus()
 	return &model{ui: u, st: newStyles(), in: in, his: loadHistory(u.opts.HistoryFile),
-		width: 80, height: 24, tools: map[string]runningTool{}, info: Info{ContextPct: -1}}
+		width: 80, height: 24, tools: map[string]runningTool{}, info: Info{ContextPct: -1}, now: time.Now}
 }
 
 func (m *model) Init() tea.Cmd {
@@ -143,7 +145,20 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.started, m.info = true, msg.info
+		if m.ui.opts.PickAtStart && m.ui.opts.ListSessions != nil {
+			return m, m.openPicker()
+		}
 		return m, m.next()
+	case pickerMsg:
+		m.running = false
+		if msg.err != nil {
+			return m, tea.Sequence(tea.Println(m.st.fail.Render("talaria: "+msg.err.Error())), m.next())
+		}
+		if len(msg.items) == 0 {
+			return m, tea.Sequence(tea.Println("no sessions yet"), m.next())
+		}
+		m.picker = newPicker(msg.items)
+		return m, nil
 	case tickMsg:
 		return m, m.pull(true)
 	case discardMsg:
@@ -236,6 +251,16 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.approval != nil {
 		return m.approvalKey(s)
+	}
+	if m.picker != nil {
+		_, id := m.pickerKey(s, k.Text)
+		if id != "" {
+			return m, m.command("/sessions " + id)
+		}
+		if m.picker == nil {
+			return m, m.next()
+		}
+		return m, nil
 	}
 	if s != "ctrl+r" {
 		m.searchQ = ""
@@ -486,6 +511,9 @@ func (m *model) command(line string) tea.Cmd {
 			"      Tab completes /commands and @files · Esc or Ctrl+C stops a turn · Ctrl+C twice (or Ctrl+D) quits")
 		return tea.Sequence(tea.Println(b.String()), m.next())
 	}
+	if name == "/sessions" && strings.TrimSpace(strings.TrimPrefix(line, name)) == "" && m.ui.opts.ListSessions != nil {
+		return m.openPicker()
+	}
 	if m.ui.opts.Command == nil {
 		return tea.Sequence(tea.Println("unknown command "+name+"; /help lists them"), m.next())
 	}
@@ -493,6 +521,16 @@ func (m *model) command(line string) tea.Cmd {
 	run := m.ui.opts.Command
 	ctx := m.ui.baseCtx()
 	return func() tea.Msg { return commandDoneMsg(run(ctx, line)) }
+}
+
+// openPicker lists the sessions (off the UI's goroutine) for the picker.
+func (m *model) openPicker() tea.Cmd {
+	m.running = true // nothing else starts while the list loads
+	list, ctx := m.ui.opts.ListSessions, m.ui.baseCtx()
+	return func() tea.Msg {
+		items, err := list(ctx)
+		return pickerMsg{items, err}
+	}
 }
 
 func (m *model) tickCmd() tea.Cmd {
@@ -675,6 +713,8 @@ func (m *model) View() tea.View {
 	}
 	if m.approval != nil {
 		parts = append(parts, m.approvalView())
+	} else if m.picker != nil {
+		parts = append(parts, m.pickerView())
 	} else {
 		parts = append(parts, m.in.View())
 	}
@@ -683,7 +723,7 @@ func (m *model) View() tea.View {
 	}
 	parts = append(parts, m.footer())
 	v := tea.NewView(strings.Join(parts, "\n"))
-	if m.approval == nil {
+	if m.approval == nil && m.picker == nil {
 		if c := m.in.Cursor(); c != nil {
 			// The editor's cursor, moved to where the editor is drawn.
 			above := 0

@@ -40,6 +40,12 @@ type Options struct {
 	// no more messages, and the UI runs it as the next turn. nil: typed
 	// messages wait for the turn's end.
 	Steer func(id, text string) bool
+	// ListSessions lists the sessions for the picker (/sessions without
+	// an id); choosing one runs the command "/sessions ID". nil: /sessions
+	// goes to Command.
+	ListSessions func(ctx context.Context) ([]SessionItem, error)
+	// PickAtStart opens the picker once Start returned (chat -r).
+	PickAtStart bool
 	// Command runs a slash command the UI does not handle itself.
 	Command func(ctx context.Context, line string) CommandResult
 	// Commands are the slash commands offered for completion, besides
@@ -205,6 +211,10 @@ type (
 		err  error
 	}
 	turnDoneMsg    TurnEnd
+	pickerMsg      struct {
+		items []SessionItem
+		err   error
+	}
 	commandDoneMsg CommandResult
 	approvalMsg    struct {
 		a     Approval

@@ -307,3 +307,71 @@ func TestSteerWhileRunning(t *testing.T) {
 		t.Errorf("the joined message is not echoed before its note:\n%s", out)
 	}
 }
+
+// The picker's order: top-level sessions newest first, subagents indented
+// under their parent in spawn order; a search keeps a match's ancestors.
+func TestSessionTree(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	items := []SessionItem{
+		{ID: "old", Title: "fix the parser", Updated: t0},
+		{ID: "new", Title: "write docs", Updated: t0.Add(2 * time.Hour)},
+		{ID: "kid2", ParentID: "old", Title: "run the tests", Updated: t0.Add(20 * time.Minute)},
+		{ID: "kid1", ParentID: "old", Title: "read lexer.go", Updated: t0.Add(10 * time.Minute)},
+		{ID: "grand", ParentID: "kid1", Title: "grep tokens", Updated: t0.Add(11 * time.Minute)},
+		{ID: "orphan", ParentID: "gone", Title: "parent not listed", Updated: t0.Add(time.Hour), Model: "gpt-4o"},
+	}
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"", []string{"new", "orphan", "old", "  kid1", "    grand", "  kid2"}},
+		{"GREP", []string{"old", "  kid1", "    grand"}},
+		{"docs", []string{"new"}},
+		{"gpt-4o", []string{"orphan"}},
+		{"nothing like it", nil},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			var got []string
+			for _, r := range SessionTree(items, tc.q) {
+				got = append(got, strings.Repeat("  ", r.Depth)+r.ID)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("tree(%q) = %q, want %q", tc.q, got, tc.want)
+			}
+		})
+	}
+}
+
+// /sessions opens the picker; typing filters it, Enter runs "/sessions ID"
+// for the chosen one; closing it runs no command.
+func TestPickerChooses(t *testing.T) {
+	var mu sync.Mutex
+	var ran []string
+	h := newHarness(t, answer("ok\n"), func(o *Options) {
+		o.ListSessions = func(context.Context) ([]SessionItem, error) {
+			return []SessionItem{{ID: "s-a", Title: "alpha work", Model: "m1", Updated: time.Now()},
+				{ID: "s-b", Title: "beta work", Model: "m1", Updated: time.Now().Add(-time.Hour)}}, nil
+		}
+		o.Command = func(_ context.Context, line string) CommandResult {
+			mu.Lock()
+			ran = append(ran, line)
+			mu.Unlock()
+			return CommandResult{Output: "ran " + line}
+		}
+	})
+	h.send("/sessions\r")
+	h.waitOut("Resume a session")
+	// Ctrl+C closes it (as Esc does; a lone Esc on a pipe would merge
+	// with the next bytes into an Alt key).
+	h.send("\x03")
+	h.send("/sessions\r")
+	h.waitOut("beta work")
+	h.send("bet")
+	h.send("\r")
+	h.waitOut("ran /sessions s-b")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ran) != 1 || ran[0] != "/sessions s-b" {
+		t.Errorf("commands run = %q, want only /sessions s-b", ran)
+	}
+}
