@@ -210,8 +210,8 @@ type (
 		info Info
 		err  error
 	}
-	turnDoneMsg    TurnEnd
-	pickerMsg      struct {
+	turnDoneMsg TurnEnd
+	pickerMsg   struct {
 		items []SessionItem
 		err   error
 	}
