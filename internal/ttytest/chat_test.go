@@ -75,8 +75,14 @@ type term struct {
 
 func startChat(t *testing.T, srv *fakellm.Server, ws string, extra ...string) *term {
 	t.Helper()
+	return startChatHome(t, srv, ws, t.TempDir(), extra...)
+}
+
+// startChatHome is startChat with a TALARIA_HOME (and its database) of
+// the test's.
+func startChatHome(t *testing.T, srv *fakellm.Server, ws, home string, extra ...string) *term {
+	t.Helper()
 	bin := binary(t)
-	home := t.TempDir()
 	args := append([]string{"chat", "--api", "openai", "--base-url", srv.OpenAIBaseURL(), "--model", "gpt-4.1", "--workspace", ws}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = ws
@@ -414,6 +420,55 @@ func TestChatModelSwitchInPTY(t *testing.T) {
 	}
 	if len(reqs[1].Messages) < 3 {
 		t.Errorf("the switched model did not get the session's history: %+v", reqs[1].Messages)
+	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// chat -r opens the session picker: subagent sessions show under their
+// parent, typing searches, Enter resumes the chosen session with its last
+// messages shown, and the next turn carries its history.
+func TestChatResumePickerInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		if len(r.Messages) > 0 && r.Messages[len(r.Messages)-1].Role == "tool" {
+			return fakellm.Text("alpha answer")
+		}
+		switch lastUser(r) {
+		case "alpha topic":
+			return fakellm.Calls(fakellm.ToolCall("delegate", `{"task":"look around for alpha"}`))
+		case "look around for alpha":
+			return fakellm.Text("nothing much here")
+		}
+		return fakellm.Text("answer to " + lastUser(r))
+	})
+	home, ws := t.TempDir(), t.TempDir()
+	for _, p := range []string{"alpha topic", "beta topic"} {
+		cmd := exec.Command(binary(t), "run", "--api", "openai", "--base-url", srv.OpenAIBaseURL(), "--model", "gpt-4.1", "--workspace", ws, p)
+		cmd.Env = []string{"TALARIA_HOME=" + home, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run %q: %v\n%s", p, err, out)
+		}
+	}
+	tm := startChatHome(t, srv, ws, home, "-r")
+	tm.wait("Resume a session")
+	tm.wait("└ look around for alpha") // the subagent, under its parent
+	tm.send("alph")
+	tm.send("\r")
+	tm.wait("continuing session")
+	tm.wait("alpha answer")
+	n := len(srv.Requests())
+	tm.send("and more\r")
+	tm.wait("answer to and more")
+	reqs := srv.Requests()
+	if len(reqs) != n+1 {
+		t.Fatalf("%d requests after the resume, want 1", len(reqs)-n)
+	}
+	if m := reqs[n].Messages; len(m) < 3 || m[0].Text != "alpha topic" {
+		t.Errorf("the resumed turn lacks alpha's history: %+v", m)
 	}
 	tm.send("/exit\r")
 	if code := tm.exit(); code != 0 {
