@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // SessionItem is one session offered by the picker.
@@ -158,7 +160,7 @@ func (m *model) pickerView() string {
 			title = "(no message yet)"
 		}
 		meta := fmt.Sprintf("  %s · %s · %s", age(now, r.item.Updated), r.item.Model, r.item.ID)
-		line := mark + indent + truncate(strings.ReplaceAll(title, "\n", " "), max(10, m.width-len(indent)-len(meta)-3)) + m.st.dim.Render(meta)
+		line := mark + indent + truncate(strings.ReplaceAll(title, "\n", " "), max(10, m.width-ansi.StringWidth(indent+meta)-2)) + m.st.dim.Render(meta)
 		b.WriteString(truncate(line, m.width))
 		if i < len(p.rows)-1 && i < first+room-1 {
 			b.WriteString("\n")
