@@ -13,6 +13,7 @@ if [ -z "$bin" ]; then
   bin=$out/talaria
   CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$bin" ./cmd/talaria
 fi
+bin=$(realpath "$bin")
 go build -o "$out/firstframe" ./bench/firstframe
 echo "== machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$out/firstframe" -bin "$bin" -n "${N:-20}"

@@ -151,13 +151,25 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.next()
 	case pickerMsg:
 		m.running = false
-		if msg.err != nil {
-			return m, tea.Sequence(tea.Println(m.st.fail.Render("talaria: "+msg.err.Error())), m.next())
+		p := m.picker
+		if p == nil {
+			return m, m.next() // closed while it loaded
 		}
-		if len(msg.items) == 0 {
-			return m, tea.Sequence(tea.Println("no sessions yet"), m.next())
+		if msg.err != nil || len(msg.items) == 0 {
+			m.picker = nil
+			line := "no sessions yet"
+			if msg.err != nil {
+				line = m.st.fail.Render("talaria: " + msg.err.Error())
+			}
+			return m, tea.Sequence(tea.Println(line), m.next())
 		}
-		m.picker = newPicker(msg.items)
+		p.items, p.loading = msg.items, false
+		p.filter()
+		if p.chosen {
+			if _, id := m.pickerKey("enter", ""); id != "" {
+				return m, m.command("/sessions " + id)
+			}
+		}
 		return m, nil
 	case tickMsg:
 		return m, m.pull(true)
@@ -257,7 +269,7 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if id != "" {
 			return m, m.command("/sessions " + id)
 		}
-		if m.picker == nil {
+		if m.picker == nil && !m.running {
 			return m, m.next()
 		}
 		return m, nil
@@ -526,6 +538,8 @@ func (m *model) command(line string) tea.Cmd {
 // openPicker lists the sessions (off the UI's goroutine) for the picker.
 func (m *model) openPicker() tea.Cmd {
 	m.running = true // nothing else starts while the list loads
+	// Open at once: what is typed while the list loads searches it.
+	m.picker = &picker{loading: true}
 	list, ctx := m.ui.opts.ListSessions, m.ui.baseCtx()
 	return func() tea.Msg {
 		items, err := list(ctx)

@@ -30,6 +30,9 @@ type picker struct {
 	q     string
 	rows  []pickRow
 	sel   int
+	// loading: the list is on its way; keys typed meanwhile search it, and
+	// an Enter then (chosen) picks the first row once it is there.
+	loading, chosen bool
 }
 
 func newPicker(items []SessionItem) *picker {
@@ -135,6 +138,10 @@ func (m *model) pickerView() string {
 	var b strings.Builder
 	b.WriteString(m.st.bold.Render("Resume a session") + m.st.dim.Render("  type to search · ↑↓ · Enter resumes · Esc cancels") + "\n")
 	b.WriteString(m.st.accent.Render("search: ") + p.q + "\n")
+	if p.loading {
+		b.WriteString(m.st.dim.Render("  loading…"))
+		return b.String()
+	}
 	if len(p.rows) == 0 {
 		b.WriteString(m.st.dim.Render("  no session matches"))
 		return b.String()
@@ -177,6 +184,10 @@ func (m *model) pickerKey(s string, text string) (*model, string) {
 		m.picker = nil
 		return m, ""
 	case "enter":
+		if p.loading {
+			p.chosen = true
+			return m, ""
+		}
 		if len(p.rows) == 0 {
 			return m, ""
 		}
