@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/cmd/talaria/tui"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -45,6 +46,7 @@ the turn and quits. In the chat:
 	examples: []string{
 		"talaria chat",
 		"talaria chat -c                     # continue the most recent session",
+		"talaria chat -r                     # pick the session to continue from a list",
 		"talaria chat --session 20260801-101500-a1b2c3d4e5",
 		"talaria chat --provider anthropic --model claude-sonnet-4-5",
 	},
@@ -58,13 +60,28 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	var cont bool
 	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
 	fs.BoolVar(&cont, "c", false, "short for --continue")
+	var resume bool
+	fs.BoolVar(&resume, "resume", false, "pick a session to continue from a list (-r ID continues that one)")
+	fs.BoolVar(&resume, "r", false, "short for --resume")
 	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
 	plain := fs.Bool("plain", false, "the line mode even on a terminal (it is the mode for pipes, TERM=dumb and NO_COLOR)")
 	steerMode := fs.String("steer", "auto", "a line typed during a turn joins it after its tool round: `auto` (on a terminal), on or off")
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
 		return code
 	}
-	if fs.NArg() > 0 {
+	pick := false
+	if resume {
+		// -r ID continues ID; -r alone lists the sessions to choose from.
+		switch {
+		case fs.NArg() == 1 && *sessionID == "":
+			*sessionID = fs.Arg(0)
+		case fs.NArg() == 0 && *sessionID == "" && !cont:
+			pick = true
+		default:
+			return c.usageError(chatCmdHelp, "-r takes one session id at most, and not with --session or -c")
+		}
+	}
+	if fs.NArg() > 0 && !resume {
 		return c.usageError(chatCmdHelp, "takes no arguments (got %q); type your message once chat starts, or use talaria run \"…\" for one turn", fs.Arg(0))
 	}
 	if err := rf.check(fs); err != nil {
@@ -74,10 +91,13 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		if err := remoteFlags(fs, *sessionID != "" || cont); err != nil {
 			return c.usageError(chatCmdHelp, "%v", err)
 		}
+		if pick {
+			return c.usageError(chatCmdHelp, "-r without an id needs the local database; pass the session id with --server")
+		}
 		return c.chatRemote(ctx, *server, *sessionID, rf.model, cont)
 	}
 	if c.useTUI(*plain) {
-		return c.chatTUI(ctx, &rf, *sessionID, cont)
+		return c.chatTUI(ctx, &rf, *sessionID, cont, pick)
 	}
 	var steering bool
 	switch *steerMode {
@@ -115,6 +135,12 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	if *sessionID != "" || cont {
 		if sid, err = c.pickSession(ctx, a, *sessionID, cont); err != nil {
 			return c.pickExit(err)
+		}
+	}
+	if pick {
+		var ok bool
+		if sid, ok = c.pickByNumber(ctx, a, lines); !ok {
+			return exitOK
 		}
 	}
 
@@ -168,6 +194,46 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		}
 		later = append(later, left...)
 		sid = c.followTip(ctx, a, sid) // the turn may have rotated the session
+	}
+}
+
+// pickByNumber is -r in line mode: a numbered list of sessions (subagents
+// indented under their parent), then a number read from the input; an
+// empty line or the end of input starts a new session, as without -r.
+func (c *cli) pickByNumber(ctx context.Context, a *app, lines <-chan string) (string, bool) {
+	items, err := pickList(ctx, a)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "talaria: "+err.Error())
+		return "", true
+	}
+	rows := tui.SessionTree(items, "")
+	if len(rows) == 0 {
+		fmt.Fprintln(c.stdout, "no sessions yet: a new one starts with your first message")
+		return "", true
+	}
+	now := time.Now()
+	for i, r := range rows {
+		title := r.Title
+		if title == "" {
+			title = "(no message yet)"
+		}
+		fmt.Fprintf(c.stdout, "%3d  %s%s  (%s, %s, %s)\n", i+1, strings.Repeat("  ", r.Depth), clip(title, 60), tui.Age(now, r.Updated), r.Model, r.ID)
+	}
+	for {
+		fmt.Fprintf(c.stdout, "session number (1-%d, Enter for a new session): ", len(rows))
+		l, ok := <-lines
+		if !ok {
+			return "", false
+		}
+		l = strings.TrimSpace(l)
+		if l == "" {
+			return "", true
+		}
+		var n int
+		if _, err := fmt.Sscan(l, &n); err == nil && n >= 1 && n <= len(rows) && fmt.Sprint(n) == l {
+			return rows[n-1].ID, true
+		}
+		fmt.Fprintf(c.stdout, "%q is not a number from the list\n", l)
 	}
 }
 

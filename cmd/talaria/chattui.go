@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,7 +61,7 @@ func (s *syncBuffer) take() string {
 
 // chatTUI is chat on a terminal: tui drives, this file runs turns and
 // commands for it.
-func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, cont bool) int {
+func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, cont, pick bool) int {
 	term := c.stdout.(*termWriter)
 	out := term.w
 	origErr, origRaw := c.stderr, c.rawStderr
@@ -78,7 +80,7 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 		a   *app
 		sid string
 	)
-	s := &chatState{c: c}
+	s := &chatState{c: c, rf: rf, ap: ap}
 	opts := tui.Options{
 		Out:      out,
 		Env:      os.Environ(),
@@ -91,10 +93,8 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	if in, ok := c.stdin.(*os.File); ok {
 		opts.In = in
 	}
-	if rf.workspace != "" {
-		opts.Workspace = rf.workspace
-	} else if wd, err := os.Getwd(); err == nil {
-		opts.Workspace = wd
+	if ws, _, err := workspaceDir(rf.workspace); err == nil {
+		opts.Workspace = ws // where @path completion looks
 	}
 	var ui *tui.UI
 	opts.Start = func(ctx context.Context) (tui.Info, error) {
@@ -124,11 +124,14 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 	}
 	opts.Turn = func(ctx context.Context, text string) tui.TurnEnd { return s.turn(ctx, ui, text) }
 	opts.Command = func(ctx context.Context, line string) tui.CommandResult { return s.command(ctx, line) }
+	opts.Steer = s.steerTurn
+	opts.ListSessions = func(ctx context.Context) ([]tui.SessionItem, error) { return pickList(ctx, s.a) }
+	opts.PickAtStart = pick
 	ui = tui.New(opts)
 	ap.ui = ui
 	err := ui.Run(ctx)
-	if a != nil {
-		defer a.Close()
+	if s.a != nil {
+		defer s.a.Close() // /model may have replaced the app Start made
 	}
 	// What was said after the UI's last frame (a setup error) goes to the
 	// terminal as in line mode.
@@ -159,7 +162,7 @@ var tuiCommands = []tui.Command{
 	{Name: "/new", About: "start a new session (it is created with your next message)"},
 	{Name: "/session", About: "show the session id"},
 	{Name: "/sessions", About: "recent sessions; /sessions ID continues one"},
-	{Name: "/model", About: "the models this chat uses"},
+	{Name: "/model", About: "the models this chat uses; /model NAME switches the next turns to NAME"},
 	{Name: "/usage", About: "tokens and cost of this session"},
 	{Name: "/compact", About: "compress this session's context now"},
 }
@@ -170,6 +173,23 @@ type chatState struct {
 	c   *cli
 	a   *app
 	sid string
+	// rf and ap build the app again when /model switches the model.
+	rf *routeFlags
+	ap *tuiApprover
+
+	// steer is the running turn's: the UI offers it messages typed
+	// meanwhile, from its own goroutine.
+	mu    sync.Mutex
+	steer *turn.Steering
+}
+
+// steerTurn offers a message to the running turn; false when none runs
+// or it takes no more.
+func (s *chatState) steerTurn(id, text string) bool {
+	s.mu.Lock()
+	st := s.steer
+	s.mu.Unlock()
+	return st != nil && st.Send(turn.SteerMessage{ID: id, Text: text})
 }
 
 // info is the footer: model, session, tokens, cost, context use.
@@ -222,9 +242,19 @@ func (s *chatState) turn(ctx context.Context, ui *tui.UI, text string) tui.TurnE
 		SubagentFinished: func(ev turn.SubagentEvent) {
 			ui.Status(fmt.Sprintf("subagent %s: %s", ev.SessionID, ev.Exit))
 		},
-		Todo: func(items []tool.TodoItem) { ui.Status(termSafe(clip(tool.TodoLine(items), 120))) },
+		Todo:    func(items []tool.TodoItem) { ui.Status(termSafe(clip(tool.TodoLine(items), 120))) },
+		Steered: func(m turn.SteerMessage) { ui.Steered(m.ID) },
 	}
-	res, _ := a.agent.RunTurn(ctx, s.sid, agent.Input{Text: text, Hooks: hooks})
+	steer := turn.NewSteering()
+	s.mu.Lock()
+	s.steer = steer
+	s.mu.Unlock()
+	res, _ := a.agent.RunTurn(ctx, s.sid, agent.Input{Text: text, Hooks: hooks, Steer: steer})
+	// What did not join stays with the UI, which runs it next.
+	steer.Close()
+	s.mu.Lock()
+	s.steer = nil
+	s.mu.Unlock()
 	end := tui.TurnEnd{Summary: summaryLine(&res)}
 	if !res.OK() && res.Explanation != "" {
 		end.Failure = s.c.failureLine(a, &res)
@@ -247,6 +277,10 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 	var b strings.Builder
 	switch cmd {
 	case "/model":
+		if arg != "" {
+			b.WriteString(s.switchModel(ctx, arg))
+			break
+		}
 		for i, r := range s.a.routes {
 			role := "fallback"
 			if i == 0 {
@@ -254,17 +288,21 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 			}
 			fmt.Fprintf(&b, "%s: %s\n", role, r.Name())
 		}
-		if arg != "" {
-			b.WriteString("switching models inside a chat is not supported yet: start it with --model " + arg + " (and -c to keep this session)\n")
-		}
+		b.WriteString("/model NAME switches the primary for the next turns; choices: " + strings.Join(modelChoices(s.a), ", ") + ", or any model of the catalogue")
 	case "/sessions":
 		if arg != "" {
 			if _, err := s.a.store.GetSession(ctx, arg); err != nil {
 				b.WriteString("talaria: " + store.Describe(err) + "\n")
 				break
 			}
-			s.sid = arg
-			b.WriteString("continuing session " + arg + "\n")
+			tip, err := store.ResolveTip(ctx, s.a.store, arg)
+			if err != nil {
+				b.WriteString("talaria: " + store.Describe(err) + "\n")
+				break
+			}
+			s.sid = tip.ID
+			b.WriteString(historyTail(ctx, s.a, tip.ID, 6))
+			b.WriteString("continuing session " + tip.ID + "\n")
 			break
 		}
 		list, err := s.a.store.ListSessions(ctx, store.ListOptions{Limit: 10})
@@ -293,6 +331,103 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 	}
 	info := s.info(ctx)
 	return tui.CommandResult{Output: b.String(), Info: &info}
+}
+
+// pickList is what the session picker offers: the newest sessions with
+// their subagents (the picker draws the tree).
+func pickList(ctx context.Context, a *app) ([]tui.SessionItem, error) {
+	list, err := a.store.ListSessions(ctx, store.ListOptions{Limit: 200})
+	if err != nil {
+		return nil, errors.New(store.Describe(err))
+	}
+	out := make([]tui.SessionItem, 0, len(list))
+	for _, ss := range list {
+		out = append(out, tui.SessionItem{ID: ss.ID, ParentID: ss.ParentID, Title: termSafe(oneLine(ss.Title)), Model: ss.Model, Updated: ss.UpdatedAt})
+	}
+	return out, nil
+}
+
+// historyTail is the end of a session's conversation, to see where it
+// stands when it is resumed: its last n user and answer messages.
+func historyTail(ctx context.Context, a *app, id string, n int) string {
+	rows, err := a.store.Messages(ctx, id, store.MessageQuery{})
+	if err != nil {
+		return ""
+	}
+	msgs, _ := transcript.Project(rows)
+	var lines []string
+	for _, m := range msgs {
+		text := strings.TrimSpace(m.Text())
+		if text == "" || (m.Role != llm.RoleUser && m.Role != llm.RoleAssistant) {
+			continue
+		}
+		p := "  "
+		if m.Role == llm.RoleUser {
+			p = "› "
+		}
+		lines = append(lines, p+termSafe(clip(oneLine(text), 200)))
+	}
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("  … %d earlier messages", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// modelChoices are the models this chat's configuration names: its
+// routes', its providers' and the models declared in the config.
+func modelChoices(a *app) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(m string) {
+		if m != "" && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	for _, r := range a.routes {
+		add(r.Model)
+	}
+	for _, n := range a.cfg.ProviderNames() {
+		add(a.cfg.Providers[n].Model)
+	}
+	declared := make([]string, 0, len(a.cfg.Models))
+	for m := range a.cfg.Models {
+		declared = append(declared, m)
+	}
+	sort.Strings(declared)
+	for _, m := range declared {
+		add(m)
+	}
+	return out
+}
+
+// switchModel makes name the primary model of the next turns, with the
+// same provider: a model the configuration names or the catalogue knows
+// (a typo must not cost a failed paid call). The chat's app is built again
+// with it; the session and its history stay.
+func (s *chatState) switchModel(ctx context.Context, name string) string {
+	choices := modelChoices(s.a)
+	// The catalogue's own name, not a family match: "gpt-4o-typo" would
+	// match gpt-4o's family and still be refused by the provider.
+	known := s.a.agent.Catalogue().Lookup(name)
+	if !slices.Contains(choices, name) && !(known.Known && strings.EqualFold(known.Model, name)) {
+		return fmt.Sprintf("talaria: unknown model %q; choices: %s, or any model of the catalogue (declare others under models: in the config)", name, strings.Join(choices, ", "))
+	}
+	rf := *s.rf
+	rf.model = name
+	a, err := s.c.setup(ctx, &rf, s.ap, 5*time.Second)
+	if buf, ok := s.c.stdout.(*syncBuffer); ok {
+		buf.take() // setup's notes (the sandbox line) were shown at start
+	}
+	if err != nil {
+		return "talaria: " + err.Error()
+	}
+	s.a.Close()
+	s.a, s.rf = a, &rf
+	return "model: " + a.routes[0].Name() + " for the next turns"
 }
 
 // keyArg is the argument that says what a tool call does: its path,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +17,7 @@ const memoryUsage = `Commands:
   talaria memory rm ID                  remove an entry
   talaria memory clear                  remove every entry of the workspace (and user)
 
-Flags: --workspace DIR (default: the current directory), --user NAME (memory.user in the config).
+Flags: --workspace DIR (default: the project root, as for run and chat), --user NAME (memory.user in the config).
 New sessions start with the memory in their system prompt; a running session keeps the prompt it started with.
 
 'talaria memory COMMAND --help' shows one command's flags and examples.`
@@ -32,7 +30,7 @@ var memoryHelp = cmdHelp{
 }
 
 const memoryNote = `
---workspace DIR picks the workspace (default: the current directory), --user
+--workspace DIR picks the workspace (default: the project root), --user
 NAME the user besides the shared memory (default: memory.user in the config).
 New sessions start with the memory in their system prompt; a running session
 keeps the prompt it started with.`
@@ -72,7 +70,7 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 	}
 	fs := h.flags()
 	jsonOut := fs.Bool("json", false, "print JSON")
-	ws := fs.String("workspace", "", "the workspace whose memory to use (default: the current directory)")
+	ws := fs.String("workspace", "", "the workspace whose memory to use (default: the project root, as for run and chat)")
 	user := fs.String("user", "", "the user whose memory to use besides the shared one (default: memory.user)")
 	var dbFlag string
 	databaseFlag(fs, &dbFlag)
@@ -97,13 +95,9 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	dir := *ws
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return c.fail(exitOther, "%v", err)
-		}
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
+	// The memory of the project: run and chat use the same root.
+	dir, _, err := workspaceDir(*ws)
+	if err != nil {
 		return c.fail(exitUsage, "workspace: %v", err)
 	}
 	q := store.MemoryQuery{Workspace: dir, User: cfg.Memory.User}

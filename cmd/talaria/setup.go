@@ -19,6 +19,7 @@ import (
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/internal/config"
+	"github.com/talaria-agent/talaria/internal/project"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/anthropic"
 	"github.com/talaria-agent/talaria/llm/gemini"
@@ -59,7 +60,7 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.baseURL, "base-url", "", "API base URL (OpenAI-compatible: ending in /v1; Anthropic: without /v1)")
 	fs.StringVar(&f.api, "api", "", "wire format of --base-url: openai, openai-responses, anthropic or gemini")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "environment variable whose key (comma-separated: several) is sent to this run's endpoint; without it no key goes to a --base-url other than the provider's own")
-	fs.StringVar(&f.workspace, "workspace", "", "directory the agent works in (default: the current directory)")
+	fs.StringVar(&f.workspace, "workspace", "", "directory the agent works in (default: the project root: the nearest directory up from here holding .git, else go.mod or AGENTS.md, else this one)")
 	fs.BoolVar(&f.yes, "yes", false, "let tools that change things run without asking")
 	fs.StringVar(&f.sandbox, "sandbox", "", "sandbox mode for shell commands and file tools: read-only, workspace-write (default) or off")
 	fs.IntVar(&f.maxIter, "max-iterations", 0, "model calls per turn before the final summing-up call (default 40)")
@@ -226,14 +227,8 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		routes[i].Provider = watchedProvider{Provider: routes[i].Provider, watch: a.watch}
 	}
 	a.routes = routes
-	ws := f.workspace
-	if ws == "" {
-		if ws, err = os.Getwd(); err != nil {
-			a.Close()
-			return nil, err
-		}
-	}
-	if ws, err = filepath.Abs(ws); err != nil {
+	ws, cwd, err := workspaceDir(f.workspace)
+	if err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -280,6 +275,11 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 		ac.Approver = approver
 	}
 	ac.Store, ac.Tools, ac.Workspace, ac.AdmitWait, ac.Logger = st, tools, ws, admitWait, log
+	// AGENTS.md goes into new sessions' fixed prompt only: a session
+	// continued later keeps the bytes it started with (prompt cache).
+	if p := project.Prompt(ws, cwd); p != "" {
+		ac.SystemPromptExtra = strings.TrimSpace(strings.TrimSpace(ac.SystemPromptExtra) + "\n\n" + p)
+	}
 	ac.Subagents = agent.SubagentConfig{Enabled: boolOr(cfg.Subagents.Enabled, true), MaxDepth: cfg.Subagents.MaxDepth,
 		MaxParallel: cfg.Subagents.MaxParallel, MaxIterations: cfg.Subagents.MaxIterations}
 	ac.Memory = agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens}
@@ -292,6 +292,20 @@ func (c *cli) setup(ctx context.Context, f *routeFlags, approver turn.Approver, 
 	}
 	a.agent = ag
 	return a, nil
+}
+
+// workspaceDir is the workspace: the --workspace flag, else the project
+// root above the current directory (internal/project); cwd is the current
+// directory, where the AGENTS.md files stop.
+func workspaceDir(flagDir string) (ws, cwd string, err error) {
+	if cwd, err = os.Getwd(); err != nil {
+		return "", "", err
+	}
+	if flagDir == "" {
+		return project.Root(cwd), cwd, nil
+	}
+	ws, err = filepath.Abs(flagDir)
+	return ws, cwd, err
 }
 
 // agentConfig maps the config file (and --max-iterations, when positive)

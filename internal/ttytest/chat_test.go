@@ -75,8 +75,14 @@ type term struct {
 
 func startChat(t *testing.T, srv *fakellm.Server, ws string, extra ...string) *term {
 	t.Helper()
+	return startChatHome(t, srv, ws, t.TempDir(), extra...)
+}
+
+// startChatHome is startChat with a TALARIA_HOME (and its database) of
+// the test's.
+func startChatHome(t *testing.T, srv *fakellm.Server, ws, home string, extra ...string) *term {
+	t.Helper()
 	bin := binary(t)
-	home := t.TempDir()
 	args := append([]string{"chat", "--api", "openai", "--base-url", srv.OpenAIBaseURL(), "--model", "gpt-4.1", "--workspace", ws}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = ws
@@ -335,5 +341,137 @@ func noChildren(t *testing.T, pid int) {
 				t.Errorf("process %s (child of talaria) is still running", e.Name())
 			}
 		}
+	}
+}
+
+// A message typed while the turn runs steers it: the TUI shows it queued,
+// then "joined the turn", and the model's next call reads it as a user
+// message of the same turn (one turn, two calls).
+func TestChatSteerInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	release := make(chan struct{})
+	srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		for _, m := range r.Messages {
+			if m.Role == "user" && m.Text == "mention the README too" {
+				return fakellm.Text("Steered: the README is mentioned.")
+			}
+		}
+		<-release // the first call waits until the steering message is typed
+		return fakellm.Calls(fakellm.ToolCall("list_dir", `{"path":"."}`))
+	})
+	ws := t.TempDir()
+	tm := startChat(t, srv, ws)
+	tm.wait("new session")
+	tm.send("list the files\r")
+	tm.wait("working · Esc stops")
+	tm.send("mention the README too\r")
+	tm.wait("queued: mention the README too")
+	close(release)
+	tm.wait("joined the turn")
+	tm.wait("Steered: the README is mentioned.")
+	tm.wait("completed")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		for i, r := range reqs {
+			t.Logf("request %d: %+v", i, r.Messages)
+		}
+		t.Fatalf("%d requests, want 2 (one turn: the tool call, then the answer)", len(reqs))
+	}
+	if u := lastUser(reqs[1]); u != "mention the README too" {
+		t.Errorf("the second call's last user message is %q", u)
+	}
+	if strings.Count(tm.screen(), "completed") != 1 {
+		t.Errorf("the steering message made a turn of its own:\n%s", tm.screen())
+	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	noChildren(t, tm.cmd.Process.Pid)
+}
+
+// /model NAME switches the next turns' model: an unknown name is refused
+// with the choices, a known one shows in the footer and goes in the next
+// request; /model alone shows the current one.
+func TestChatModelSwitchInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.Script(fakellm.Text("first answer"), fakellm.Text("second answer"))
+	tm := startChat(t, srv, t.TempDir())
+	tm.wait("new session")
+	tm.send("hello\r")
+	tm.wait("first answer")
+	tm.send("/model gpt-4o-typo-xyz\r")
+	tm.wait(`unknown model "gpt-4o-typo-xyz"; choices: gpt-4.1`)
+	tm.send("/model gpt-4o\r")
+	tm.wait("model: custom/gpt-4o for the next turns")
+	tm.wait("custom/gpt-4o · ctx")
+	tm.send("again\r")
+	tm.wait("second answer")
+	tm.send("/model\r")
+	tm.wait("primary: custom/gpt-4o")
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].Model != "gpt-4.1" || reqs[1].Model != "gpt-4o" {
+		for _, r := range reqs {
+			t.Logf("request model %q", r.Model)
+		}
+		t.Fatalf("want two requests, gpt-4.1 then gpt-4o")
+	}
+	if len(reqs[1].Messages) < 3 {
+		t.Errorf("the switched model did not get the session's history: %+v", reqs[1].Messages)
+	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// chat -r opens the session picker: subagent sessions show under their
+// parent, typing searches, Enter resumes the chosen session with its last
+// messages shown, and the next turn carries its history.
+func TestChatResumePickerInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.SetDefault(func(r fakellm.Request) fakellm.Step {
+		if len(r.Messages) > 0 && r.Messages[len(r.Messages)-1].Role == "tool" {
+			return fakellm.Text("alpha answer")
+		}
+		switch lastUser(r) {
+		case "alpha topic":
+			return fakellm.Calls(fakellm.ToolCall("delegate", `{"task":"look around for alpha"}`))
+		case "look around for alpha":
+			return fakellm.Text("nothing much here")
+		}
+		return fakellm.Text("answer to " + lastUser(r))
+	})
+	home, ws := t.TempDir(), t.TempDir()
+	for _, p := range []string{"alpha topic", "beta topic"} {
+		cmd := exec.Command(binary(t), "run", "--api", "openai", "--base-url", srv.OpenAIBaseURL(), "--model", "gpt-4.1", "--workspace", ws, p)
+		cmd.Env = []string{"TALARIA_HOME=" + home, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run %q: %v\n%s", p, err, out)
+		}
+	}
+	tm := startChatHome(t, srv, ws, home, "-r")
+	tm.wait("Resume a session")
+	tm.wait("└ look around for alpha") // the subagent, under its parent
+	tm.send("alph")
+	tm.send("\r")
+	tm.wait("continuing session")
+	tm.wait("alpha answer")
+	n := len(srv.Requests())
+	tm.send("and more\r")
+	tm.wait("answer to and more")
+	reqs := srv.Requests()
+	if len(reqs) != n+1 {
+		t.Fatalf("%d requests after the resume, want 1", len(reqs)-n)
+	}
+	if m := reqs[n].Messages; len(m) < 3 || m[0].Text != "alpha topic" {
+		t.Errorf("the resumed turn lacks alpha's history: %+v", m)
+	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
 	}
 }

@@ -47,6 +47,8 @@ type runningTool struct {
 	since     time.Time
 }
 
+type steerItem struct{ id, text string }
+
 type pendingApproval struct {
 	a     Approval
 	reply chan Decision
@@ -74,6 +76,8 @@ type model struct {
 	tools       map[string]runningTool
 	approval    *pendingApproval
 	queued      []string
+	steering    []steerItem // offered to the running turn, not yet joined
+	steerSeq    int
 
 	notice    string
 	lastCtrlC time.Time
@@ -82,6 +86,8 @@ type model struct {
 	files     []string // workspace files, for @ completion, listed once
 	hint      string   // completion candidates
 	lastFrame string
+	picker    *picker
+	now       func() time.Time // the clock ages are shown by (fixed in tests)
 }
 
 func newModel(u *UI) *model {
@@ -101,7 +107,7 @@ func newModel(u *UI) *model {
 	in.SetVirtualCursor(false)
 	in.Focus()
 	return &model{ui: u, st: newStyles(), in: in, his: loadHistory(u.opts.HistoryFile),
-		width: 80, height: 24, tools: map[string]runningTool{}, info: Info{ContextPct: -1}}
+		width: 80, height: 24, tools: map[string]runningTool{}, info: Info{ContextPct: -1}, now: time.Now}
 }
 
 func (m *model) Init() tea.Cmd {
@@ -139,12 +145,46 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.started, m.info = true, msg.info
+		if m.ui.opts.PickAtStart && m.ui.opts.ListSessions != nil {
+			return m, m.openPicker()
+		}
 		return m, m.next()
+	case pickerMsg:
+		m.running = false
+		p := m.picker
+		if p == nil {
+			return m, m.next() // closed while it loaded
+		}
+		if msg.err != nil || len(msg.items) == 0 {
+			m.picker = nil
+			line := "no sessions yet"
+			if msg.err != nil {
+				line = m.st.fail.Render("talaria: " + msg.err.Error())
+			}
+			return m, tea.Sequence(tea.Println(line), m.next())
+		}
+		p.items, p.loading = msg.items, false
+		p.filter()
+		if p.chosen {
+			if _, id := m.pickerKey("enter", ""); id != "" {
+				return m, m.command("/sessions " + id)
+			}
+		}
+		return m, nil
 	case tickMsg:
 		return m, m.pull(true)
 	case discardMsg:
 		m.stream = ""
 		return m, tea.Println(m.st.dim.Render("· the stream broke off and is retried; text above may repeat"))
+	case steeredMsg:
+		cmd := m.flush()
+		for i, it := range m.steering {
+			if it.id == string(msg) {
+				m.steering = append(m.steering[:i:i], m.steering[i+1:]...)
+				return m, tea.Sequence(cmd, tea.Println(m.echo(it.text)+"\n"+m.st.dim.Render("· joined the turn")))
+			}
+		}
+		return m, cmd
 	case statusMsg:
 		cmd := m.flush()
 		return m, tea.Sequence(cmd, tea.Println(m.st.dim.Render("· "+string(msg))))
@@ -169,6 +209,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.tools = map[string]runningTool{}
 		m.reasoning = ""
 		m.info = msg.Info
+		// Messages the turn did not take run next, in the order typed.
+		for i := len(m.steering) - 1; i >= 0; i-- {
+			m.queued = append([]string{m.steering[i].text}, m.queued...)
+		}
+		m.steering = nil
 		var out []tea.Cmd
 		out = append(out, cmd)
 		if msg.Failure != "" {
@@ -218,6 +263,16 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.approval != nil {
 		return m.approvalKey(s)
+	}
+	if m.picker != nil {
+		_, id := m.pickerKey(s, k.Text)
+		if id != "" {
+			return m, m.command("/sessions " + id)
+		}
+		if m.picker == nil && !m.running {
+			return m, m.next()
+		}
+		return m, nil
 	}
 	if s != "ctrl+r" {
 		m.searchQ = ""
@@ -398,7 +453,18 @@ func (m *model) submit(v string) tea.Cmd {
 	m.his.add(strings.TrimRight(v, " \n"))
 	m.in.Reset()
 	m.fitInput()
-	m.queued = append(m.queued, strings.TrimRight(v, " \n"))
+	msg := strings.TrimRight(v, " \n")
+	// A message typed during a turn steers it (a /command waits for the
+	// turn's end).
+	if m.cancel != nil && !m.stopping && !strings.HasPrefix(text, "/") && m.ui.opts.Steer != nil {
+		m.steerSeq++
+		id := fmt.Sprintf("steer-%d", m.steerSeq)
+		if m.ui.opts.Steer(id, msg) {
+			m.steering = append(m.steering, steerItem{id, msg})
+			return nil
+		}
+	}
+	m.queued = append(m.queued, msg)
 	if m.running || !m.started {
 		return nil
 	}
@@ -457,6 +523,9 @@ func (m *model) command(line string) tea.Cmd {
 			"      Tab completes /commands and @files · Esc or Ctrl+C stops a turn · Ctrl+C twice (or Ctrl+D) quits")
 		return tea.Sequence(tea.Println(b.String()), m.next())
 	}
+	if name == "/sessions" && strings.TrimSpace(strings.TrimPrefix(line, name)) == "" && m.ui.opts.ListSessions != nil {
+		return m.openPicker()
+	}
 	if m.ui.opts.Command == nil {
 		return tea.Sequence(tea.Println("unknown command "+name+"; /help lists them"), m.next())
 	}
@@ -464,6 +533,18 @@ func (m *model) command(line string) tea.Cmd {
 	run := m.ui.opts.Command
 	ctx := m.ui.baseCtx()
 	return func() tea.Msg { return commandDoneMsg(run(ctx, line)) }
+}
+
+// openPicker lists the sessions (off the UI's goroutine) for the picker.
+func (m *model) openPicker() tea.Cmd {
+	m.running = true // nothing else starts while the list loads
+	// Open at once: what is typed while the list loads searches it.
+	m.picker = &picker{loading: true}
+	list, ctx := m.ui.opts.ListSessions, m.ui.baseCtx()
+	return func() tea.Msg {
+		items, err := list(ctx)
+		return pickerMsg{items, err}
+	}
 }
 
 func (m *model) tickCmd() tea.Cmd {
@@ -634,11 +715,20 @@ func (m *model) View() tea.View {
 			parts = append(parts, m.st.accent.Render("⏺ ")+m.st.bold.Render(t.name)+" "+truncate(t.arg, m.width-len(t.name)-16)+m.st.dim.Render(" "+fmtDur(time.Since(t.since).Truncate(100*time.Millisecond))))
 		}
 	}
+	for _, q := range m.steering {
+		parts = append(parts, m.st.dim.Render("queued: "+truncate(strings.ReplaceAll(q.text, "\n", " ⏎ "), m.width-40)+" (joins the turn after its tool round)"))
+	}
 	for _, q := range m.queued {
-		parts = append(parts, m.st.dim.Render("queued: "+truncate(strings.ReplaceAll(q, "\n", " ⏎ "), m.width-10)))
+		when := ""
+		if m.running && strings.HasPrefix(q, "/") {
+			when = " (runs when the turn ends)"
+		}
+		parts = append(parts, m.st.dim.Render("queued: "+truncate(strings.ReplaceAll(q, "\n", " ⏎ "), m.width-36)+when))
 	}
 	if m.approval != nil {
 		parts = append(parts, m.approvalView())
+	} else if m.picker != nil {
+		parts = append(parts, m.pickerView())
 	} else {
 		parts = append(parts, m.in.View())
 	}
@@ -647,7 +737,7 @@ func (m *model) View() tea.View {
 	}
 	parts = append(parts, m.footer())
 	v := tea.NewView(strings.Join(parts, "\n"))
-	if m.approval == nil {
+	if m.approval == nil && m.picker == nil {
 		if c := m.in.Cursor(); c != nil {
 			// The editor's cursor, moved to where the editor is drawn.
 			above := 0

@@ -35,6 +35,17 @@ type Options struct {
 	// Turn runs one turn of text to its end, reporting through the UI's
 	// event methods (TextDelta, ToolStart …). Cancelling ctx stops it.
 	Turn func(ctx context.Context, text string) TurnEnd
+	// Steer offers a message typed while a turn runs to that turn; id
+	// comes back through UI.Steered when it joined. false: the turn takes
+	// no more messages, and the UI runs it as the next turn. nil: typed
+	// messages wait for the turn's end.
+	Steer func(id, text string) bool
+	// ListSessions lists the sessions for the picker (/sessions without
+	// an id); choosing one runs the command "/sessions ID". nil: /sessions
+	// goes to Command.
+	ListSessions func(ctx context.Context) ([]SessionItem, error)
+	// PickAtStart opens the picker once Start returned (chat -r).
+	PickAtStart bool
 	// Command runs a slash command the UI does not handle itself.
 	Command func(ctx context.Context, line string) CommandResult
 	// Commands are the slash commands offered for completion, besides
@@ -178,12 +189,16 @@ func (u *UI) ToolEnd(id, name, arg, result string, failed bool, took time.Durati
 	u.send(toolEndMsg{id: id, name: name, arg: arg, result: result, failed: failed, took: took})
 }
 
+// Steered says the message Options.Steer took as id joined the turn.
+func (u *UI) Steered(id string) { u.send(steeredMsg(id)) }
+
 // Status shows a one-line status (retry, fallback, compression, guard).
 func (u *UI) Status(line string) { u.send(statusMsg(line)) }
 
 type (
 	discardMsg   struct{}
 	statusMsg    string
+	steeredMsg   string
 	toolStartMsg struct{ id, name, arg string }
 	toolEndMsg   struct {
 		id, name, arg, result string
@@ -195,7 +210,11 @@ type (
 		info Info
 		err  error
 	}
-	turnDoneMsg    TurnEnd
+	turnDoneMsg TurnEnd
+	pickerMsg   struct {
+		items []SessionItem
+		err   error
+	}
 	commandDoneMsg CommandResult
 	approvalMsg    struct {
 		a     Approval
