@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Principals", principalCases},
 		{"Memory", memoryCases},
 		{"Spend", spendCases},
+		{"ToolLedger", ledgerCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
