@@ -198,6 +198,7 @@ func New(cfg Config) (*Agent, error) {
 		Allow:            cfg.Allow,
 		Now:              cfg.Now,
 		Logger:           cfg.Logger,
+		Node:             cfg.Holder,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)

@@ -16,6 +16,37 @@ type fnTool struct {
 	info      tool.Info
 	maxOutput int
 	run       func(ctx context.Context, args json.RawMessage) tool.Result
+	// file names the file a call changes (tool.FileChanger); nil for
+	// tools that change no single file.
+	file func(args json.RawMessage) (string, bool)
+}
+
+// ChangedFile implements tool.FileChanger for write_file and edit_file.
+func (t *fnTool) ChangedFile(args json.RawMessage) (string, bool) {
+	if t.file == nil {
+		return "", false
+	}
+	return t.file(args)
+}
+
+// withChangedFile makes t name the workspace file its "path" argument
+// resolves to (tool.FileChanger).
+func withChangedFile(opt Options, t tool.Tool) tool.Tool {
+	ws := workspace{root: opt.withDefaults().Root}
+	t.(*fnTool).file = func(raw json.RawMessage) (string, bool) {
+		var a struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(raw, &a) != nil {
+			return "", false
+		}
+		tg, err := ws.resolve(a.Path)
+		if err != nil {
+			return "", false
+		}
+		return tg.real, true
+	}
+	return t
 }
 
 // newTool builds a built-in whose run takes its decoded arguments A: what
