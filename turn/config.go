@@ -30,6 +30,7 @@ type Store interface {
 type Ledger interface {
 	ToolStarted(ctx context.Context, rec *store.ToolCallRecord) error
 	ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error
+	ToolCalls(ctx context.Context, sessionID, turnID string) ([]store.ToolCallRecord, error)
 }
 
 // Approver decides whether a tool that changes things may run. It is asked
