@@ -136,6 +136,13 @@ func killServeMidTurn(t *testing.T, mode string) {
 	if got := [3]int{cutOff, answers, uncertain}; got != want {
 		t.Fatalf("cut-off rows, answers, uncertain results of the cut-off turn = %v; want %v; rows %v", got, want, testenv.Roles(rows))
 	}
+	if mode == "continue" {
+		// `talaria trace` shows where the turn moved.
+		out, err := h.command(t.Context(), "trace", "--turn", "1", sid).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "handoff") || !strings.Contains(string(out), "moved from") {
+			t.Errorf("trace does not show the handoff (%v):\n%s", err, out)
+		}
+	}
 	if b, _ := os.ReadFile(count); string(b) != "x\n" {
 		t.Fatalf("the command's side effect happened %d times; want exactly once", strings.Count(string(b), "x"))
 	}
