@@ -188,19 +188,33 @@ func TestHandoffContinuesTurn(t *testing.T) {
 			victim.kill(t)
 			c.nodes = append(c.nodes, c.start(talariaBin(t), len(c.nodes)))
 			var moved time.Duration
-			for moved == 0 {
+			seen := func() bool {
 				f.mu.Lock()
+				defer f.mu.Unlock()
 				for _, ev := range f.events {
 					if ev.Type == "status" && strings.Contains(string(ev.Data), `"kind":"handoff"`) {
-						moved = time.Since(killed)
+						return true
 					}
 				}
-				f.mu.Unlock()
+				return false
+			}
+			for moved == 0 {
+				ended := false
 				select {
 				case <-f.done:
-					if moved == 0 {
-						t.Fatalf("the stream ended without a handoff status: %v", f.err)
-					}
+					ended = true
+				default:
+				}
+				if seen() {
+					moved = time.Since(killed)
+					break
+				}
+				if ended {
+					f.mu.Lock()
+					t.Fatalf("the stream ended without a handoff status: %v; results %+v", f.err, f.finished)
+				}
+				select {
+				case <-f.done:
 				case <-ctx.Done():
 					t.Fatal("no handoff status")
 				case <-time.After(10 * time.Millisecond):
