@@ -504,6 +504,8 @@ func DecodeUpdate(kind string, data []byte) (Update, error) {
 		u, err = decodeAs[Pressure](data)
 	case "session_continued":
 		u, err = decodeAs[SessionContinued](data)
+	case "handoff":
+		u, err = decodeAs[Handoff](data)
 	case "subagent_status":
 		u, err = decodeAs[SubagentStatus](data)
 	case "status_line":
