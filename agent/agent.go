@@ -198,6 +198,7 @@ func New(cfg Config) (*Agent, error) {
 		Allow:            cfg.Allow,
 		Now:              cfg.Now,
 		Logger:           cfg.Logger,
+		Node:             cfg.Holder,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -266,6 +267,11 @@ type Input struct {
 	// caller closes it after RunTurn returns and runs what it gives back
 	// as the next turn (see turn.Steering).
 	Steer *turn.Steering
+	// Resume continues TurnID, cut off when the process running it died,
+	// from its last durable point (turn.Input.Resume): Text is not stored
+	// again. Handoff, when set, is the status it reports first.
+	Resume  bool
+	Handoff *turn.Handoff
 	// prefix: see turn.Input.Prefix (background reviews).
 	prefix []store.Message
 }
@@ -294,6 +300,9 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 	// A background review of this session yields at once: cancelled, not
 	// waited for, so it adds no latency to the turn.
 	a.kids.cancelReview(sess.ID)
+	if in.Resume {
+		return a.resumeTurn(ctx, sess, turnID, in)
+	}
 	msg := userMessage(in)
 	if sess.Title == "" {
 		if t := titleFrom(in.Text); t != "" {
@@ -356,19 +365,44 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 		Session:    sess,
 		Fence:      lease.Fence(),
 		TurnID:     turnID,
-		Message:    user.Message,
-		Stored:     user,
 		Hooks:      in.Hooks,
 		Unattended: in.Unattended,
 		Prefix:     in.prefix,
 		Steer:      in.Steer,
 		Budget:     at.budget,
 		Prompt:     a.currentPrompt(ctx, sess),
+		Resume:     in.Resume,
+		Handoff:    in.Handoff,
+	}
+	if user != nil {
+		ti.Message, ti.Stored = user.Message, user
 	}
 	if a.cfg.RotateOnCompression {
 		ti.Rotator = &rotator{a: a, parent: sess, lease: tl}
 	}
 	return eng.Run(turnCtx, ti)
+}
+
+// resumeTurn continues a cut-off turn: it takes the session's lease
+// without writing a row (the turn's rows are stored) and runs the engine
+// from where they stop.
+func (a *Agent) resumeTurn(ctx context.Context, sess *store.Session, turnID string, in Input) (turn.Result, error) {
+	sess, lease, err := a.leaseTip(ctx, sess)
+	if err != nil {
+		res := turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitFailed,
+			Failure: &turn.Failure{Class: failover.ClassSession, Message: "Could not take the session over to continue the turn: " + err.Error(), Detail: err.Error()}}
+		var held *store.LeaseHeldError
+		if errors.As(err, &held) {
+			res.Exit, res.Failure.Class, res.Failure.Retryable = turn.ExitBusy, failover.ClassBusy, true
+		}
+		res.Explanation = res.Failure.Message
+		return res, err
+	}
+	at := &activeTurn{session: sess, turnID: turnID, tools: a.tools, hooks: in.Hooks, source: sess.ID, principal: sess.Principal,
+		budget: turn.NewIterationBudget(a.engine.Config().Limits.MaxIterations)}
+	res := a.runAdmitted(ctx, a.engine, sess, lease, turnID, nil, in, at)
+	a.afterTurn(res)
+	return res, nil
 }
 
 func (a *Agent) now() time.Time { return a.engine.Config().Now() }

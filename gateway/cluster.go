@@ -280,45 +280,52 @@ func (g *Gateway) sweep(ctx context.Context) {
 }
 
 // claim takes the session's next queued message with its lease. A message
-// a dead node had started is marked cut off (when its turn stored rows) or
-// run now (when it never got that far). false: nothing to run here now.
-func (g *Gateway) claim(st *sessionState) (store.Claim, bool) {
+// a dead node had started is continued here when its turn stored rows
+// (handoff set; see takeOver), marked cut off when it may not be, or run
+// now when it never got that far. false: nothing to run here now.
+func (g *Gateway) claim(st *sessionState) (store.Claim, *turn.Handoff, bool) {
 	for !g.draining.Load() {
 		c, ok, err := g.cluster.ClaimQueued(g.turnCtx, st.id, g.cfg.Agent.Holder, g.cfg.Agent.LeaseTTL, settle)
 		if err != nil {
 			g.log.Error("claiming the session's next message", "session", st.id, "error", err)
-			return store.Claim{}, false
+			return store.Claim{}, nil, false
 		}
 		if !ok {
-			return store.Claim{}, false
+			return store.Claim{}, nil, false
 		}
 		if !c.Orphan {
-			return c, true
+			return c, nil, true
 		}
 		ran, err := g.turnStored(g.turnCtx, c.Message)
 		if err == nil && !ran {
 			g.log.Warn("running a message whose node stopped before its turn began", "session", st.id, "turn", c.Message.TurnID)
-			return c, true
+			return c, nil, true
 		}
+		var co cutOff
 		if err == nil {
-			err = g.markCutOff(g.turnCtx, c.Message)
+			principal := st.principal
+			if s, gerr := g.store.GetSession(g.turnCtx, st.id); gerr == nil {
+				principal = s.Principal
+			}
+			co, err = g.takeOver(g.turnCtx, c.Message, principal, "its lease expired")
+		}
+		if err == nil && co.handoff != nil {
+			return c, co.handoff, true // the turn goes on here, under the claim's lease
 		}
 		if err == nil {
 			// Its node died before saying how the turn ended: say it, so
 			// every stream that saw it start sees it end.
 			if h, herr := g.hubs.get(g.turnCtx, st.id); herr == nil {
-				res := turn.Result{SessionID: st.id, TurnID: c.Message.TurnID, Exit: turn.ExitInterrupted,
-					Explanation: "The node running this turn stopped; everything it stored is kept. It was not re-run: send the message again to continue."}
-				h.publish(EventTurnFinished, c.Message.TurnID, map[string]any{"result": res})
+				h.publish(EventTurnFinished, c.Message.TurnID, map[string]any{"result": co.res})
 			}
 		}
 		g.release(c.Lease)
 		if err != nil {
-			g.log.Error("marking a dead node's turn cut off", "session", st.id, "error", err)
-			return store.Claim{}, false
+			g.log.Error("deciding a dead node's turn", "session", st.id, "error", err)
+			return store.Claim{}, nil, false
 		}
 	}
-	return store.Claim{}, false
+	return store.Claim{}, nil, false
 }
 
 // release gives up a claim's lease (a no-op once the turn re-acquired it).

@@ -84,6 +84,14 @@ type Config struct {
 	// dead node's sessions are taken over. nil: one node, with its queue
 	// worker and events in memory.
 	Cluster store.Cluster
+	// Handoff is what happens to a turn whose node died mid-turn, found by
+	// the node that takes its session over (or by this one at its next
+	// start): HandoffContinue (default) continues it from its last durable
+	// point; HandoffInterrupt marks it interrupted. HandoffMax (default 2)
+	// bounds how often one turn is handed off; past it the turn ends
+	// turn.ExitHandoffLimit. Limits may set both per principal.
+	Handoff    string
+	HandoffMax int
 	// Sweep is how often a cluster node looks for queued messages nobody
 	// runs (default LeaseTTL/10, between 100ms and 1s).
 	Sweep time.Duration
@@ -129,9 +137,12 @@ type Gateway struct {
 	authFail *authFailures
 	ready    readiness
 
-	sched     *scheduler
-	use       principals
-	turnCtx   context.Context // parent of every turn; cancelled after the drain
+	sched   *scheduler
+	use     principals
+	turnCtx context.Context // parent of every turn; cancelled after the drain
+	// resumes are the queued messages whose turns Start found cut off and
+	// decided to continue (by queue id); g.mu.
+	resumes   map[int64]*turn.Handoff
 	stopTurns context.CancelCauseFunc
 	stopping  chan struct{} // closed when shutdown begins: no new turns start
 	closing   chan struct{} // closed when the turns have ended: SSE streams end
@@ -237,6 +248,22 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Handoff == "" {
+		cfg.Handoff = HandoffContinue
+	}
+	if cfg.HandoffMax <= 0 {
+		cfg.HandoffMax = 2
+	}
+	for who, l := range map[string]string{"serve.handoff": cfg.Handoff, "default limits": cfg.Limits.Default.Handoff} {
+		if l != "" && l != HandoffContinue && l != HandoffInterrupt {
+			return nil, fmt.Errorf("gateway: %s is %q; want %q or %q", who, l, HandoffContinue, HandoffInterrupt)
+		}
+	}
+	for p, l := range cfg.Limits.Principals {
+		if l.Handoff != "" && l.Handoff != HandoffContinue && l.Handoff != HandoffInterrupt {
+			return nil, fmt.Errorf("gateway: the handoff of principal %s is %q; want %q or %q", p, l.Handoff, HandoffContinue, HandoffInterrupt)
+		}
 	}
 	if cfg.Metrics == nil {
 		m, err := NewMetrics()

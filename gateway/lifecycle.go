@@ -9,6 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/transcript"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 // errShutdown is the cause given to turns still running after the drain.
@@ -39,10 +40,23 @@ func (g *Gateway) Start(ctx context.Context) error {
 				return err
 			}
 			if ran {
-				if err := g.markCutOff(ctx, q); err != nil {
+				principal := ""
+				if s, err := g.store.GetSession(ctx, q.SessionID); err == nil {
+					principal = s.Principal
+				}
+				co, err := g.takeOver(ctx, q, principal, "the previous server process stopped")
+				if err != nil {
 					return err
 				}
-				continue
+				if co.handoff == nil {
+					continue // marked cut off and dequeued
+				}
+				g.mu.Lock()
+				if g.resumes == nil {
+					g.resumes = map[int64]*turn.Handoff{}
+				}
+				g.resumes[q.ID] = co.handoff
+				g.mu.Unlock()
 			}
 		}
 		pending[q.SessionID]++
@@ -86,10 +100,9 @@ func (g *Gateway) turnStored(ctx context.Context, q store.QueuedMessage) (bool, 
 // the model would see, the row is an interrupted answer (sent as the
 // neutral placeholder), so the cut-off message is never merged into the
 // next user message on load; otherwise it is display-only.
-func (g *Gateway) markCutOff(ctx context.Context, q store.QueuedMessage) error {
+func (g *Gateway) markCutOff(ctx context.Context, q store.QueuedMessage, text string) error {
 	row := &store.Message{
-		Message: llm.NewText(llm.RoleAssistant, "Turn interrupted: the server stopped while this turn was running. "+
-			"Everything it stored is kept; it was not re-run. Send the message again to continue."),
+		Message:   llm.NewText(llm.RoleAssistant, text),
 		TurnID:    q.TurnID,
 		Kind:      store.RowFailure,
 		Synthetic: true,
@@ -107,9 +120,13 @@ func (g *Gateway) markCutOff(ctx context.Context, q store.QueuedMessage) error {
 	if err := g.obs.Append(ctx, store.Fence{SessionID: q.SessionID}, row); err != nil && !errors.Is(err, store.ErrEnded) {
 		return fmt.Errorf("gateway: mark turn %s interrupted: %w", q.TurnID, err)
 	}
-	g.log.Warn("a turn was running when the previous process stopped; marked interrupted", "session", q.SessionID, "turn", q.TurnID)
+	g.log.Warn("a turn was running when its process stopped; marked cut off", "session", q.SessionID, "turn", q.TurnID)
 	return g.store.Dequeue(ctx, q.ID)
 }
+
+// cutOffText is the row of a turn cut off and not continued.
+const cutOffText = "Turn interrupted: the server stopped while this turn was running. " +
+	"Everything it stored is kept; it was not re-run. Send the message again to continue."
 
 // lastSent is the session's last row a model would be sent, nil if none.
 func (g *Gateway) lastSent(ctx context.Context, sessionID string) (*store.Message, error) {

@@ -58,6 +58,12 @@ type Limit struct {
 	// the server's; an empty list turns it off; hosts allow only those
 	// (each one the server allows too; Config.Tools checks).
 	Network []string
+	// Handoff is what happens to its turns when their node dies:
+	// HandoffContinue or HandoffInterrupt; empty: the server's
+	// (Config.Handoff). HandoffMax bounds how often one turn is handed
+	// off; 0: the server's.
+	Handoff    string
+	HandoffMax int
 }
 
 // SessionSandbox is how a principal narrows the server's sandbox for its
@@ -122,6 +128,12 @@ func (g *Gateway) limitFor(principal string) Limit {
 		}
 		if p.Network != nil {
 			l.Network = p.Network
+		}
+		if p.Handoff != "" {
+			l.Handoff = p.Handoff
+		}
+		if p.HandoffMax > 0 {
+			l.HandoffMax = p.HandoffMax
 		}
 	}
 	if l.Turns <= 0 {

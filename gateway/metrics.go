@@ -44,6 +44,7 @@ type Metrics struct {
 	principalUse      metric.Int64UpDownCounter
 	principalSpent    metric.Float64Counter
 	principalRequests metric.Int64Counter
+	handoffs          metric.Int64Counter
 }
 
 // NewMetrics builds a self-contained /metrics: a MeterProvider whose only
@@ -113,6 +114,9 @@ func newMetrics(reader *observe.PromReader, mp metric.MeterProvider) (*Metrics, 
 	m.principalRequests, err = meter.Int64Counter("talaria.principal.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Authenticated API requests per principal; outcome=limited when the request rate refused one."))
 	add(err)
+	m.handoffs, err = meter.Int64Counter("talaria.turn.handoffs", metric.WithUnit("{handoff}"),
+		metric.WithDescription("Turns whose node died, by what happened: continued here, interrupted (handoff: interrupt) or limit (handoff_max reached)."))
+	add(err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
@@ -152,6 +156,10 @@ func (m *Metrics) principalSpend(principal string, usd float64) {
 func (m *Metrics) principalRequest(principal, outcome string) {
 	m.principalRequests.Add(context.Background(), 1, metric.WithAttributes(
 		attribute.String("talaria.principal", principal), attribute.String("outcome", outcome)))
+}
+
+func (m *Metrics) handoff(outcome string) {
+	m.handoffs.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome)))
 }
 
 // instrument times every request by method, matched route and status.

@@ -87,3 +87,27 @@ func (o *observedStore) Delete(ctx context.Context, f store.Fence, ids ...int64)
 	}
 	return nil
 }
+
+// The tool-call ledger passes through (store.ToolLedger); a store without
+// one records nothing, as the engine does without a ledger.
+
+func (o *observedStore) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) error {
+	if l, ok := o.Store.(store.ToolLedger); ok {
+		return l.ToolStarted(ctx, rec)
+	}
+	return nil
+}
+
+func (o *observedStore) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error {
+	if l, ok := o.Store.(store.ToolLedger); ok {
+		return l.ToolFinished(ctx, rec)
+	}
+	return nil
+}
+
+func (o *observedStore) ToolCalls(ctx context.Context, sessionID, turnID string) ([]store.ToolCallRecord, error) {
+	if l, ok := o.Store.(store.ToolLedger); ok {
+		return l.ToolCalls(ctx, sessionID, turnID)
+	}
+	return nil, nil
+}

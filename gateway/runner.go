@@ -29,6 +29,8 @@ type turnRun struct {
 
 	// steer takes messages posted with busy: steer while the turn runs.
 	steer *turn.Steering
+	// handoff is set when the turn continues one whose node died.
+	handoff *turn.Handoff
 
 	mu        sync.Mutex
 	approvals map[string]chan decision
@@ -163,17 +165,18 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var (
-		q     store.QueuedMessage
-		claim store.Lease
+		q       store.QueuedMessage
+		claim   store.Lease
+		handoff *turn.Handoff
 	)
 	if g.cluster != nil {
-		c, ok := g.claim(st)
+		c, h, ok := g.claim(st)
 		if !ok {
 			st.worker = false
 			g.sched.release(principal)
 			return store.QueuedMessage{}, false
 		}
-		q, claim = c.Message, c.Lease
+		q, claim, handoff = c.Message, c.Lease, h
 	} else {
 		var list []store.QueuedMessage
 		var err error
@@ -194,7 +197,8 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 			// not leave the queue (a failed write, e.g. a full disk), or it
 			// was cut off. It never runs twice: with its user row stored it
 			// is marked cut off, as at a restart.
-			run, err := g.settleStarted(st, q)
+			run, h, err := g.settleStarted(st, q)
+			handoff = h
 			if err != nil {
 				g.log.Error("settling a queued message whose turn already started", "session", st.id, "turn", q.TurnID, "error", err)
 				st.worker = false
@@ -214,7 +218,7 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 		}
 	}
 	run := &turnRun{id: q.TurnID, sessionID: st.id, principal: principal, claim: claim, done: make(chan struct{}), approvals: map[string]chan decision{},
-		steer: turn.NewSteering()}
+		steer: turn.NewSteering(), handoff: handoff}
 	run.ctx, run.cancel = context.WithCancelCause(context.WithValue(context.WithValue(g.turnCtx, runKey{}, run), turnPrincipalKey{}, principal))
 	st.running = run
 	if st.pending > 0 {
@@ -243,22 +247,30 @@ func (g *Gateway) nextAgain(st *sessionState) (store.QueuedMessage, bool) {
 }
 
 // settleStarted decides a started message at the head of the queue: a
-// turn that ended in this process only needs its dequeue retried; one that
-// stored its user row is marked cut off (as at a restart) and dequeued;
-// one that stored nothing may run (run is true).
-func (g *Gateway) settleStarted(st *sessionState, q store.QueuedMessage) (run bool, err error) {
+// turn that ended in this process only needs its dequeue retried; one the
+// previous process was running when it stopped (its user row stored) is
+// continued (handoff set) as Start decided, or else marked cut off and
+// dequeued; one that stored nothing may run (run is true).
+func (g *Gateway) settleStarted(st *sessionState, q store.QueuedMessage) (run bool, handoff *turn.Handoff, err error) {
 	if st.ended[q.ID] {
 		if err := g.store.Dequeue(g.turnCtx, q.ID); err != nil {
-			return false, err
+			return false, nil, err
 		}
 		delete(st.ended, q.ID)
-		return false, nil
+		return false, nil, nil
+	}
+	g.mu.Lock()
+	h := g.resumes[q.ID]
+	delete(g.resumes, q.ID)
+	g.mu.Unlock()
+	if h != nil {
+		return true, h, nil
 	}
 	stored, err := g.turnStored(g.turnCtx, q)
 	if err != nil || !stored {
-		return err == nil, err
+		return err == nil, nil, err
 	}
-	return false, g.markCutOff(g.turnCtx, q)
+	return false, nil, g.markCutOff(g.turnCtx, q, cutOffText)
 }
 
 // sessionPrincipal returns the session's principal, read from the store
@@ -304,7 +316,9 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	}
 	g.m.turnsRunning(1)
 	g.m.principalUsage(run.principal, "turns", 1)
-	publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
+	if run.handoff == nil {
+		publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
+	}
 
 	publishData := func(typ EventType, data []byte) {
 		if herr == nil {
@@ -396,7 +410,11 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	if run := runFrom(ctx); run != nil {
 		steer = run.steer
 	}
-	return a.RunTurn(ctx, sessionID, agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true, Steer: steer})
+	in := agent.Input{Text: q.Text, TurnID: q.TurnID, Hooks: hooks, Unattended: true, Steer: steer}
+	if run := runFrom(ctx); run != nil && run.handoff != nil {
+		in.Resume, in.Handoff = true, run.handoff
+	}
+	return a.RunTurn(ctx, sessionID, in)
 }
 
 // steered takes a message that joined the running turn off the queue: its

@@ -324,8 +324,9 @@ func TestBusyModes(t *testing.T) {
 }
 
 // TestQueueSurvivesRestart: queued messages are durable; a restart runs
-// them, and a turn that was running when the process died is marked
-// interrupted with a display-only row, not re-run.
+// them, and with handoff: interrupt a turn that was running when the
+// process died is marked interrupted with a display-only row, not re-run
+// (TestCutOffTurnContinuesAfterRestart has the default, continue).
 func TestQueueSurvivesRestart(t *testing.T) {
 	h := newHarness(t, harnessOptions{configure: func(c *Config) { c.MaxConcurrentTurns = 1 }})
 	a, b := h.session(h.token), h.session(h.token)
@@ -358,7 +359,7 @@ func TestQueueSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h.start(nil)
+	h.start(func(c *Config) { c.Handoff = HandoffInterrupt })
 	sb := h.open(h.token, b, 0)
 	sb.until(t, 10*time.Second, finished(tb))
 	sa := h.open(h.token, a, 0)

@@ -109,6 +109,12 @@ func (o *Observer) StartTurn(ctx context.Context, t turn.TurnInfo) turn.TurnObse
 		if t.LeaseToken != 0 {
 			attrs = append(attrs, attribute.Int64("talaria.lease.token", t.LeaseToken))
 		}
+		if h := t.Handoff; h != nil {
+			// The dead node's attempt never ended its span; the same
+			// talaria.turn.id finds it, these say it was continued here.
+			attrs = append(attrs, attribute.Int("talaria.handoff.count", h.Count),
+				attribute.String("talaria.handoff.from", h.From), attribute.String("talaria.handoff.reason", h.Reason))
+		}
 		if t.Message != nil {
 			if s, ok := o.scrub.Content(t.Message.Text()); ok {
 				attrs = append(attrs, attribute.String("talaria.user_message", s))

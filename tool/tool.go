@@ -26,6 +26,21 @@ type Info struct {
 	// user said so for their source (an MCP server with approval: auto).
 	// Unlike ReadOnly, their calls still run one at a time.
 	AutoApprove bool
+	// Idempotent tools change things, but running a call again with the
+	// same arguments has the same effect as running it once (an MCP tool's
+	// idempotentHint): a call cut off by its node's death is run again on
+	// the node that continues the turn, as a read-only one is.
+	Idempotent bool
+}
+
+// FileChanger is implemented by tools whose call changes one file named by
+// its arguments (write_file, edit_file). The turn's ledger records that
+// file's content hash before and after the call, so a call cut off by a
+// crash can be told apart as done or not done.
+type FileChanger interface {
+	// ChangedFile is the absolute path a call with these validated
+	// arguments changes; ok is false when it names none.
+	ChangedFile(args json.RawMessage) (path string, ok bool)
 }
 
 // CallReader is implemented by a tool where some calls only read and others

@@ -88,6 +88,19 @@ func BenchmarkRoundTripTelemetry(b *testing.B) {
 	})
 }
 
+// BenchmarkToolLedger is BenchmarkRoundTrip (openai) with the tool-call
+// ledger off and on, in one run: each of the 10 noop calls costs two more
+// durable writes when on (started before it runs, finished after its
+// result). TALARIA_BENCH_STORE=postgres runs it on store/postgres.
+func BenchmarkToolLedger(b *testing.B) {
+	db := benchDatabase(b)
+	b.Run("off", func(b *testing.B) { benchTurnsLedger(b, "openai", 0, db, nil, false) })
+	b.Run("on", func(b *testing.B) { benchTurnsLedger(b, "openai", 0, db, nil, true) })
+}
+
+// noLedger hides a store's ToolLedger methods from the engine.
+type noLedger struct{ store.Store }
+
 // BenchmarkRoundTripLongSession is BenchmarkRoundTrip on a session that
 // already holds 1,000 messages: every request carries them, and the engine
 // projects the whole transcript each iteration.
@@ -115,6 +128,12 @@ func benchDatabase(b *testing.B) string {
 }
 
 func benchTurns(b *testing.B, api string, prior int, pgBase string, obs turn.Observer) {
+	benchTurnsLedger(b, api, prior, pgBase, obs, true)
+}
+
+// benchTurnsLedger is benchTurns with the tool-call ledger on or off (the
+// store seen through an interface that hides it).
+func benchTurnsLedger(b *testing.B, api string, prior int, pgBase string, obs turn.Observer, ledger bool) {
 	external := os.Getenv("TALARIA_BENCH_URL")
 	var st store.Store
 	if pgBase != "" {
@@ -129,6 +148,9 @@ func benchTurns(b *testing.B, api string, prior int, pgBase string, obs turn.Obs
 		c.Observer = obs
 		if st != nil {
 			c.Store = st
+		}
+		if !ledger {
+			c.Store = noLedger{c.Store}
 		}
 		if external == "" {
 			return

@@ -27,6 +27,15 @@ type Store interface {
 	GetSession(ctx context.Context, id string) (*store.Session, error)
 }
 
+// Ledger records each tool call before it runs and after its result is
+// stored (store.ToolLedger): a turn continued on another node after its own
+// died (Input.Resume) never runs a finished call again.
+type Ledger interface {
+	ToolStarted(ctx context.Context, rec *store.ToolCallRecord) error
+	ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error
+	ToolCalls(ctx context.Context, sessionID, turnID string) ([]store.ToolCallRecord, error)
+}
+
 // Approver decides whether a tool that changes things may run. It is asked
 // only for tools that are not read-only. A refusal becomes the call's
 // result, with reason as its text; the turn goes on.
@@ -123,6 +132,12 @@ type Config struct {
 	// as the explanation, and the call is not made. A server's per-principal
 	// spending limit is checked here.
 	Allow func(ctx context.Context, c Allowance) error
+
+	// Ledger records tool calls (see Ledger); nil: Store's own when it
+	// has one (every backend of this module does), else none.
+	Ledger Ledger
+	// Node names this process in the ledger (the lease holder).
+	Node string
 
 	Now    func() time.Time // nil: time.Now
 	Logger *slog.Logger     // nil: discard
@@ -222,6 +237,9 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if l, ok := cfg.Store.(Ledger); ok && cfg.Ledger == nil {
+		cfg.Ledger = l
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

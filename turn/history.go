@@ -29,6 +29,9 @@ func (e *Engine) loadHistory(ctx context.Context, st *state) verdict {
 	}
 	st.rows = rows
 	e.stripScaffolding(ctx, st) // left by a turn that crashed before its finalizer
+	if st.in.Resume {
+		return e.resume(ctx, st)
+	}
 	if st.in.Stored != nil {
 		// Written with the lease (Input.Stored), so it is in rows already.
 		return proceed

@@ -45,6 +45,13 @@ type Input struct {
 	// turn that delegated to it and its siblings (see IterationBudget);
 	// Limits.MaxIterations still bounds this turn alone. nil: only that.
 	Budget *IterationBudget
+	// Resume continues TurnID, whose process died mid-turn, from its last
+	// durable point instead of starting it: Message and Stored are unused
+	// (the user's row is stored), a pending model call is made again and
+	// an unfinished tool round finished through the ledger (resume.go).
+	// Handoff, when set, is emitted first.
+	Resume  bool
+	Handoff *Handoff
 }
 
 // ErrLeaseLost is the cancellation cause the agent's watchdog uses when the

@@ -50,6 +50,9 @@ type TurnInfo struct {
 	// Message is the user's message.
 	Message *llm.Message
 	Start   time.Time
+	// Handoff is set when this turn continues one whose node died
+	// (Input.Handoff): the attempt before it ran under the same TurnID.
+	Handoff *Handoff
 }
 
 // EventKind says which field set of an Event is meaningful.
@@ -253,6 +256,7 @@ func (e *Engine) startObserving(ctx context.Context, st *state) {
 		Unattended: st.in.Unattended,
 		Message:    &st.in.Message,
 		Start:      st.start,
+		Handoff:    st.in.Handoff,
 	})
 }
 

@@ -22,6 +22,7 @@ const (
 	ExitLeaseLost            Exit = "lease_lost"            // another process took over the session
 	ExitBusy                 Exit = "busy"                  // the session's turn lease could not be had in time
 	ExitSpendLimit           Exit = "spend_limit"           // the next call would pass the principal's daily spending limit
+	ExitHandoffLimit         Exit = "handoff_limit"         // its node died more often than the turn may be handed off (serve.handoff_max)
 )
 
 // RouteAttempt records one provider/model the turn used or tried.

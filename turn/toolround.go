@@ -3,6 +3,7 @@ package turn
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -78,6 +79,10 @@ type toolOutcome struct {
 	panicked any
 	took     time.Duration
 	ran      bool // false: refused or invalid before running
+	// rec is the call's ledger record (nil: no ledger); ledgerErr says its
+	// start could not be recorded, so the call did not run.
+	rec       *store.ToolCallRecord
+	ledgerErr error
 }
 
 func (e *Engine) readOnly(c llm.ToolCall) bool {
@@ -140,7 +145,12 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 			return toolOutcome{res: tool.Result{Content: reason, IsError: true}}
 		}
 	}
-	out.ran = true
+	rec, err := e.ledgerStart(ctx, st, c, t, args)
+	if err != nil {
+		return toolOutcome{res: tool.Result{Content: "[not run: the call could not be recorded as started: " + err.Error() + "]", IsError: true},
+			ledgerErr: err}
+	}
+	out.ran, out.rec = true, rec
 	if st.obs != nil {
 		ctx = e.toolContext(ctx, st, c)
 	}
@@ -156,6 +166,10 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 
 // recordResult applies the identical-call guard and appends the result.
 func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, out toolOutcome) verdict {
+	if errors.Is(out.ledgerErr, store.ErrLeaseLost) {
+		ledgerRefused(st, out.ledgerErr) // no row can be written any more
+		return finish
+	}
 	content := transcript.CleanText(out.res.Content)
 	stop := false
 	mayStop := st.in.Unattended && e.cfg.Guards.ToolLoopStop > 0
@@ -185,6 +199,11 @@ func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, ou
 		st.setExit(ExitPersistenceFailed, persistFailure("a tool result", err))
 		return finish
 	}
+	if out.ledgerErr != nil {
+		ledgerRefused(st, out.ledgerErr)
+		return finish
+	}
+	e.ledgerFinish(ctx, st, out.rec, row)
 	if out.panicked != nil {
 		st.setExit(ExitPanic, &Failure{
 			Class:   failover.ClassPanic,

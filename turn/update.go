@@ -42,6 +42,7 @@ const (
 	StatusContinuation    StatusKind = "continuation"
 	StatusContextPressure StatusKind = "context_pressure"
 	StatusPromptRebuilt   StatusKind = "prompt_rebuilt"
+	StatusHandoff         StatusKind = "handoff"
 	StatusOther           StatusKind = "other"
 )
 
@@ -293,6 +294,23 @@ func (u SessionContinued) Line() string {
 	return fmt.Sprintf("session %s was continued as %s; using that", u.From, u.To)
 }
 
+// Handoff: the turn's node stopped (From, the lease holder that ran it)
+// and this node continues the turn from its last durable point; Count is
+// this turn's handoffs so far, Max the bound.
+type Handoff struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+	Max    int    `json:"max"`
+}
+
+func (Handoff) StatusKind() StatusKind { return StatusHandoff }
+func (u Handoff) Line() string {
+	return fmt.Sprintf("the turn moved from node %s to %s (%s); continuing from its last saved step (handoff %d of at most %d)",
+		u.From, u.To, u.Reason, u.Count, u.Max)
+}
+
 // SubagentStatus is a child session's status update, as its parent's turn
 // reports it.
 type SubagentStatus struct {
@@ -434,6 +452,7 @@ func (Discard) updateKind() string          { return "discard" }
 func (CallStarted) updateKind() string      { return "call_started" }
 func (CallFailed) updateKind() string       { return "call_failed" }
 func (Fallback) updateKind() string         { return "fallback" }
+func (Handoff) updateKind() string          { return "handoff" }
 func (Compression) updateKind() string      { return "compression" }
 func (Guard) updateKind() string            { return "guard" }
 func (Continuation) updateKind() string     { return "continuation" }
@@ -487,6 +506,8 @@ func DecodeUpdate(kind string, data []byte) (Update, error) {
 		u, err = decodeAs[Pressure](data)
 	case "session_continued":
 		u, err = decodeAs[SessionContinued](data)
+	case "handoff":
+		u, err = decodeAs[Handoff](data)
 	case "subagent_status":
 		u, err = decodeAs[SubagentStatus](data)
 	case "status_line":

@@ -29,6 +29,7 @@ func TestUpdateRoundTrip(t *testing.T) {
 		turn.Continuation{Reason: turn.ContinueToolCallCut, N: 1, Of: 2, Tool: "write_file", RaisedTo: 8192},
 		turn.Pressure{Tokens: 900, Window: 1000, Ratio: 0.85, Model: "m", Compression: "disabled", Advice: "start anew"},
 		turn.SessionContinued{From: "a", To: "b"},
+		turn.Handoff{From: "node-a", To: "node-b", Reason: "its lease expired", Count: 1, Max: 2},
 		turn.SubagentStatus{SessionID: "c1", Status: guard},
 		turn.StatusLine{Kind: turn.StatusRetry, Text: "an old server's line"},
 		turn.ToolStarted{CallID: "c", Name: "read_file", Arguments: `{"path":"x"}`},

@@ -26,7 +26,7 @@ func exitCode(r *turn.Result) int {
 		return exitOK
 	case turn.ExitInterrupted:
 		return exitInterrupted
-	case turn.ExitBudgetExhausted, turn.ExitToolLoop, turn.ExitSpendLimit:
+	case turn.ExitBudgetExhausted, turn.ExitToolLoop, turn.ExitSpendLimit, turn.ExitHandoffLimit:
 		return exitLimit
 	case turn.ExitBusy:
 		return exitBusy

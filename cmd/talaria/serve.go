@@ -252,6 +252,8 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		},
 		Busy:               pick(*busy, sc.Busy, gateway.BusyQueue),
 		QueueLimit:         sc.QueueLimit,
+		Handoff:            sc.Handoff,
+		HandoffMax:         sc.HandoffMax,
 		MaxConcurrentTurns: max(*maxTurns, 0),
 		MaxBodyBytes:       sc.MaxBodyBytes,
 		Heartbeat:          time.Duration(sc.Heartbeat),
@@ -413,7 +415,8 @@ func serveLimits(l config.ServeLimits) gateway.Limits {
 	one := func(c config.ServeLimit) gateway.Limit {
 		return gateway.Limit{Turns: c.Turns, Queued: c.Queued, Sessions: c.Sessions, Streams: c.Streams,
 			RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst, Searches: c.Searches,
-			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models, Sandbox: c.Sandbox, Network: principalNetwork(c.Network)}
+			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models, Sandbox: c.Sandbox, Network: principalNetwork(c.Network),
+			Handoff: c.Handoff, HandoffMax: c.HandoffMax}
 	}
 	out := gateway.Limits{Default: one(l.Default)}
 	if len(l.Principals) > 0 {

@@ -310,6 +310,10 @@ func describeEvent(e traceEvent) string {
 		parts = append(parts, fmt.Sprintf("another key after %v", d["class"]))
 	case "todo", "prompt_rebuilt":
 		parts = append(parts, fmt.Sprint(d["line"]))
+	case "handoff":
+		// Its node died; another continued the turn (gateway takeOver).
+		parts = append(parts, fmt.Sprintf("moved from %v to %v (%v), handoff %v of at most %v",
+			d["from"], d["to"], d["reason"], num(d["count"]), num(d["max"])))
 	}
 	return strings.Join(parts, " · ")
 }

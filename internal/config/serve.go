@@ -18,6 +18,12 @@ type Serve struct {
 	// shared PostgreSQL database, how soon another node takes over the
 	// sessions and queued messages of a node that died (default 5m).
 	LeaseTTL Duration `yaml:"lease_ttl"`
+	// Handoff is what happens to a turn whose node died mid-turn: continue
+	// (default: the node that takes the session over continues it from its
+	// last durable point) or interrupt (it is marked interrupted).
+	// HandoffMax bounds how often one turn is handed off (default 2).
+	Handoff    string `yaml:"handoff"`
+	HandoffMax int    `yaml:"handoff_max"`
 	// Tokens are API tokens given by configuration: each secret is read
 	// from an environment variable (never from the file) and its hash is
 	// added to the database at start, next to those made with
@@ -76,6 +82,10 @@ type ServeLimit struct {
 	// (none) or a list of hosts, each also in the server's list (or the
 	// server's network true); true or unset: the server's.
 	Network *Network `yaml:"network"`
+	// Handoff and HandoffMax override serve.handoff and serve.handoff_max
+	// for the principal's turns.
+	Handoff    string `yaml:"handoff"`
+	HandoffMax int    `yaml:"handoff_max"`
 }
 
 // ServeWorkspace is one named root sessions may choose over the API.

@@ -98,14 +98,43 @@ var servingOn = regexp.MustCompile(`serving on (\S+)`)
 // model answering with model.
 func newCluster(t testing.TB, n int, ttl time.Duration, model func(fakellm.Request) fakellm.Step) *cluster {
 	t.Helper()
-	return newClusterOn(t, pgtest.New(t), n, ttl, model) // pgtest skips (or fails under CI) without PostgreSQL
+	return newClusterConfig(t, n, ttl, model, "")
+}
+
+// newClusterConfig is newCluster with a config.yaml (cfg) every node
+// reads; "{WS}" in it names the nodes' workspace.
+func newClusterConfig(t testing.TB, n int, ttl time.Duration, model func(fakellm.Request) fakellm.Step, cfg string) *cluster {
+	t.Helper()
+	return newClusterConfigPre(t, n, ttl, model, cfg, nil)
+}
+
+// newClusterConfigPre is newClusterConfig calling pre with the workspace
+// before the nodes start.
+func newClusterConfigPre(t testing.TB, n int, ttl time.Duration, model func(fakellm.Request) fakellm.Step, cfg string, pre func(ws string)) *cluster {
+	t.Helper()
+	return newClusterOnConfig(t, pgtest.New(t), n, ttl, model, cfg, pre) // pgtest skips (or fails under CI) without PostgreSQL
 }
 
 // newClusterOn is newCluster on the database dsn.
 func newClusterOn(t testing.TB, dsn string, n int, ttl time.Duration, model func(fakellm.Request) fakellm.Step) *cluster {
 	t.Helper()
+	return newClusterOnConfig(t, dsn, n, ttl, model, "", nil)
+}
+
+func newClusterOnConfig(t testing.TB, dsn string, n int, ttl time.Duration, model func(fakellm.Request) fakellm.Step, cfg string, pre func(ws string)) *cluster {
+	t.Helper()
 	bin := talariaBin(t)
 	c := &cluster{t: t, dsn: dsn, home: t.TempDir(), ws: t.TempDir(), ttl: ttl}
+	if pre != nil {
+		pre(c.ws)
+	}
+	if cfg != "" {
+		// {WS}: the workspace, which a sandboxed command can see.
+		cfg = strings.ReplaceAll(cfg, "{WS}", c.ws)
+		if err := os.WriteFile(filepath.Join(c.home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c.srv = fakellm.New()
 	t.Cleanup(c.srv.Close)
 	c.srv.SetDefault(model)

@@ -21,7 +21,8 @@ import (
 
 // A node is killed with kill -9 while its turns run a tool, with a message
 // queued behind each. After the lease TTL (not before) the other nodes take
-// those sessions over: the cut-off turn is marked interrupted (not re-run;
+// those sessions over: with handoff: interrupt (TestHandoff* has the
+// default, continue) the cut-off turn is marked interrupted (not re-run;
 // its stream gets a turn_finished), the transcript is repaired on load, and
 // the queued message runs. The sessions the dead node was not running just
 // carry on. Every committed row is still there, none is written twice, and
@@ -35,7 +36,7 @@ func TestKillNodeMidTurn(t *testing.T) {
 		}
 		return toolThenAnswer(0)(req)
 	}
-	c := newCluster(t, 3, ttl, model)
+	c := newClusterConfig(t, 3, ttl, model, "serve:\n  handoff: interrupt\n")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	const n = 6

@@ -269,6 +269,30 @@ CREATE TABLE principal_spend (
 ALTER TABLE sessions ADD COLUMN prompt_stamp TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN prompt_extra TEXT NOT NULL DEFAULT '';
 `,
+	// 10 (issue 31): the tool-call ledger (store.ToolLedger), so a
+	// turn continued after its process died runs no finished call again.
+	`
+CREATE TABLE tool_calls (
+	session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	call_id     TEXT NOT NULL,
+	turn_id     TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	node        TEXT NOT NULL DEFAULT '',
+	fence       INTEGER NOT NULL DEFAULT 0,
+	args_hash   TEXT NOT NULL DEFAULT '',
+	state       TEXT NOT NULL,
+	result_id   INTEGER NOT NULL DEFAULT 0,
+	is_error    INTEGER NOT NULL DEFAULT 0,
+	path        TEXT NOT NULL DEFAULT '',
+	before_hash TEXT NOT NULL DEFAULT '',
+	after_hash  TEXT NOT NULL DEFAULT '',
+	started_at  INTEGER NOT NULL,
+	finished_at INTEGER NOT NULL DEFAULT 0,
+	ord         INTEGER NOT NULL,
+	PRIMARY KEY (session_id, call_id)
+) WITHOUT ROWID;
+CREATE INDEX tool_calls_turn ON tool_calls(session_id, turn_id, ord);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

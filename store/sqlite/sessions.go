@@ -191,6 +191,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 			`DELETE FROM leases WHERE session_id = ?`,
 			`DELETE FROM queue WHERE session_id = ?`,
 			`DELETE FROM turn_events WHERE session_id = ?`,
+			`DELETE FROM tool_calls WHERE session_id = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

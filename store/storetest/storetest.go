@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Memory", memoryCases},
 		{"Spend", spendCases},
 		{"Prompt", promptCases},
+		{"ToolLedger", ledgerCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

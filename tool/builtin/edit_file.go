@@ -28,7 +28,7 @@ type editFileArgs struct {
 
 // EditFile returns the edit_file tool: exact string replacement.
 func EditFile(opt Options) tool.Tool {
-	return newTool(opt, tool.Info{
+	return withChangedFile(opt, newTool(opt, tool.Info{
 		Name: "edit_file",
 		Description: "Replace an exact piece of text in a file. old_string must match the file exactly " +
 			"(whitespace and indentation included) and be unique unless replace_all is true; include enough " +
@@ -43,7 +43,7 @@ func EditFile(opt Options) tool.Tool {
 			return *r
 		}
 		return editFile(ctx, ws, a, opt.TextReader, opt.TextWriter)
-	})
+	}))
 }
 
 func editFile(ctx context.Context, ws workspace, a editFileArgs, from TextReader, to TextWriter) tool.Result {

@@ -8,6 +8,32 @@ import (
 	"github.com/talaria-agent/talaria/tool"
 )
 
+// changedFile makes a built-in name the workspace file its "path" argument
+// resolves to (tool.FileChanger), for the tool ledger's content hashes.
+type changedFile struct {
+	tool.Tool
+	ws workspace
+}
+
+// ChangedFile implements tool.FileChanger for write_file and edit_file.
+func (t changedFile) ChangedFile(raw json.RawMessage) (string, bool) {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return "", false
+	}
+	tg, err := t.ws.resolve(a.Path)
+	if err != nil {
+		return "", false
+	}
+	return tg.real, true
+}
+
+func withChangedFile(opt Options, t tool.Tool) tool.Tool {
+	return changedFile{Tool: t, ws: workspace{root: opt.withDefaults().Root}}
+}
+
 // newTool builds a built-in as a tool.Func whose arguments decode into A:
 // validated against info's literal schema (kept literal so the bytes sent to
 // the provider never vary), a panic becomes an error result, and output is

@@ -16,7 +16,7 @@ type writeFileArgs struct {
 
 // WriteFile returns the write_file tool: create or overwrite a file.
 func WriteFile(opt Options) tool.Tool {
-	return newTool(opt, tool.Info{
+	return withChangedFile(opt, newTool(opt, tool.Info{
 		Name: "write_file",
 		Description: "Create a file or replace its whole content. Parent directories are created. " +
 			"To change part of an existing file, prefer edit_file.",
@@ -27,7 +27,7 @@ func WriteFile(opt Options) tool.Tool {
 			return *r
 		}
 		return writeFile(ctx, ws, a, opt.TextWriter)
-	})
+	}))
 }
 
 func writeFile(ctx context.Context, ws workspace, a writeFileArgs, via TextWriter) tool.Result {

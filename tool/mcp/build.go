@@ -52,6 +52,7 @@ func (s *Session) build(ctx context.Context, servers []*server, reserved []strin
 				Parameters:  params,
 				ReadOnly:    rt.Annotations != nil && rt.Annotations.ReadOnlyHint,
 				AutoApprove: srv.cfg.AutoApprove,
+				Idempotent:  rt.Annotations != nil && rt.Annotations.IdempotentHint,
 			}}
 			// The registry is the final judge of what providers accept.
 			if err := new(tool.Registry).Register(t); err != nil {

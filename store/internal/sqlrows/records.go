@@ -118,3 +118,24 @@ func ScanQueued(sc Scanner) (store.QueuedMessage, error) {
 	m.Text, m.CreatedAt, m.StartedAt = string(text), FromNanos(created), fromNullNanos(started)
 	return m, err
 }
+
+// ToolCallCols is the column list ScanToolCall reads.
+const ToolCallCols = `session_id, turn_id, call_id, tool, node, fence, args_hash, state, result_id, is_error,
+	path, before_hash, after_hash, started_at, finished_at`
+
+// ScanToolCall reads one row of ToolCallCols.
+func ScanToolCall(sc Scanner) (store.ToolCallRecord, error) {
+	var (
+		r                 store.ToolCallRecord
+		state             string
+		started, finished int64
+	)
+	err := sc.Scan(&r.SessionID, &r.TurnID, &r.CallID, &r.Tool, &r.Node, &r.Fence, &r.ArgsHash, &state, &r.ResultID,
+		&r.IsError, &r.Path, &r.BeforeHash, &r.AfterHash, &started, &finished)
+	r.State = store.ToolCallState(state)
+	r.StartedAt = FromNanos(started)
+	if finished != 0 {
+		r.FinishedAt = FromNanos(finished)
+	}
+	return r, err
+}
