@@ -233,7 +233,7 @@ func TestChatInterruptInPTY(t *testing.T) {
 	tm := startChat(t, srv, ws)
 	tm.wait("new session")
 	tm.send("tell me a long story\r")
-	tm.wait("Begin.")
+	tm.wait("streaming words")
 	tm.send("\x03")
 	tm.wait("interrupted")
 	if !strings.Contains(tm.screen(), "streaming words") {

@@ -55,8 +55,15 @@ func TestSandboxedShellAndFileTools(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "ro.txt")); err == nil || !strings.Contains(res.Content, "in\n") {
 		t.Errorf("read-only: want a read and no write: %s", res.Content)
 	}
-	for _, tl := range []tool.Tool{WriteFile(ro), EditFile(ro)} {
-		r := call(t, tl, map[string]any{"path": "in.txt", "content": "new", "old_string": "in", "new_string": "new"})
+	for _, c := range []struct {
+		tl   tool.Tool
+		args map[string]any
+	}{
+		{WriteFile(ro), map[string]any{"path": "in.txt", "content": "new"}},
+		{EditFile(ro), map[string]any{"path": "in.txt", "old_string": "in", "new_string": "new"}},
+	} {
+		tl := c.tl
+		r := call(t, tl, c.args)
 		if !r.IsError || !strings.Contains(r.Content, "refused by the sandbox") {
 			t.Errorf("%s in read-only mode: %+v", tl.Info().Name, r)
 		}
