@@ -36,7 +36,7 @@ func TestInterruptAtAdmissionCommitStoresMessageOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	env := testenv.New(t, testenv.Options{Configure: func(c *agent.Config) {
-		c.Store = &cancelOnCommit{Store: c.Store, cancel: cancel}
+		c.Store = &cancelOnCommit{Store: c.Store.(store.Store), cancel: cancel}
 	}})
 	env.Srv.Script(fakellm.Text("never asked"))
 	res, err := env.Agent.RunTurn(ctx, env.Session.ID, agent.Input{Text: "typed once"})

@@ -31,8 +31,11 @@ import (
 // are required; every other zero value is a default (of the package that
 // defines the setting: see turn.Limits, turn.GuardConfig, compact).
 type Config struct {
-	// Store keeps sessions, messages, leases and usage.
-	Store store.Store
+	// Store keeps sessions, messages, leases and usage. It may provide
+	// more, found by type assertion: store.Memories (required when Memory
+	// or Review is enabled) and store.ToolLedger (the engine's tool-call
+	// ledger, see turn.Config.Ledger).
+	Store store.SessionService
 	// Routes are the providers and models a turn may use: Routes[0] is the
 	// primary, the rest the fallback chain in order.
 	Routes []turn.Route
@@ -113,6 +116,7 @@ type Config struct {
 // are serialized by the session's lease, across processes too.
 type Agent struct {
 	cfg    Config
+	mem    store.Memories // cfg.Store's memory; nil when it keeps none
 	engine *turn.Engine
 	tools  *tool.Registry
 	log    *slog.Logger
@@ -141,6 +145,10 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Memory.Enabled = true // the review writes through the memory tool
 	}
 	a := &Agent{kids: newRegistry()}
+	a.mem, _ = cfg.Store.(store.Memories)
+	if cfg.Memory.Enabled && a.mem == nil {
+		return nil, fmt.Errorf("agent: memory is enabled but the store (%T) keeps no memory (store.Memories)", cfg.Store)
+	}
 	a.life, a.stop = context.WithCancelCause(context.Background())
 	if cfg.Memory.Enabled {
 		all = append(all, &memoryTool{a: a})
@@ -208,7 +216,7 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // Store returns the agent's store.
-func (a *Agent) Store() store.Store { return a.cfg.Store }
+func (a *Agent) Store() store.SessionService { return a.cfg.Store }
 
 // Tools returns the agent's tool registry.
 func (a *Agent) Tools() *tool.Registry { return a.tools }

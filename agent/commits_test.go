@@ -170,7 +170,7 @@ func TestTurnCommits(t *testing.T) {
 					if b.open != nil {
 						c.Store = b.open(t)
 					}
-					cc = &commitCounter{Store: c.Store, n: map[string]int{}}
+					cc = &commitCounter{Store: c.Store.(store.Store), n: map[string]int{}}
 					c.Store = cc
 				}})
 			for _, tc := range turns {

@@ -105,7 +105,7 @@ func newLeaseEnv(t *testing.T, configure func(*agent.Config)) (*testenv.Env, *tr
 	var ts *triesStore
 	env := testenv.New(t, testenv.Options{NoBuiltins: true, Configure: func(c *agent.Config) {
 		testenv.WithContext(testenv.ContextOptions{MinTail: 1})(c)
-		ts = &triesStore{Store: c.Store, held: make(chan string, 64)}
+		ts = &triesStore{Store: c.Store.(store.Store), held: make(chan string, 64)}
 		c.Store = ts
 		if configure != nil {
 			configure(c)
@@ -357,7 +357,7 @@ func TestLeaseWaitGivesUpOnMovingTip(t *testing.T) {
 		t.Run(op.name, func(t *testing.T) {
 			var ms *movingStore
 			env, _ := newLeaseEnv(t, func(c *agent.Config) {
-				ms = &movingStore{Store: c.Store}
+				ms = &movingStore{Store: c.Store.(store.Store)}
 				c.Store = ms
 			})
 			_, exit, err := op.run(t.Context(), env, env.Session.ID)

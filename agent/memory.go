@@ -58,13 +58,16 @@ func (a *Agent) AddMemory(ctx context.Context, text, sourceSession string) (stor
 }
 
 func (a *Agent) addMemory(ctx context.Context, q store.MemoryQuery, text, sourceSession string) (store.MemoryEntry, error) {
+	if a.mem == nil {
+		return store.MemoryEntry{}, fmt.Errorf("the agent's store (%T) keeps no memory", a.cfg.Store)
+	}
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return store.MemoryEntry{}, fmt.Errorf("a memory entry needs text")
 	}
 	e := store.MemoryEntry{Workspace: q.Workspace, User: q.User, Text: text, SourceSession: sourceSession,
 		CreatedAt: a.now()}
-	if err := a.cfg.Store.AddMemory(ctx, &e); err != nil {
+	if err := a.mem.AddMemory(ctx, &e); err != nil {
 		return e, err
 	}
 	return e, nil
@@ -79,7 +82,7 @@ func (a *Agent) memoryBlock(ctx context.Context, principal string) (string, erro
 	if !a.cfg.Memory.Enabled {
 		return "", nil
 	}
-	entries, err := a.cfg.Store.Memories(ctx, a.memoryQueryFor(principal))
+	entries, err := a.mem.Memories(ctx, a.memoryQueryFor(principal))
 	if err != nil {
 		return "", err
 	}
@@ -159,7 +162,7 @@ func (m *memoryTool) Run(ctx context.Context, raw json.RawMessage) (tool.Result,
 	q := a.memoryQueryFor(principal)
 	switch args.Action {
 	case "list":
-		entries, err := a.cfg.Store.Memories(ctx, q)
+		entries, err := a.mem.Memories(ctx, q)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -180,14 +183,14 @@ func (m *memoryTool) Run(ctx context.Context, raw json.RawMessage) (tool.Result,
 	case "remove":
 		// Only an entry of this memory's own user: a tenant must not
 		// delete the shared entries or another tenant's.
-		entries, err := a.cfg.Store.Memories(ctx, q)
+		entries, err := a.mem.Memories(ctx, q)
 		if err != nil {
 			return tool.Result{}, err
 		}
 		if !slices.ContainsFunc(entries, func(e store.MemoryEntry) bool { return e.ID == args.ID && e.User == q.User }) {
 			return tool.Errorf("memory: no entry %d of yours to remove (list shows the ids)", args.ID), nil
 		}
-		if err := a.cfg.Store.DeleteMemory(ctx, a.cfg.Workspace, args.ID); err != nil {
+		if err := a.mem.DeleteMemory(ctx, a.cfg.Workspace, args.ID); err != nil {
 			return tool.Errorf("memory: no entry %d to remove (%v)", args.ID, err), nil
 		}
 		return tool.Result{Content: "Removed entry " + strconv.FormatInt(args.ID, 10) + "."}, nil

@@ -180,7 +180,7 @@ func (a *Agent) review(ctx context.Context, sid string) {
 }
 
 func (a *Agent) memoryCount(ctx context.Context, principal string) int {
-	e, err := a.cfg.Store.Memories(ctx, a.memoryQueryFor(principal))
+	e, err := a.mem.Memories(ctx, a.memoryQueryFor(principal))
 	if err != nil {
 		return 0
 	}

@@ -416,7 +416,7 @@ func TestParentLeaseLossStopsChildren(t *testing.T) {
 	}
 	var rf *refreshFails
 	e := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{block}, Configure: func(c *agent.Config) {
-		rf = &refreshFails{Store: c.Store}
+		rf = &refreshFails{Store: c.Store.(store.Store)}
 		c.Store = rf
 		c.Subagents.Enabled = true
 		c.LeaseTTL = 300 * time.Millisecond

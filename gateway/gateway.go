@@ -34,9 +34,25 @@ const (
 	BusySteer = "steer"
 )
 
+// Store is what the gateway reads and writes: sessions and their
+// transcripts (and the leases its agents take), search, its bearer tokens,
+// its durable queue and the turns' recorded events, and the workspace
+// memory of the agents it runs. Optional capabilities are found by type
+// assertion: store.SpendLedger (daily spending limits across restarts),
+// store.ToolLedger (handoffs), store.WriteChecker (/readyz). The SQL
+// backends' store.Store is one.
+type Store interface {
+	store.SessionService
+	store.Searcher
+	store.Tokens
+	store.Queue
+	store.TurnEvents
+	store.Memories
+}
+
 // Config configures a Gateway. Store and Agent.Routes are required.
 type Config struct {
-	Store store.Store
+	Store Store
 	// Agent is the template of every agent the gateway runs turns with
 	// (routes, tools, workspace, limits). Its Store and Approver are
 	// replaced by the gateway's.
@@ -122,7 +138,7 @@ type Config struct {
 // Handler, and Shutdown at the end.
 type Gateway struct {
 	cfg   Config
-	store store.Store
+	store Store
 	obs   *observedStore
 	hubs  *hubs
 	log   *slog.Logger

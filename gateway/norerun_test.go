@@ -19,7 +19,7 @@ import (
 // fullDisk is the real store with every write after full is set failing
 // the way SQLite does on a full disk, until it is cleared (space freed).
 type fullDisk struct {
-	store.Store
+	Store
 	full atomic.Bool
 }
 

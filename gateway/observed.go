@@ -12,7 +12,7 @@ import (
 // order, so live clients and clients rebuilding from the database see the
 // same events with the same ids.
 type observedStore struct {
-	store.Store
+	Store
 	hubs *hubs
 }
 

@@ -270,6 +270,12 @@ type Messages interface {
 	// nothing, so one change rebuilds the prompt once.
 	SetSystemPrompt(ctx context.Context, f Fence, from, prompt, stamp string, msgs ...*Message) error
 	Messages(ctx context.Context, sessionID string, q MessageQuery) ([]Message, error)
+}
+
+// Searcher finds messages by their words, across sessions: what `talaria
+// sessions search` and the API's search read. It is not part of
+// SessionService: no turn searches.
+type Searcher interface {
 	Search(ctx context.Context, query string, opt SearchOptions) ([]SearchHit, error)
 }
 
@@ -481,11 +487,29 @@ type TurnEvents interface {
 	TurnEvents(ctx context.Context, sessionID, turnID string) ([]TurnEvent, error)
 }
 
-// Store is everything a backend provides.
-type Store interface {
+// SessionService is what running turns needs from persistence: sessions,
+// their fenced transcripts and the per-session turn lease. The agent takes
+// it (agent.Config.Store) and the engine a subset of it (turn.Store); a
+// backend that provides only this (store/memstore, for instance) runs real
+// turns. storetest.RunCore is its contract.
+//
+// Everything else is declared per consumer and found, where a consumer
+// can do without it, by a type assertion on the same value: Memories (the
+// agent's workspace memory, required only when memory is on), ToolLedger
+// (the engine's tool-call ledger), SpendLedger and WriteChecker (the
+// gateway). A wrapper of a store therefore forwards those it has.
+type SessionService interface {
 	Sessions
 	Messages
 	Leases
+}
+
+// Store is everything the SQL backends provide: the union of the
+// per-consumer interfaces that storeopen returns, the CLI and the gateway
+// use, and storetest.Run checks. Take a narrower one where you can.
+type Store interface {
+	SessionService
+	Searcher
 	Cooldowns
 	Tokens
 	Queue

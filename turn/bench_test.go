@@ -150,7 +150,7 @@ func benchTurnsLedger(b *testing.B, api string, prior int, pgBase string, obs tu
 			c.Store = st
 		}
 		if !ledger {
-			c.Store = noLedger{c.Store}
+			c.Store = noLedger{c.Store.(store.Store)}
 		}
 		if external == "" {
 			return

@@ -24,8 +24,9 @@ type FaultStore struct {
 	inFlight int           // RefreshLease calls not yet returned
 }
 
-// NewFaultStore wraps s.
-func NewFaultStore(s store.Store) *FaultStore { return &FaultStore{Store: s} }
+// NewFaultStore wraps s, which must be a whole store.Store (an
+// agent.Config's Store is typed as the narrower store.SessionService).
+func NewFaultStore(s store.SessionService) *FaultStore { return &FaultStore{Store: s.(store.Store)} }
 
 // FailAppends makes every write of rows (Append, AppendSpend, and
 // AcquireLeaseAppend given rows) ask fn first: a non-nil error fails the
