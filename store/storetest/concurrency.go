@@ -11,12 +11,12 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var concurrencyCases = []testCase{
+var concurrencyCases = []testCase[store.SessionService]{
 	{"AppendsUnderOneLeaseAreContiguous", testConcurrentAppends},
 	{"OneWinnerPerLease", testConcurrentAcquire},
 }
 
-func testConcurrentAppends(t *testing.T, s store.Store) {
+func testConcurrentAppends(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l := acquire(t, s, a.ID, "A")
 	const workers, each = 8, 25
@@ -63,9 +63,9 @@ func testConcurrentAppends(t *testing.T, s store.Store) {
 	}
 }
 
-func testConcurrentAcquire(t *testing.T, s store.Store) {
+func testConcurrentAcquire(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
-	if won := raceAcquire(t, a.ID, []store.Store{s}, 8); won != 1 {
+	if won := raceAcquire(t, a.ID, []store.SessionService{s}, 8); won != 1 {
 		t.Fatalf("%d holders acquired the same lease, want 1", won)
 	}
 }
@@ -73,7 +73,7 @@ func testConcurrentAcquire(t *testing.T, s store.Store) {
 // raceAcquire has workers holders, spread over nodes, take the lease of
 // session id at once and returns how many got it; an error other than
 // LeaseHeldError fails the test.
-func raceAcquire(t *testing.T, id string, nodes []store.Store, workers int) int {
+func raceAcquire(t *testing.T, id string, nodes []store.SessionService, workers int) int {
 	t.Helper()
 	var wg sync.WaitGroup
 	results := make(chan error, workers)

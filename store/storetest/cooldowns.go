@@ -7,7 +7,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var cooldownCases = []testCase{
+var cooldownCases = []testCase[store.Cooldowns]{
 	{"SetListClearOverwrite", testCooldowns},
 	{"KeyedByEndpoint", testCooldownEndpoints},
 }
@@ -15,7 +15,7 @@ var cooldownCases = []testCase{
 // A cooldown is keyed by provider, endpoint and key: the same key id at two
 // base URLs is two cooldowns, each round-trips its BaseURL, and
 // ClearCooldown ends the key's cooldowns at every endpoint.
-func testCooldownEndpoints(t *testing.T, s store.Store) {
+func testCooldownEndpoints(t *testing.T, s store.Cooldowns) {
 	c := ctx(t)
 	now := at(1000)
 	a := store.Cooldown{Provider: "custom", BaseURL: "http://127.0.0.1:8000/v1", KeyID: "fp", Until: at(1500), Reason: "auth", SetAt: at(999)}
@@ -48,7 +48,7 @@ func testCooldownEndpoints(t *testing.T, s store.Store) {
 	}
 }
 
-func testCooldowns(t *testing.T, s store.Store) {
+func testCooldowns(t *testing.T, s store.Cooldowns) {
 	c := ctx(t)
 	now := at(1000)
 	set := func(cd store.Cooldown) {

@@ -9,7 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var eventCases = []testCase{
+var eventCases = []testCase[EventStore]{
 	{"RoundTripInOrder", testEventsRoundTrip},
 	{"FilterByTurn", testEventsByTurn},
 	{"DuplicateSeqStoresNothing", testEventsDuplicate},
@@ -24,14 +24,14 @@ func event(sess, turnID string, seq int, kind string) store.TurnEvent {
 		Detail: `{"input_tokens":1200,"class":"rate_limit"}`}
 }
 
-func appendEvents(t *testing.T, s store.Store, evs ...store.TurnEvent) {
+func appendEvents(t *testing.T, s EventStore, evs ...store.TurnEvent) {
 	t.Helper()
 	if err := s.AppendTurnEvents(t.Context(), evs...); err != nil {
 		t.Fatalf("AppendTurnEvents: %v", err)
 	}
 }
 
-func events(t *testing.T, s store.Store, sess, turnID string) []store.TurnEvent {
+func events(t *testing.T, s EventStore, sess, turnID string) []store.TurnEvent {
 	t.Helper()
 	got, err := s.TurnEvents(t.Context(), sess, turnID)
 	if err != nil {
@@ -42,7 +42,7 @@ func events(t *testing.T, s store.Store, sess, turnID string) []store.TurnEvent 
 
 // Every field comes back as written (times to the nanosecond), in the
 // order appended — which is not the order of Seq or Start across turns.
-func testEventsRoundTrip(t *testing.T, s store.Store) {
+func testEventsRoundTrip(t *testing.T, s EventStore) {
 	sess := newSession(t, s)
 	b := event(sess.ID, "turn-b", 1, "turn")
 	a1, a2 := event(sess.ID, "turn-a", 1, "turn"), event(sess.ID, "turn-a", 2, "call")
@@ -56,7 +56,7 @@ func testEventsRoundTrip(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventsByTurn(t *testing.T, s store.Store) {
+func testEventsByTurn(t *testing.T, s EventStore) {
 	sess := newSession(t, s)
 	other := newSession(t, s)
 	appendEvents(t, s, event(sess.ID, "t1", 1, "turn"), event(sess.ID, "t2", 1, "turn"), event(sess.ID, "t1", 2, "tool"),
@@ -70,7 +70,7 @@ func testEventsByTurn(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventsDuplicate(t *testing.T, s store.Store) {
+func testEventsDuplicate(t *testing.T, s EventStore) {
 	sess := newSession(t, s)
 	appendEvents(t, s, event(sess.ID, "t", 1, "turn"))
 	if err := s.AppendTurnEvents(t.Context(), event(sess.ID, "t", 2, "call"), event(sess.ID, "t", 1, "turn")); err == nil {
@@ -81,14 +81,14 @@ func testEventsDuplicate(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventsUnknownSession(t *testing.T, s store.Store) {
+func testEventsUnknownSession(t *testing.T, s EventStore) {
 	err := s.AppendTurnEvents(t.Context(), event("no-such-session", "t", 1, "turn"))
 	wantKind(t, "AppendTurnEvents to an unknown session", err, store.ErrNotFound, store.KindNotFound)
 }
 
 // A turn that ended its session (compression rotation) or lost its lease
 // still records what it did: event writes are unfenced.
-func testEventsEndedSession(t *testing.T, s store.Store) {
+func testEventsEndedSession(t *testing.T, s EventStore) {
 	sess := newSession(t, s)
 	if err := s.EndSession(t.Context(), sess.ID, store.EndCompression); err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func testEventsEndedSession(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventsDeleted(t *testing.T, s store.Store) {
+func testEventsDeleted(t *testing.T, s EventStore) {
 	sess := newSession(t, s)
 	appendEvents(t, s, event(sess.ID, "t", 1, "turn"))
 	if err := s.DeleteSession(t.Context(), sess.ID); err != nil {

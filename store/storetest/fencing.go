@@ -8,14 +8,14 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var fenceCases = []testCase{
+var fenceCases = []testCase[store.SessionService]{
 	{"StaleTokenRejected", testStaleToken},
 	{"NoLeaseRejected", testNoLease},
 	{"UnfencedAllowed", testUnfenced},
 	{"RejectedBatchWritesNothing", testRejectedBatch},
 }
 
-func testStaleToken(t *testing.T, s store.Store) {
+func testStaleToken(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	old := acquire(t, s, a.ID, "A")
@@ -42,7 +42,7 @@ func testStaleToken(t *testing.T, s store.Store) {
 	}
 }
 
-func testNoLease(t *testing.T, s store.Store) {
+func testNoLease(t *testing.T, s store.SessionService) {
 	a, b := newSession(t, s), newSession(t, s)
 	// b's lease has token 1, which says nothing about a (no lease yet).
 	lb := acquire(t, s, b.ID, "A")
@@ -50,7 +50,7 @@ func testNoLease(t *testing.T, s store.Store) {
 	wantKind(t, "Append with another session's token", err, store.ErrLeaseLost, store.KindLeaseLost)
 }
 
-func testUnfenced(t *testing.T, s store.Store) {
+func testUnfenced(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l := acquire(t, s, a.ID, "A")
 	// Token 0 writes unfenced even while someone holds the lease.
@@ -61,7 +61,7 @@ func testUnfenced(t *testing.T, s store.Store) {
 	}
 }
 
-func testRejectedBatch(t *testing.T, s store.Store) {
+func testRejectedBatch(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l := acquire(t, s, a.ID, "A")
 	acquire(t, s, a.ID, "A") // replaces l's token

@@ -17,7 +17,7 @@ import (
 // foldCases are the rules of the folded turn writes: AcquireLeaseAppend
 // (the lease and a turn's first rows in one transaction) and AppendSpend
 // (rows and their cost in one transaction).
-var foldCases = []testCase{
+var foldCases = []testCase[store.SessionService]{
 	{"AcquireAppendTakesLeaseAndRows", testAcquireAppend},
 	{"AcquireAppendHeld", testAcquireAppendHeld},
 	{"AcquireAppendEndedTakesNothing", testAcquireAppendEnded},
@@ -35,13 +35,13 @@ func spend(n int64) store.Spend {
 }
 
 // counters is what a session's counters say, as a Spend.
-func counters(t *testing.T, s store.Store, id string) store.Spend {
+func counters(t *testing.T, s store.SessionService, id string) store.Spend {
 	t.Helper()
 	g := getSession(t, s, id)
 	return store.Spend{Usage: g.Usage, CostUSD: g.CostUSD, APICalls: g.APICalls}
 }
 
-func testAcquireAppend(t *testing.T, s store.Store) {
+func testAcquireAppend(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	msgs := []*store.Message{text(llm.RoleUser, "first"), text(llm.RoleUser, "second")}
@@ -81,7 +81,7 @@ func testAcquireAppend(t *testing.T, s store.Store) {
 	}
 }
 
-func testAcquireAppendHeld(t *testing.T, s store.Store) {
+func testAcquireAppendHeld(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	la := acquire(t, s, a.ID, "A")
@@ -106,7 +106,7 @@ func testAcquireAppendHeld(t *testing.T, s store.Store) {
 	}
 }
 
-func testAcquireAppendEnded(t *testing.T, s store.Store) {
+func testAcquireAppendEnded(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	l := acquire(t, s, a.ID, "A")
@@ -142,7 +142,7 @@ func testAcquireAppendEnded(t *testing.T, s store.Store) {
 	wantKind(t, "rowless AcquireLeaseAppend on an ended session", err, store.ErrEnded, store.KindEnded)
 }
 
-func testAcquireAppendUnknown(t *testing.T, s store.Store) {
+func testAcquireAppendUnknown(t *testing.T, s store.SessionService) {
 	_, err := s.AcquireLeaseAppend(ctx(t), "no-such-session", "A", time.Minute, text(llm.RoleUser, "x"))
 	wantKind(t, "AcquireLeaseAppend on an unknown session", err, store.ErrNotFound, store.KindNotFound)
 	_, err = s.AcquireLeaseAppend(ctx(t), "no-such-session", "A", 0)
@@ -151,7 +151,7 @@ func testAcquireAppendUnknown(t *testing.T, s store.Store) {
 	}
 }
 
-func testAcquireAppendFence(t *testing.T, s store.Store) {
+func testAcquireAppendFence(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	old, err := s.AcquireLeaseAppend(c, a.ID, "A", shortTTL, text(llm.RoleUser, "A's turn"))
@@ -181,7 +181,7 @@ func testAcquireAppendFence(t *testing.T, s store.Store) {
 	}
 }
 
-func testAppendSpend(t *testing.T, s store.Store) {
+func testAppendSpend(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	l := acquire(t, s, a.ID, "A")
@@ -217,7 +217,7 @@ func testAppendSpend(t *testing.T, s store.Store) {
 	}
 }
 
-func testAppendSpendRefused(t *testing.T, s store.Store) {
+func testAppendSpendRefused(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	l := acquire(t, s, a.ID, "A")
@@ -254,7 +254,7 @@ func testAppendSpendRefused(t *testing.T, s store.Store) {
 // them. Whatever a cut left, the store must say that each folded write
 // happened whole or not at all: a user row for every token the folded
 // acquires took, and counters equal to the cost of the stored answers.
-func testFoldedCancel(t *testing.T, s store.Store) {
+func testFoldedCancel(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	const rounds = 60
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -11,7 +11,7 @@ import (
 
 // The gateway's rules: session owners, tokens, the durable queue.
 
-var tokenCases = []testCase{
+var tokenCases = []testCase[GatewayStore]{
 	{"CreateLookupRevoke", testTokenLifecycle},
 	{"HashUnique", testTokenHashUnique},
 	{"BlankNamesRefused", testTokenBlankRefused},
@@ -19,19 +19,19 @@ var tokenCases = []testCase{
 	{"ScopeAndManaged", testTokenScopeManaged},
 }
 
-var queueCases = []testCase{
+var queueCases = []testCase[GatewayStore]{
 	{"FIFOPerSession", testQueueFIFO},
 	{"StartedSurvivesReopenFields", testQueueStarted},
 	{"UnknownSession", testQueueUnknownSession},
 	{"DeleteSessionDropsQueue", testQueueDeleteSession},
 }
 
-var principalCases = []testCase{
+var principalCases = []testCase[GatewayStore]{
 	{"ListByPrincipal", testListByPrincipal},
 	{"SearchByPrincipal", testSearchByPrincipal},
 }
 
-func testTokenLifecycle(t *testing.T, s store.Store) {
+func testTokenLifecycle(t *testing.T, s GatewayStore) {
 	tok := &store.Token{Name: "ci", Principal: "alice", Hash: "aa11"}
 	if err := s.CreateToken(ctx(t), tok); err != nil {
 		t.Fatalf("CreateToken: %v", err)
@@ -70,7 +70,7 @@ func testTokenLifecycle(t *testing.T, s store.Store) {
 	}
 }
 
-func testTokenHashUnique(t *testing.T, s store.Store) {
+func testTokenHashUnique(t *testing.T, s GatewayStore) {
 	if err := s.CreateToken(ctx(t), &store.Token{Name: "a", Principal: "p", Hash: "h"}); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func testTokenHashUnique(t *testing.T, s store.Store) {
 	}
 }
 
-func testQueueFIFO(t *testing.T, s store.Store) {
+func testQueueFIFO(t *testing.T, s GatewayStore) {
 	a, b := newSession(t, s), newSession(t, s)
 	var want []int64
 	for i, sid := range []string{a.ID, b.ID, a.ID, a.ID} {
@@ -131,7 +131,7 @@ func testQueueFIFO(t *testing.T, s store.Store) {
 	}
 }
 
-func testQueueStarted(t *testing.T, s store.Store) {
+func testQueueStarted(t *testing.T, s GatewayStore) {
 	a := newSession(t, s)
 	q := &store.QueuedMessage{SessionID: a.ID, TurnID: "t1", Text: "hello"}
 	if err := s.Enqueue(ctx(t), q); err != nil {
@@ -150,14 +150,14 @@ func testQueueStarted(t *testing.T, s store.Store) {
 	}
 }
 
-func testQueueUnknownSession(t *testing.T, s store.Store) {
+func testQueueUnknownSession(t *testing.T, s GatewayStore) {
 	err := s.Enqueue(ctx(t), &store.QueuedMessage{SessionID: "nope", TurnID: "t", Text: "x"})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Enqueue(unknown session) = %v, want ErrNotFound", err)
 	}
 }
 
-func testQueueDeleteSession(t *testing.T, s store.Store) {
+func testQueueDeleteSession(t *testing.T, s GatewayStore) {
 	a := newSession(t, s)
 	if err := s.Enqueue(ctx(t), &store.QueuedMessage{SessionID: a.ID, TurnID: "t", Text: "x"}); err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func testQueueDeleteSession(t *testing.T, s store.Store) {
 	}
 }
 
-func testListByPrincipal(t *testing.T, s store.Store) {
+func testListByPrincipal(t *testing.T, s GatewayStore) {
 	a := newSession(t, s, func(x *store.Session) { x.Principal = "alice" })
 	newSession(t, s, func(x *store.Session) { x.Principal = "bob" })
 	newSession(t, s)
@@ -192,7 +192,7 @@ func testListByPrincipal(t *testing.T, s store.Store) {
 	}
 }
 
-func testSearchByPrincipal(t *testing.T, s store.Store) {
+func testSearchByPrincipal(t *testing.T, s GatewayStore) {
 	a := newSession(t, s, func(x *store.Session) { x.Principal = "alice" })
 	b := newSession(t, s, func(x *store.Session) { x.Principal = "bob" })
 	appendMsgs(t, s, store.Fence{SessionID: a.ID}, text(llm.RoleUser, "alice likes quinces"))
@@ -205,7 +205,7 @@ func testSearchByPrincipal(t *testing.T, s store.Store) {
 
 // A token must name someone: an empty principal would read as "every
 // principal" to the list and search queries.
-func testTokenBlankRefused(t *testing.T, s store.Store) {
+func testTokenBlankRefused(t *testing.T, s GatewayStore) {
 	for _, tc := range []struct{ name, principal, scope string }{
 		{"", "p", ""}, {"  ", "p", ""}, {"n", "", ""}, {"n", " \t", ""}, {" n", "p", ""}, {"n", "p", "root"},
 	} {
@@ -221,7 +221,7 @@ func testTokenBlankRefused(t *testing.T, s store.Store) {
 
 // Names are unique among valid tokens; a revoked token's name may be
 // given again, and copying a revoked token keeps it.
-func testTokenNamesUnique(t *testing.T, s store.Store) {
+func testTokenNamesUnique(t *testing.T, s GatewayStore) {
 	first := &store.Token{Name: "ci", Principal: "alice", Hash: "h1"}
 	if err := s.CreateToken(ctx(t), first); err != nil {
 		t.Fatal(err)
@@ -240,7 +240,7 @@ func testTokenNamesUnique(t *testing.T, s store.Store) {
 	}
 }
 
-func testTokenScopeManaged(t *testing.T, s store.Store) {
+func testTokenScopeManaged(t *testing.T, s GatewayStore) {
 	if err := s.CreateToken(ctx(t), &store.Token{Name: "op", Principal: "ops", Hash: "ha", Scope: store.ScopeAdmin, Managed: true}); err != nil {
 		t.Fatal(err)
 	}

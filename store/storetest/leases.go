@@ -9,7 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var leaseCases = []testCase{
+var leaseCases = []testCase[store.SessionService]{
 	{"AcquireNew", testAcquireNew},
 	{"HeldByAnother", testLeaseHeld},
 	{"SameHolderReacquires", testSameHolder},
@@ -27,7 +27,7 @@ const (
 	expiryWait = 100 * time.Millisecond
 )
 
-func testAcquireNew(t *testing.T, s store.Store) {
+func testAcquireNew(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l := acquire(t, s, a.ID, "host-1/pid-42")
 	if l.SessionID != a.ID || l.Holder != "host-1/pid-42" || l.Token != 1 {
@@ -41,7 +41,7 @@ func testAcquireNew(t *testing.T, s store.Store) {
 	}
 }
 
-func testLeaseHeld(t *testing.T, s store.Store) {
+func testLeaseHeld(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l := acquire(t, s, a.ID, "A")
 	_, err := s.AcquireLease(ctx(t), a.ID, "B", time.Minute)
@@ -56,7 +56,7 @@ func testLeaseHeld(t *testing.T, s store.Store) {
 	appendMsgs(t, s, l.Fence(), text(llm.RoleUser, "still mine"))
 }
 
-func testSameHolder(t *testing.T, s store.Store) {
+func testSameHolder(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l1 := acquire(t, s, a.ID, "A")
 	l2 := acquire(t, s, a.ID, "A")
@@ -68,7 +68,7 @@ func testSameHolder(t *testing.T, s store.Store) {
 	appendMsgs(t, s, l2.Fence(), text(llm.RoleUser, "fresh"))
 }
 
-func testTakeover(t *testing.T, s store.Store) {
+func testTakeover(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	old, err := s.AcquireLease(c, a.ID, "A", shortTTL)
@@ -97,7 +97,7 @@ func testTakeover(t *testing.T, s store.Store) {
 	}
 }
 
-func testRefresh(t *testing.T, s store.Store) {
+func testRefresh(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	l, err := s.AcquireLease(c, a.ID, "A", shortTTL)
@@ -125,7 +125,7 @@ func testRefresh(t *testing.T, s store.Store) {
 	wantKind(t, "RefreshLease after release", err, store.ErrLeaseLost, store.KindLeaseLost)
 }
 
-func testRelease(t *testing.T, s store.Store) {
+func testRelease(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	l := acquire(t, s, a.ID, "A")
@@ -149,7 +149,7 @@ func testRelease(t *testing.T, s store.Store) {
 	appendMsgs(t, s, b.Fence(), text(llm.RoleUser, "B writes"))
 }
 
-func testTokenMonotonic(t *testing.T, s store.Store) {
+func testTokenMonotonic(t *testing.T, s store.SessionService) {
 	a, other := newSession(t, s), newSession(t, s)
 	var last int64
 	for i := range 10 {
@@ -169,7 +169,7 @@ func testTokenMonotonic(t *testing.T, s store.Store) {
 	}
 }
 
-func testInvalidTTL(t *testing.T, s store.Store) {
+func testInvalidTTL(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	for _, ttl := range []time.Duration{0, -time.Second} {
 		if _, err := s.AcquireLease(ctx(t), a.ID, "A", ttl); err == nil {

@@ -6,21 +6,12 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var ledgerCases = []testCase{
+var ledgerCases = []testCase[LedgerStore]{
 	{"StartedThenFinished", testLedgerStartFinish},
 	{"StartIsFenced", testLedgerFenced},
 	{"RestartReplaces", testLedgerRestart},
 	{"FinishWithoutStart", testLedgerFinishOnly},
 	{"UnknownSessionAndDelete", testLedgerSessions},
-}
-
-func toolLedger(t *testing.T, s store.Store) store.ToolLedger {
-	t.Helper()
-	l, ok := s.(store.ToolLedger)
-	if !ok {
-		t.Fatalf("%T does not implement store.ToolLedger: a turn handed off after its node died could run a tool twice", s)
-	}
-	return l
 }
 
 func toolCalls(t *testing.T, l store.ToolLedger, sessionID, turnID string) []store.ToolCallRecord {
@@ -35,8 +26,8 @@ func toolCalls(t *testing.T, l store.ToolLedger, sessionID, turnID string) []sto
 // A started call is listed as started with everything it was given; once
 // finished it carries its result and after-hash; ToolCalls filters by turn
 // and lists calls in the order they started.
-func testLedgerStartFinish(t *testing.T, s store.Store) {
-	c, l := ctx(t), toolLedger(t, s)
+func testLedgerStartFinish(t *testing.T, s LedgerStore) {
+	c, l := ctx(t), s
 	a := newSession(t, s)
 	lease := acquire(t, s, a.ID, "node-a")
 	recs := []*store.ToolCallRecord{
@@ -82,8 +73,8 @@ func testLedgerStartFinish(t *testing.T, s store.Store) {
 
 // A node whose lease was taken over cannot record a start (so it must not
 // run the call); nothing is recorded. Fence 0 is unfenced.
-func testLedgerFenced(t *testing.T, s store.Store) {
-	c, l := ctx(t), toolLedger(t, s)
+func testLedgerFenced(t *testing.T, s LedgerStore) {
+	c, l := ctx(t), s
 	a := newSession(t, s)
 	old := acquire(t, s, a.ID, "node-a")
 	if err := s.ReleaseLease(c, old); err != nil {
@@ -110,8 +101,8 @@ func testLedgerFenced(t *testing.T, s store.Store) {
 // Starting a recorded call again (a re-run on the node that took the turn
 // over) replaces its record: started again, the new node and fence, no
 // result; its place in the order stays.
-func testLedgerRestart(t *testing.T, s store.Store) {
-	c, l := ctx(t), toolLedger(t, s)
+func testLedgerRestart(t *testing.T, s LedgerStore) {
+	c, l := ctx(t), s
 	a := newSession(t, s)
 	for _, r := range []*store.ToolCallRecord{
 		{SessionID: a.ID, TurnID: "t1", CallID: "c1", Tool: "read_file", Node: "node-a", Fence: 0, StartedAt: at(1)},
@@ -141,8 +132,8 @@ func testLedgerRestart(t *testing.T, s store.Store) {
 
 // A finish with no start (its start record lost to nothing but a bug, or
 // a caller that only records outcomes) is recorded whole.
-func testLedgerFinishOnly(t *testing.T, s store.Store) {
-	c, l := ctx(t), toolLedger(t, s)
+func testLedgerFinishOnly(t *testing.T, s LedgerStore) {
+	c, l := ctx(t), s
 	a := newSession(t, s)
 	if err := l.ToolFinished(c, &store.ToolCallRecord{SessionID: a.ID, TurnID: "t1", CallID: "c1", Tool: "shell",
 		Node: "n", ArgsHash: "h", ResultID: 3}); err != nil {
@@ -156,8 +147,8 @@ func testLedgerFinishOnly(t *testing.T, s store.Store) {
 }
 
 // An unknown session is KindNotFound; DeleteSession removes its records.
-func testLedgerSessions(t *testing.T, s store.Store) {
-	c, l := ctx(t), toolLedger(t, s)
+func testLedgerSessions(t *testing.T, s LedgerStore) {
+	c, l := ctx(t), s
 	err := l.ToolStarted(c, &store.ToolCallRecord{SessionID: "nope", TurnID: "t", CallID: "c", Tool: "shell"})
 	wantKind(t, "ToolStarted on an unknown session", err, store.ErrNotFound, store.KindNotFound)
 	err = l.ToolFinished(c, &store.ToolCallRecord{SessionID: "nope", TurnID: "t", CallID: "c", Tool: "shell"})

@@ -7,11 +7,11 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var lifecycleCases = []testCase{
+var lifecycleCases = []testCase[Closable]{
 	{"ClosedStore", testClosed},
 }
 
-func testClosed(t *testing.T, s store.Store) {
+func testClosed(t *testing.T, s Closable) {
 	a := newSession(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

@@ -8,14 +8,14 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var memoryCases = []testCase{
+var memoryCases = []testCase[store.Memories]{
 	{"AddListRoundTrip", testMemoryRoundTrip},
 	{"WorkspaceAndUserScopes", testMemoryScopes},
 	{"DeleteScopedToWorkspace", testMemoryDelete},
 	{"ClearRemovesWhatListShows", testMemoryClear},
 }
 
-func addMemory(t *testing.T, s store.Store, e store.MemoryEntry) store.MemoryEntry {
+func addMemory(t *testing.T, s store.Memories, e store.MemoryEntry) store.MemoryEntry {
 	t.Helper()
 	if err := s.AddMemory(ctx(t), &e); err != nil {
 		t.Fatalf("AddMemory: %v", err)
@@ -26,7 +26,7 @@ func addMemory(t *testing.T, s store.Store, e store.MemoryEntry) store.MemoryEnt
 	return e
 }
 
-func memoryTexts(t *testing.T, s store.Store, q store.MemoryQuery) []string {
+func memoryTexts(t *testing.T, s store.Memories, q store.MemoryQuery) []string {
 	t.Helper()
 	got, err := s.Memories(ctx(t), q)
 	if err != nil {
@@ -41,7 +41,7 @@ func memoryTexts(t *testing.T, s store.Store, q store.MemoryQuery) []string {
 
 // testMemoryRoundTrip: every field comes back as written (times to the
 // nanosecond), entries list oldest first, and a zero CreatedAt is filled.
-func testMemoryRoundTrip(t *testing.T, s store.Store) {
+func testMemoryRoundTrip(t *testing.T, s store.Memories) {
 	want := addMemory(t, s, store.MemoryEntry{Workspace: "/ws/ünï", Text: "Use tabs — \"always\"\nsecond line 🚀",
 		SourceSession: "20210314-150926-abcdef", CreatedAt: at(1)})
 	second := addMemory(t, s, store.MemoryEntry{Workspace: "/ws/ünï", Text: "tests run with -race"})
@@ -74,7 +74,7 @@ func testMemoryRoundTrip(t *testing.T, s store.Store) {
 // testMemoryScopes: workspaces never see each other's entries; a query
 // without a user sees only shared entries, one with a user sees the shared
 // ones and that user's, never another user's.
-func testMemoryScopes(t *testing.T, s store.Store) {
+func testMemoryScopes(t *testing.T, s store.Memories) {
 	addMemory(t, s, store.MemoryEntry{Workspace: "/a", Text: "shared-a"})
 	addMemory(t, s, store.MemoryEntry{Workspace: "/a", User: "ann", Text: "ann-a"})
 	addMemory(t, s, store.MemoryEntry{Workspace: "/a", User: "bob", Text: "bob-a"})
@@ -100,7 +100,7 @@ func testMemoryScopes(t *testing.T, s store.Store) {
 
 // testMemoryDelete: an entry is deleted only through its own workspace;
 // an unknown id, or one of another workspace, is ErrNotFound.
-func testMemoryDelete(t *testing.T, s store.Store) {
+func testMemoryDelete(t *testing.T, s store.Memories) {
 	e := addMemory(t, s, store.MemoryEntry{Workspace: "/a", Text: "one"})
 	addMemory(t, s, store.MemoryEntry{Workspace: "/a", Text: "two"})
 	wantKind(t, "DeleteMemory other workspace", s.DeleteMemory(ctx(t), "/b", e.ID), store.ErrNotFound, store.KindNotFound)
@@ -116,7 +116,7 @@ func testMemoryDelete(t *testing.T, s store.Store) {
 
 // testMemoryClear: ClearMemory removes exactly what Memories lists for the
 // same query and says how many.
-func testMemoryClear(t *testing.T, s store.Store) {
+func testMemoryClear(t *testing.T, s store.Memories) {
 	addMemory(t, s, store.MemoryEntry{Workspace: "/a", Text: "shared"})
 	addMemory(t, s, store.MemoryEntry{Workspace: "/a", User: "ann", Text: "ann"})
 	addMemory(t, s, store.MemoryEntry{Workspace: "/a", User: "bob", Text: "bob"})

@@ -10,7 +10,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var messageCases = []testCase{
+var messageCases = []testCase[store.SessionService]{
 	{"AppendAssignsFields", testAppendAssigns},
 	{"RoundTripEveryField", testRoundTrip},
 	{"AppendNothing", testAppendNothing},
@@ -28,7 +28,7 @@ var messageCases = []testCase{
 	{"SessionsIsolated", testSessionsIsolated},
 }
 
-func testAppendAssigns(t *testing.T, s store.Store) {
+func testAppendAssigns(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
 	given := at(100)
@@ -125,7 +125,7 @@ func roundTripMessages() []*store.Message {
 	}
 }
 
-func testRoundTrip(t *testing.T, s store.Store) {
+func testRoundTrip(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	msgs := roundTripMessages()
 	appendMsgs(t, s, store.Fence{SessionID: a.ID}, msgs...)
@@ -146,7 +146,7 @@ func testRoundTrip(t *testing.T, s store.Store) {
 	}
 }
 
-func testAppendNothing(t *testing.T, s store.Store) {
+func testAppendNothing(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	if err := s.Append(ctx(t), store.Fence{SessionID: a.ID}); err != nil {
 		t.Fatalf("Append of nothing: %v", err)
@@ -156,7 +156,7 @@ func testAppendNothing(t *testing.T, s store.Store) {
 	}
 }
 
-func testAppendUnknown(t *testing.T, s store.Store) {
+func testAppendUnknown(t *testing.T, s store.SessionService) {
 	c := ctx(t)
 	for _, f := range []store.Fence{{SessionID: "nope"}, {SessionID: "nope", Token: 1}} {
 		m := text(llm.RoleUser, "hi")
@@ -169,7 +169,7 @@ func testAppendUnknown(t *testing.T, s store.Store) {
 	}
 }
 
-func testAppendEnded(t *testing.T, s store.Store) {
+func testAppendEnded(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l := acquire(t, s, a.ID, "h")
 	appendMsgs(t, s, l.Fence(), text(llm.RoleUser, "before"))
@@ -194,7 +194,7 @@ func testAppendEnded(t *testing.T, s store.Store) {
 	}
 }
 
-func testQueryPaging(t *testing.T, s store.Store) {
+func testQueryPaging(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
 	for i := range 6 {
@@ -222,7 +222,7 @@ func testQueryPaging(t *testing.T, s store.Store) {
 
 // testQuerySpare: Spare leaves room to append that many rows without a
 // copy, and changes nothing else.
-func testQuerySpare(t *testing.T, s store.Store) {
+func testQuerySpare(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
 	for i := range 4 {
@@ -241,7 +241,7 @@ func testQuerySpare(t *testing.T, s store.Store) {
 	}
 }
 
-func testArchived(t *testing.T, s store.Store) {
+func testArchived(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
 	old := text(llm.RoleUser, "old")
@@ -260,7 +260,7 @@ func testArchived(t *testing.T, s store.Store) {
 	}
 }
 
-func testReplace(t *testing.T, s store.Store) {
+func testReplace(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	l := acquire(t, s, a.ID, "h")
 	f := l.Fence()
@@ -306,7 +306,7 @@ func testReplace(t *testing.T, s store.Store) {
 	}
 }
 
-func testDelete(t *testing.T, s store.Store) {
+func testDelete(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	other := newSession(t, s)
 	l := acquire(t, s, a.ID, "h")
@@ -330,7 +330,7 @@ func testDelete(t *testing.T, s store.Store) {
 	}
 }
 
-func testSeqNeverReused(t *testing.T, s store.Store) {
+func testSeqNeverReused(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
 	m1, m2, m3 := text(llm.RoleUser, "1"), text(llm.RoleAssistant, "2"), text(llm.RoleAssistant, "3")
@@ -356,7 +356,7 @@ func testSeqNeverReused(t *testing.T, s store.Store) {
 	}
 }
 
-func testEmptySession(t *testing.T, s store.Store) {
+func testEmptySession(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	got, err := s.Messages(ctx(t), a.ID, store.MessageQuery{IncludeArchived: true})
 	if err != nil || len(got) != 0 {
@@ -364,7 +364,7 @@ func testEmptySession(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionsIsolated(t *testing.T, s store.Store) {
+func testSessionsIsolated(t *testing.T, s store.SessionService) {
 	a, b := newSession(t, s), newSession(t, s)
 	appendMsgs(t, s, store.Fence{SessionID: a.ID}, text(llm.RoleUser, "a1"))
 	appendMsgs(t, s, store.Fence{SessionID: b.ID}, text(llm.RoleUser, "b1"), text(llm.RoleUser, "b2"))
@@ -377,7 +377,7 @@ func testSessionsIsolated(t *testing.T, s store.Store) {
 
 // testIDNeverReused deletes the newest row of the whole store (by Delete,
 // then with its session) and checks the next row gets a larger id.
-func testIDNeverReused(t *testing.T, s store.Store) {
+func testIDNeverReused(t *testing.T, s store.SessionService) {
 	a, b := newSession(t, s), newSession(t, s)
 	fa, fb := store.Fence{SessionID: a.ID}, store.Fence{SessionID: b.ID}
 	m1, m2 := text(llm.RoleUser, "1"), text(llm.RoleAssistant, "2")
@@ -402,7 +402,7 @@ func testIDNeverReused(t *testing.T, s store.Store) {
 
 // testAppendMovesSessionUp: a session written to comes first in the
 // listing, and its UpdatedAt is not older than the row.
-func testAppendMovesSessionUp(t *testing.T, s store.Store) {
+func testAppendMovesSessionUp(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	b := newSession(t, s, func(x *store.Session) { x.UpdatedAt = a.UpdatedAt.Add(time.Millisecond) })
 	if got := listIDs(t, s); len(got) < 2 || got[0] != b.ID {
@@ -419,7 +419,7 @@ func testAppendMovesSessionUp(t *testing.T, s store.Store) {
 	}
 }
 
-func listIDs(t *testing.T, s store.Store) []string {
+func listIDs(t *testing.T, s store.SessionService) []string {
 	t.Helper()
 	ss, err := s.ListSessions(ctx(t), store.ListOptions{})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var promptCases = []testCase{
+var promptCases = []testCase[store.SessionService]{
 	{"StampAndExtraRoundTrip", testPromptRoundTrip},
 	{"SetSystemPromptWithRow", testSetSystemPrompt},
 	{"SetSystemPromptStaleStamp", testSetSystemPromptStale},
@@ -17,7 +17,7 @@ var promptCases = []testCase{
 	{"SetSystemPromptOneWinner", testSetSystemPromptOneWinner},
 }
 
-func testPromptRoundTrip(t *testing.T, s store.Store) {
+func testPromptRoundTrip(t *testing.T, s store.SessionService) {
 	a := newSession(t, s, func(ss *store.Session) {
 		ss.SystemPrompt, ss.PromptStamp, ss.PromptExtra = "base\n\nextra\n", `{"tools":{"a":"1"}}`, "extra 🚀\x00bytes"
 	})
@@ -27,7 +27,7 @@ func testPromptRoundTrip(t *testing.T, s store.Store) {
 	}
 }
 
-func testSetSystemPrompt(t *testing.T, s store.Store) {
+func testSetSystemPrompt(t *testing.T, s store.SessionService) {
 	a := newSession(t, s, func(ss *store.Session) { ss.SystemPrompt, ss.PromptStamp = "old prompt", "s1" })
 	l := acquire(t, s, a.ID, "A")
 	appendMsgs(t, s, l.Fence(), text(llm.RoleUser, "hi"))
@@ -55,7 +55,7 @@ func testSetSystemPrompt(t *testing.T, s store.Store) {
 	}
 }
 
-func testSetSystemPromptStale(t *testing.T, s store.Store) {
+func testSetSystemPromptStale(t *testing.T, s store.SessionService) {
 	a := newSession(t, s, func(ss *store.Session) { ss.SystemPrompt, ss.PromptStamp = "kept", "s2" })
 	l := acquire(t, s, a.ID, "A")
 	err := s.SetSystemPrompt(ctx(t), l.Fence(), "s1", "lost", "s3", text(llm.RoleAssistant, "not written"))
@@ -70,7 +70,7 @@ func testSetSystemPromptStale(t *testing.T, s store.Store) {
 	}
 }
 
-func testSetSystemPromptFenced(t *testing.T, s store.Store) {
+func testSetSystemPromptFenced(t *testing.T, s store.SessionService) {
 	a := newSession(t, s, func(ss *store.Session) { ss.SystemPrompt, ss.PromptStamp = "kept", "s1" })
 	old := acquire(t, s, a.ID, "A")
 	if err := s.ReleaseLease(ctx(t), old); err != nil {
@@ -86,7 +86,7 @@ func testSetSystemPromptFenced(t *testing.T, s store.Store) {
 
 // Writers that saw the same stamp race: exactly one rebuild lands, with
 // its row; the others write nothing.
-func testSetSystemPromptOneWinner(t *testing.T, s store.Store) {
+func testSetSystemPromptOneWinner(t *testing.T, s store.SessionService) {
 	a := newSession(t, s, func(ss *store.Session) { ss.SystemPrompt, ss.PromptStamp = "old", "s1" })
 	l := acquire(t, s, a.ID, "A")
 	const writers = 8

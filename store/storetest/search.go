@@ -11,7 +11,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var searchCases = []testCase{
+var searchCases = []testCase[SearchStore]{
 	{"FindsNewestFirst", testSearchOrder},
 	{"NewestFirstOutOfIDOrder", testSearchOutOfOrder},
 	{"SessionFilterAndLimit", testSearchFilter},
@@ -23,7 +23,7 @@ var searchCases = []testCase{
 
 // seedSearch writes three rows mentioning "kumquat" at known times across
 // two sessions, plus noise.
-func seedSearch(t *testing.T, s store.Store) (a, b *store.Session, rows []*store.Message) {
+func seedSearch(t *testing.T, s SearchStore) (a, b *store.Session, rows []*store.Message) {
 	a, b = newSession(t, s), newSession(t, s)
 	mk := func(role llm.Role, txt string, n int) *store.Message {
 		m := text(role, txt)
@@ -39,7 +39,7 @@ func seedSearch(t *testing.T, s store.Store) (a, b *store.Session, rows []*store
 	return a, b, []*store.Message{r1, r2, r3}
 }
 
-func search(t *testing.T, s store.Store, q string, opt store.SearchOptions) []store.SearchHit {
+func search(t *testing.T, s SearchStore, q string, opt store.SearchOptions) []store.SearchHit {
 	t.Helper()
 	hits, err := s.Search(ctx(t), q, opt)
 	if err != nil {
@@ -48,7 +48,7 @@ func search(t *testing.T, s store.Store, q string, opt store.SearchOptions) []st
 	return hits
 }
 
-func testSearchOrder(t *testing.T, s store.Store) {
+func testSearchOrder(t *testing.T, s SearchStore) {
 	a, b, rows := seedSearch(t, s)
 	hits := search(t, s, "kumquat", store.SearchOptions{})
 	if len(hits) != 3 {
@@ -79,7 +79,7 @@ func testSearchOrder(t *testing.T, s store.Store) {
 	}
 }
 
-func testSearchFilter(t *testing.T, s store.Store) {
+func testSearchFilter(t *testing.T, s SearchStore) {
 	a, b, _ := seedSearch(t, s)
 	for _, tt := range []struct {
 		opt  store.SearchOptions
@@ -105,7 +105,7 @@ func testSearchFilter(t *testing.T, s store.Store) {
 	}
 }
 
-func testSearchArchived(t *testing.T, s store.Store) {
+func testSearchArchived(t *testing.T, s SearchStore) {
 	a := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
 	old := text(llm.RoleUser, "the durian decision")
@@ -119,7 +119,7 @@ func testSearchArchived(t *testing.T, s store.Store) {
 	}
 }
 
-func testSearchDeleted(t *testing.T, s store.Store) {
+func testSearchDeleted(t *testing.T, s SearchStore) {
 	a := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
 	gone, kept := text(llm.RoleUser, "rambutan one"), text(llm.RoleUser, "rambutan two")
@@ -133,7 +133,7 @@ func testSearchDeleted(t *testing.T, s store.Store) {
 	}
 }
 
-func testSearchHostile(t *testing.T, s store.Store) {
+func testSearchHostile(t *testing.T, s SearchStore) {
 	a := newSession(t, s)
 	appendMsgs(t, s, store.Fence{SessionID: a.ID},
 		text(llm.RoleUser, `foo and (bar) "quoted" NEAR col:value`),
@@ -166,7 +166,7 @@ func testSearchHostile(t *testing.T, s store.Store) {
 	}
 }
 
-func testSearchUnicode(t *testing.T, s store.Store) {
+func testSearchUnicode(t *testing.T, s SearchStore) {
 	a := newSession(t, s)
 	m := text(llm.RoleUser, "Das Café serviert Crème brûlée und 寿司")
 	appendMsgs(t, s, store.Fence{SessionID: a.ID}, m)
@@ -181,7 +181,7 @@ func testSearchUnicode(t *testing.T, s store.Store) {
 // the order of their ids (imported rows, concurrent turns), with ties, in
 // several appends and sessions, and checks every limit returns exactly the
 // newest by time, then by id.
-func testSearchOutOfOrder(t *testing.T, s store.Store) {
+func testSearchOutOfOrder(t *testing.T, s SearchStore) {
 	a, b := newSession(t, s), newSession(t, s)
 	const n = 300
 	var all []*store.Message

@@ -11,7 +11,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var sessionCases = []testCase{
+var sessionCases = []testCase[store.SessionService]{
 	{"CreateGetRoundTrip", testCreateGetRoundTrip},
 	{"CreateFillsDefaults", testCreateFillsDefaults},
 	{"CreateDuplicateFails", testCreateDuplicateFails},
@@ -31,7 +31,7 @@ var sessionCases = []testCase{
 	{"DeleteSession", testDeleteSession},
 }
 
-func testCreateGetRoundTrip(t *testing.T, s store.Store) {
+func testCreateGetRoundTrip(t *testing.T, s store.SessionService) {
 	want := store.Session{
 		ID:           "20210314-150926-abcdef",
 		Title:        "Résumé of 日本語 work 🚀",
@@ -65,7 +65,7 @@ func testCreateGetRoundTrip(t *testing.T, s store.Store) {
 	}
 }
 
-func testCreateFillsDefaults(t *testing.T, s store.Store) {
+func testCreateFillsDefaults(t *testing.T, s store.SessionService) {
 	before := time.Now().Add(-time.Minute)
 	a := newSession(t, s)
 	b := newSession(t, s)
@@ -81,7 +81,7 @@ func testCreateFillsDefaults(t *testing.T, s store.Store) {
 	}
 }
 
-func testCreateDuplicateFails(t *testing.T, s store.Store) {
+func testCreateDuplicateFails(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	dup := &store.Session{ID: a.ID, Title: "other"}
 	if err := s.CreateSession(ctx(t), dup); err == nil {
@@ -92,7 +92,7 @@ func testCreateDuplicateFails(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionNotFound(t *testing.T, s store.Store) {
+func testSessionNotFound(t *testing.T, s store.SessionService) {
 	const id = "no-such-session"
 	c := ctx(t)
 	_, err := s.GetSession(c, id)
@@ -107,7 +107,7 @@ func testSessionNotFound(t *testing.T, s store.Store) {
 	wantKind(t, "AcquireLease", err, store.ErrNotFound, store.KindNotFound)
 }
 
-func testListOrderPaging(t *testing.T, s store.Store) {
+func testListOrderPaging(t *testing.T, s store.SessionService) {
 	// Created out of order; listing sorts by UpdatedAt, newest first.
 	for _, n := range []int{3, 1, 4, 0, 2} {
 		newSession(t, s, func(ss *store.Session) {
@@ -144,7 +144,7 @@ func testListOrderPaging(t *testing.T, s store.Store) {
 	}
 }
 
-func testListDefaultLimit(t *testing.T, s store.Store) {
+func testListDefaultLimit(t *testing.T, s store.SessionService) {
 	for i := range 55 {
 		newSession(t, s, func(ss *store.Session) { ss.ID = fmt.Sprintf("s%02d", i) })
 	}
@@ -157,7 +157,7 @@ func testListDefaultLimit(t *testing.T, s store.Store) {
 	}
 }
 
-func testListTouched(t *testing.T, s store.Store) {
+func testListTouched(t *testing.T, s store.SessionService) {
 	for _, id := range []string{"old", "mid", "new"} {
 		n := map[string]int{"old": 0, "mid": 1, "new": 2}[id]
 		newSession(t, s, func(ss *store.Session) { ss.ID = id; ss.StartedAt = at(n); ss.UpdatedAt = at(n) })
@@ -185,7 +185,7 @@ func testListTouched(t *testing.T, s store.Store) {
 	}
 }
 
-func testChildSessions(t *testing.T, s store.Store) {
+func testChildSessions(t *testing.T, s store.SessionService) {
 	parent := newSession(t, s, func(ss *store.Session) { ss.ID = "parent" })
 	// Created newest first to show the order comes from StartedAt.
 	newSession(t, s, func(ss *store.Session) { ss.ID = "child-b"; ss.ParentID = parent.ID; ss.StartedAt = at(2) })
@@ -223,7 +223,7 @@ func testChildSessions(t *testing.T, s store.Store) {
 	}
 }
 
-func testSetTitle(t *testing.T, s store.Store) {
+func testSetTitle(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	if err := s.SetTitle(ctx(t), a.ID, "Fix the flaky test — ✓"); err != nil {
 		t.Fatalf("SetTitle: %v", err)
@@ -237,7 +237,7 @@ func testSetTitle(t *testing.T, s store.Store) {
 	}
 }
 
-func testEndSession(t *testing.T, s store.Store) {
+func testEndSession(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	if err := s.EndSession(ctx(t), a.ID, store.EndCompression); err != nil {
 		t.Fatalf("EndSession: %v", err)
@@ -256,7 +256,7 @@ func testEndSession(t *testing.T, s store.Store) {
 	}
 }
 
-func testAddUsage(t *testing.T, s store.Store) {
+func testAddUsage(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
 	if err := s.AddUsage(c, a.ID, llm.Usage{InputTokens: 100, OutputTokens: 10, CacheReadTokens: 1000,
@@ -285,7 +285,7 @@ func testAddUsage(t *testing.T, s store.Store) {
 	}
 }
 
-func testAddUsageConcurrent(t *testing.T, s store.Store) {
+func testAddUsageConcurrent(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	const workers, each = 8, 10
 	var wg sync.WaitGroup
@@ -311,7 +311,7 @@ func testAddUsageConcurrent(t *testing.T, s store.Store) {
 	}
 }
 
-func testMessageCount(t *testing.T, s store.Store) {
+func testMessageCount(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	b := newSession(t, s)
 	f := store.Fence{SessionID: a.ID}
@@ -340,7 +340,7 @@ func testMessageCount(t *testing.T, s store.Store) {
 // testSessionModels: every provider/model a session's rows name, live and
 // archived, in order of first use, each once; sessions without any are
 // absent.
-func testSessionModels(t *testing.T, s store.Store) {
+func testSessionModels(t *testing.T, s store.SessionService) {
 	a, b, c := newSession(t, s), newSession(t, s), newSession(t, s)
 	answer := func(provider, model string) *store.Message {
 		m := text(llm.RoleAssistant, model)
@@ -371,7 +371,7 @@ func testSessionModels(t *testing.T, s store.Store) {
 	}
 }
 
-func testDeleteSession(t *testing.T, s store.Store) {
+func testDeleteSession(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	keep := newSession(t, s)
 	l := acquire(t, s, a.ID, "h")
@@ -387,12 +387,16 @@ func testDeleteSession(t *testing.T, s store.Store) {
 	wantKind(t, "Messages after delete", err, store.ErrNotFound, store.KindNotFound)
 	err = s.Append(c, l.Fence(), text(llm.RoleUser, "late"))
 	wantKind(t, "Append after delete", err, store.ErrNotFound, store.KindNotFound)
-	hits, err := s.Search(c, "zebra", store.SearchOptions{})
-	if err != nil {
-		t.Fatalf("Search: %v", err)
-	}
-	if len(hits) != 1 || hits[0].SessionID != keep.ID {
-		t.Fatalf("Search after delete = %+v, want only the kept session's row", hits)
+	// Search is optional here (store.Searcher): where there is one, the
+	// deleted session's rows are gone from it too.
+	if sr, ok := s.(store.Searcher); ok {
+		hits, err := sr.Search(c, "zebra", store.SearchOptions{})
+		if err != nil {
+			t.Fatalf("Search: %v", err)
+		}
+		if len(hits) != 1 || hits[0].SessionID != keep.ID {
+			t.Fatalf("Search after delete = %+v, want only the kept session's row", hits)
+		}
 	}
 	if got := load(t, s, keep.ID, store.MessageQuery{}); len(got) != 1 {
 		t.Fatalf("other session lost rows: %d", len(got))
@@ -402,7 +406,7 @@ func testDeleteSession(t *testing.T, s store.Store) {
 // testChildKinds: a session's Kind is stored verbatim and comes back with
 // its children, so a caller can tell delegated children and reviews from
 // compression continuations.
-func testChildKinds(t *testing.T, s store.Store) {
+func testChildKinds(t *testing.T, s store.SessionService) {
 	parent := newSession(t, s, func(ss *store.Session) { ss.ID = "parent" })
 	kinds := map[string]string{"cont": "", "sub": store.SessionSubagent, "rev": store.SessionReview}
 	for i, id := range []string{"cont", "sub", "rev"} {
@@ -435,7 +439,7 @@ func testChildKinds(t *testing.T, s store.Store) {
 
 // testResolveTipSkipsSubagents: a live subagent or review child is never
 // taken for the continuation of a compressed session.
-func testResolveTipSkipsSubagents(t *testing.T, s store.Store) {
+func testResolveTipSkipsSubagents(t *testing.T, s store.SessionService) {
 	root := newSession(t, s, func(ss *store.Session) { ss.ID = "root" })
 	newSession(t, s, func(ss *store.Session) { ss.ID = "tip"; ss.ParentID = root.ID; ss.StartedAt = at(1) })
 	newSession(t, s, func(ss *store.Session) {

@@ -56,7 +56,7 @@ func testSharedHeld(t *testing.T, a, b store.Store) {
 // with the current token.
 func testSharedFenceRace(t *testing.T, a, b store.Store) {
 	sess := newSession(t, a)
-	nodes := []store.Store{a, b}
+	nodes := []store.SessionService{a, b}
 	var leases [2]store.Lease
 	l, err := a.AcquireLease(ctx(t), sess.ID, "node-0", shortTTL)
 	if err != nil {
@@ -215,7 +215,7 @@ func testSharedTakeoverRace(t *testing.T, a, b store.Store) {
 func testSharedAcquireRace(t *testing.T, a, b store.Store) {
 	for round := range 5 {
 		sess := newSession(t, a)
-		if won := raceAcquire(t, sess.ID, []store.Store{a, b}, 8); won != 1 {
+		if won := raceAcquire(t, sess.ID, []store.SessionService{a, b}, 8); won != 1 {
 			t.Fatalf("round %d: %d holders on two nodes acquired one lease, want 1", round, won)
 		}
 	}

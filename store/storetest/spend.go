@@ -8,26 +8,17 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-var spendCases = []testCase{
+var spendCases = []testCase[store.SpendLedger]{
 	{"AddsPerPrincipalPerDay", testSpendAdds},
 	{"ConcurrentAddsAllCount", testSpendConcurrent},
-}
-
-func ledger(t *testing.T, s store.Store) store.SpendLedger {
-	t.Helper()
-	l, ok := s.(store.SpendLedger)
-	if !ok {
-		t.Fatalf("%T does not implement store.SpendLedger: a daily spending limit would reset on every restart", s)
-	}
-	return l
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 // Spend sums a principal's additions of one day; other days and other
 // principals (the empty name included) are separate; nothing recorded is 0.
-func testSpendAdds(t *testing.T, s store.Store) {
-	c, l := ctx(t), ledger(t, s)
+func testSpendAdds(t *testing.T, s store.SpendLedger) {
+	c, l := ctx(t), s
 	if got, err := l.Spend(c, "alice", "2026-01-02"); err != nil || got != 0 {
 		t.Fatalf("Spend of nothing = %v, %v; want 0, nil", got, err)
 	}
@@ -57,8 +48,8 @@ func testSpendAdds(t *testing.T, s store.Store) {
 }
 
 // Concurrent additions (as from several turns or nodes) are all counted.
-func testSpendConcurrent(t *testing.T, s store.Store) {
-	c, l := ctx(t), ledger(t, s)
+func testSpendConcurrent(t *testing.T, s store.SpendLedger) {
+	c, l := ctx(t), s
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

@@ -1,8 +1,28 @@
-// Package storetest is the contract every store.Store backend must pass.
-// A backend's own tests call Run with a constructor of fresh, empty stores:
+// Package storetest is the contract of the store interfaces, one suite
+// per consumer-side interface, each taking a constructor of fresh, empty
+// stores of just the interface it checks:
+//
+//   - RunCore: store.SessionService (sessions, messages, leases, fencing,
+//     the folded writes, the prompt stamp), what the agent and the engine
+//     need to run turns;
+//   - RunSearch, RunTurnEvents, RunLedger: search, the recorded turn
+//     events and the tool-call ledger, each with the session service;
+//   - RunMemory, RunCooldowns, RunSpend: workspace memory, credential
+//     cooldowns, the daily spend ledger, on their own;
+//   - RunGateway: tokens, the durable queue and per-principal listings;
+//   - RunLifecycle: Close.
+//
+// Run runs all of them, for a backend of the whole store.Store (the SQL
+// backends):
 //
 //	func TestContract(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+//	}
+//
+// A backend of less runs the suites of what it provides:
+//
+//	func TestCore(t *testing.T) {
+//		storetest.RunCore(t, func(t *testing.T) store.SessionService { return memstore.New() })
 //	}
 //
 // RunShared adds the rules for several processes on one database (two
@@ -21,32 +41,148 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-// Run runs the Store contract against stores made by newStore (a fresh,
-// empty store per call). newStore should arrange for the store to be closed
-// with t.Cleanup; Close must therefore tolerate a second call.
-func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
-	groups := []struct {
-		name  string
-		cases []testCase
-	}{
-		{"Sessions", sessionCases},
-		{"Messages", messageCases},
-		{"Search", searchCases},
-		{"Leases", leaseCases},
-		{"Fencing", fenceCases},
-		{"Folded", foldCases},
-		{"Cooldowns", cooldownCases},
-		{"TurnEvents", eventCases},
-		{"Concurrency", concurrencyCases},
-		{"Lifecycle", lifecycleCases},
-		{"Tokens", tokenCases},
-		{"Queue", queueCases},
-		{"Principals", principalCases},
-		{"Memory", memoryCases},
-		{"Spend", spendCases},
-		{"Prompt", promptCases},
-		{"ToolLedger", ledgerCases},
+// The interfaces the suites check beyond a single store interface: each is
+// the session service (to make sessions and write rows) with one more.
+type (
+	// SearchStore is what RunSearch checks.
+	SearchStore interface {
+		store.SessionService
+		store.Searcher
 	}
+	// EventStore is what RunTurnEvents checks.
+	EventStore interface {
+		store.SessionService
+		store.TurnEvents
+	}
+	// LedgerStore is what RunLedger checks.
+	LedgerStore interface {
+		store.SessionService
+		store.ToolLedger
+	}
+	// GatewayStore is what RunGateway checks: the gateway's own tables
+	// (tokens, queue) and its per-principal listings and search.
+	GatewayStore interface {
+		store.SessionService
+		store.Searcher
+		store.Tokens
+		store.Queue
+	}
+	// Closable is what RunLifecycle checks.
+	Closable interface {
+		store.SessionService
+		Close() error
+	}
+)
+
+// Run runs every suite against stores made by newStore (a fresh, empty
+// store per call), the core suite as subtest "Core". newStore should
+// arrange for the store to be closed with t.Cleanup; Close must therefore
+// tolerate a second call. The spend and tool-call ledgers are not part of
+// store.Store, but every backend of it in this module must have them: a
+// store without one fails.
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("Core", func(t *testing.T) { RunCore(t, as[store.SessionService](newStore)) })
+	RunSearch(t, as[SearchStore](newStore))
+	RunCooldowns(t, as[store.Cooldowns](newStore))
+	RunTurnEvents(t, as[EventStore](newStore))
+	RunLifecycle(t, as[Closable](newStore))
+	RunGateway(t, as[GatewayStore](newStore))
+	RunMemory(t, as[store.Memories](newStore))
+	RunSpend(t, func(t *testing.T) store.SpendLedger {
+		s := newStore(t)
+		l, ok := s.(store.SpendLedger)
+		if !ok {
+			t.Fatalf("%T does not implement store.SpendLedger: a daily spending limit would reset on every restart", s)
+		}
+		return l
+	})
+	RunLedger(t, func(t *testing.T) LedgerStore {
+		s := newStore(t)
+		l, ok := s.(LedgerStore)
+		if !ok {
+			t.Fatalf("%T does not implement store.ToolLedger: a turn handed off after its node died could run a tool twice", s)
+		}
+		return l
+	})
+}
+
+// RunCore runs the contract of store.SessionService: what a backend needs
+// to run turns.
+func RunCore(t *testing.T, newStore func(t *testing.T) store.SessionService) {
+	runGroups(t, newStore,
+		group[store.SessionService]{"Sessions", sessionCases},
+		group[store.SessionService]{"Messages", messageCases},
+		group[store.SessionService]{"Leases", leaseCases},
+		group[store.SessionService]{"Fencing", fenceCases},
+		group[store.SessionService]{"Folded", foldCases},
+		group[store.SessionService]{"Prompt", promptCases},
+		group[store.SessionService]{"Concurrency", concurrencyCases},
+	)
+}
+
+// RunSearch runs the contract of store.Searcher.
+func RunSearch(t *testing.T, newStore func(t *testing.T) SearchStore) {
+	runGroups(t, newStore, group[SearchStore]{"Search", searchCases})
+}
+
+// RunCooldowns runs the contract of store.Cooldowns.
+func RunCooldowns(t *testing.T, newStore func(t *testing.T) store.Cooldowns) {
+	runGroups(t, newStore, group[store.Cooldowns]{"Cooldowns", cooldownCases})
+}
+
+// RunTurnEvents runs the contract of store.TurnEvents.
+func RunTurnEvents(t *testing.T, newStore func(t *testing.T) EventStore) {
+	runGroups(t, newStore, group[EventStore]{"TurnEvents", eventCases})
+}
+
+// RunLifecycle checks that a closed store refuses work with KindClosed.
+func RunLifecycle(t *testing.T, newStore func(t *testing.T) Closable) {
+	runGroups(t, newStore, group[Closable]{"Lifecycle", lifecycleCases})
+}
+
+// RunGateway runs the contract of the gateway's tables: store.Tokens,
+// store.Queue, and listings and search narrowed to one principal.
+func RunGateway(t *testing.T, newStore func(t *testing.T) GatewayStore) {
+	runGroups(t, newStore,
+		group[GatewayStore]{"Tokens", tokenCases},
+		group[GatewayStore]{"Queue", queueCases},
+		group[GatewayStore]{"Principals", principalCases},
+	)
+}
+
+// RunMemory runs the contract of store.Memories.
+func RunMemory(t *testing.T, newStore func(t *testing.T) store.Memories) {
+	runGroups(t, newStore, group[store.Memories]{"Memory", memoryCases})
+}
+
+// RunSpend runs the contract of store.SpendLedger.
+func RunSpend(t *testing.T, newStore func(t *testing.T) store.SpendLedger) {
+	runGroups(t, newStore, group[store.SpendLedger]{"Spend", spendCases})
+}
+
+// RunLedger runs the contract of store.ToolLedger.
+func RunLedger(t *testing.T, newStore func(t *testing.T) LedgerStore) {
+	runGroups(t, newStore, group[LedgerStore]{"ToolLedger", ledgerCases})
+}
+
+// as narrows a constructor of whole stores to one of S.
+func as[S any](newStore func(t *testing.T) store.Store) func(t *testing.T) S {
+	return func(t *testing.T) S { return newStore(t).(S) }
+}
+
+// testCase is one contract rule, checked on a store of S.
+type testCase[S any] struct {
+	name string
+	run  func(t *testing.T, s S)
+}
+
+// group is a named list of rules, one subtest each, each on a fresh store.
+type group[S any] struct {
+	name  string
+	cases []testCase[S]
+}
+
+func runGroups[S any](t *testing.T, newStore func(t *testing.T) S, groups ...group[S]) {
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
 			for _, c := range g.cases {
@@ -58,12 +194,6 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}
 }
 
-// testCase is one contract rule.
-type testCase struct {
-	name string
-	run  func(t *testing.T, s store.Store)
-}
-
 // base is a fixed, nanosecond-precise instant in the past, so explicit
 // times sort before anything a store stamps with "now".
 var base = time.Date(2021, 3, 14, 15, 9, 26, 535897932, time.UTC)
@@ -71,7 +201,7 @@ var base = time.Date(2021, 3, 14, 15, 9, 26, 535897932, time.UTC)
 // at returns base plus n seconds.
 func at(n int) time.Time { return base.Add(time.Duration(n) * time.Second) }
 
-func newSession(t *testing.T, s store.Store, mods ...func(*store.Session)) *store.Session {
+func newSession(t *testing.T, s store.SessionService, mods ...func(*store.Session)) *store.Session {
 	t.Helper()
 	sess := &store.Session{Title: "test", Provider: "openai", Model: "gpt-test"}
 	for _, m := range mods {
@@ -83,7 +213,7 @@ func newSession(t *testing.T, s store.Store, mods ...func(*store.Session)) *stor
 	return sess
 }
 
-func acquire(t *testing.T, s store.Store, sessionID, holder string) store.Lease {
+func acquire(t *testing.T, s store.SessionService, sessionID, holder string) store.Lease {
 	t.Helper()
 	l, err := s.AcquireLease(t.Context(), sessionID, holder, time.Minute)
 	if err != nil {
@@ -96,14 +226,14 @@ func text(role llm.Role, s string) *store.Message {
 	return &store.Message{Message: llm.NewText(role, s)}
 }
 
-func appendMsgs(t *testing.T, s store.Store, f store.Fence, msgs ...*store.Message) {
+func appendMsgs(t *testing.T, s store.SessionService, f store.Fence, msgs ...*store.Message) {
 	t.Helper()
 	if err := s.Append(t.Context(), f, msgs...); err != nil {
 		t.Fatalf("Append: %v", err)
 	}
 }
 
-func load(t *testing.T, s store.Store, id string, q store.MessageQuery) []store.Message {
+func load(t *testing.T, s store.SessionService, id string, q store.MessageQuery) []store.Message {
 	t.Helper()
 	got, err := s.Messages(t.Context(), id, q)
 	if err != nil {
@@ -112,7 +242,7 @@ func load(t *testing.T, s store.Store, id string, q store.MessageQuery) []store.
 	return got
 }
 
-func getSession(t *testing.T, s store.Store, id string) *store.Session {
+func getSession(t *testing.T, s store.SessionService, id string) *store.Session {
 	t.Helper()
 	got, err := s.GetSession(t.Context(), id)
 	if err != nil {
