@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -26,6 +27,51 @@ var messageCases = []testCase[store.SessionService]{
 	{"AppendMovesSessionUp", testAppendMovesSessionUp},
 	{"EmptySession", testEmptySession},
 	{"SessionsIsolated", testSessionsIsolated},
+	{"NoAliasing", testNoAliasing},
+}
+
+// testNoAliasing: what a caller passed to a write or got from a read is its
+// own; changing it afterwards changes nothing stored (an in-memory backend
+// must copy).
+func testNoAliasing(t *testing.T, s store.SessionService) {
+	a := newSession(t, s)
+	f := store.Fence{SessionID: a.ID}
+	mk := func() *store.Message {
+		return &store.Message{Message: llm.Message{Role: llm.RoleAssistant,
+			Content:   []llm.Part{llm.TextPart("kept"), {Type: llm.PartImage, MediaType: "image/png", Data: []byte{1, 2, 3}}},
+			ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a"}`}},
+			Reasoning: &llm.Reasoning{Text: "why", Blocks: []llm.ThinkingBlock{{Type: "thinking", Thinking: "t"}},
+				Items: []json.RawMessage{json.RawMessage(`{"a":1}`)}}}}
+	}
+	in := mk()
+	appendMsgs(t, s, f, in)
+	want := *mk()
+	want.ID, want.Seq, want.SessionID, want.CreatedAt = in.ID, in.Seq, in.SessionID, in.CreatedAt
+	scribble := func(m *store.Message) {
+		m.Content[0].Text = "changed"
+		m.Content[1].Data[0] = 9
+		m.ToolCalls[0].Arguments = "{}"
+		m.Reasoning.Text = "changed"
+		m.Reasoning.Blocks[0].Thinking = "changed"
+		m.Reasoning.Items[0][1] = 'b'
+	}
+	scribble(in)
+	got := load(t, s, a.ID, store.MessageQuery{})
+	if len(got) != 1 {
+		t.Fatalf("rows = %d", len(got))
+	}
+	if err := sameMessage(want, got[0]); err != nil {
+		t.Fatalf("changing the appended value changed the stored row: %v", err)
+	}
+	scribble(&got[0])
+	if err := sameMessage(want, load(t, s, a.ID, store.MessageQuery{})[0]); err != nil {
+		t.Fatalf("changing a read row changed the stored row: %v", err)
+	}
+	sess := getSession(t, s, a.ID)
+	sess.Title = "changed"
+	if getSession(t, s, a.ID).Title == "changed" {
+		t.Fatal("changing a read session changed the stored one")
+	}
 }
 
 func testAppendAssigns(t *testing.T, s store.SessionService) {
