@@ -41,3 +41,7 @@ func TestSpend(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	storetest.RunLifecycle(t, func(t *testing.T) storetest.Closable { return newStore(t) })
 }
+
+func TestSearch(t *testing.T) {
+	storetest.RunSearch(t, func(t *testing.T) storetest.SearchStore { return newStore(t) })
+}

@@ -1,10 +1,11 @@
 // Package memstore keeps sessions in memory: a store for embedders that
 // need no database and for fast tests. It implements store.SessionService
 // (sessions, fenced transcripts, turn leases: what an agent needs to run
-// turns) and passes storetest.RunCore, and besides store.Memories,
-// store.TurnEvents, store.ToolLedger, store.Cooldowns and
-// store.SpendLedger, each passing its storetest suite. Nothing survives
-// the process; several processes never share it (use store/sqlite).
+// turns) and passes storetest.RunCore, and besides store.Searcher,
+// store.Memories, store.TurnEvents, store.ToolLedger, store.Cooldowns and
+// store.SpendLedger, each passing its storetest suite (not the gateway's
+// tokens and queue). Nothing survives the process; several processes
+// never share it (use store/sqlite).
 //
 // A Store is safe for concurrent use: one mutex serialises every call, so
 // each call is atomic, as a transaction of the SQL backends is. Values are
@@ -58,6 +59,7 @@ type cooldownKey struct{ provider, baseURL, keyID string }
 
 var (
 	_ store.SessionService = (*Store)(nil)
+	_ store.Searcher       = (*Store)(nil)
 	_ store.Memories       = (*Store)(nil)
 	_ store.TurnEvents     = (*Store)(nil)
 	_ store.ToolLedger     = (*Store)(nil)
