@@ -47,7 +47,7 @@ type Workspace struct {
 // Options configure a Server.
 type Options struct {
 	// Store holds the sessions session/list and session/load read.
-	Store store.Store
+	Store store.SessionService
 	// Open builds the Talaria agent one ACP session runs on; the returned
 	// func releases what it started (MCP servers) and is called when the
 	// session is replaced or the connection ends.

@@ -26,7 +26,7 @@ type Options struct {
 	// Agent runs the turns; Store is the one it writes (sessions are read
 	// from it).
 	Agent *agent.Agent
-	Store store.Store
+	Store store.SessionService
 	// Unattended lets the tool-loop guard stop a turn (nobody watches an
 	// MCP host's call the way a person watches chat).
 	Unattended bool
