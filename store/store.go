@@ -1,6 +1,10 @@
 // Package store defines where sessions, messages, turn leases and credential
-// cooldowns are kept. Backends (store/sqlite, later store/postgres) implement
-// Store and must pass the contract suite in store/storetest.
+// cooldowns are kept, as one interface per consumer (SessionService for the
+// agent and engine; Searcher, Memories, TurnEvents, ToolLedger, Cooldowns,
+// SpendLedger, Tokens, Queue for the packages that use them). The SQL
+// backends (store/sqlite, store/postgres) implement all of them: Store (the
+// union of all but the two ledgers) and both ledgers; store/memstore keeps the session service and most of the rest in
+// memory. Each interface has its contract suite in store/storetest.
 package store
 
 import (
