@@ -14,34 +14,14 @@ func newStore(t *testing.T) *memstore.Store {
 	return s
 }
 
+// TestCore is the suite of what an agent needs, on its own (a backend of
+// just the session service would run only this one).
 func TestCore(t *testing.T) {
 	storetest.RunCore(t, func(t *testing.T) store.SessionService { return newStore(t) })
 }
 
-func TestMemory(t *testing.T) {
-	storetest.RunMemory(t, func(t *testing.T) store.Memories { return newStore(t) })
-}
-
-func TestTurnEvents(t *testing.T) {
-	storetest.RunTurnEvents(t, func(t *testing.T) storetest.EventStore { return newStore(t) })
-}
-
-func TestLedger(t *testing.T) {
-	storetest.RunLedger(t, func(t *testing.T) storetest.LedgerStore { return newStore(t) })
-}
-
-func TestCooldowns(t *testing.T) {
-	storetest.RunCooldowns(t, func(t *testing.T) store.Cooldowns { return newStore(t) })
-}
-
-func TestSpend(t *testing.T) {
-	storetest.RunSpend(t, func(t *testing.T) store.SpendLedger { return newStore(t) })
-}
-
-func TestLifecycle(t *testing.T) {
-	storetest.RunLifecycle(t, func(t *testing.T) storetest.Closable { return newStore(t) })
-}
-
-func TestSearch(t *testing.T) {
-	storetest.RunSearch(t, func(t *testing.T) storetest.SearchStore { return newStore(t) })
+// TestContract is everything the SQL backends pass: store.Store and both
+// ledgers.
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return newStore(t) })
 }

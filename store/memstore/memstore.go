@@ -1,11 +1,11 @@
 // Package memstore keeps sessions in memory: a store for embedders that
 // need no database and for fast tests. It implements store.SessionService
 // (sessions, fenced transcripts, turn leases: what an agent needs to run
-// turns) and passes storetest.RunCore, and besides store.Searcher,
-// store.Memories, store.TurnEvents, store.ToolLedger, store.Cooldowns and
-// store.SpendLedger, each passing its storetest suite (not the gateway's
-// tokens and queue). Nothing survives the process; several processes
-// never share it (use store/sqlite).
+// turns) and passes storetest.RunCore; it implements the rest of
+// store.Store and both ledgers as well, and passes storetest.Run, so a
+// gateway runs on it too. Nothing survives the process; several processes
+// never share it (use store/sqlite or store/postgres), and it has no
+// store.Cluster.
 //
 // A Store is safe for concurrent use: one mutex serialises every call, so
 // each call is atomic, as a transaction of the SQL backends is. Values are
@@ -43,6 +43,10 @@ type Store struct {
 	calls     map[string][]*store.ToolCallRecord // by session, in first-start order
 	cooldowns map[cooldownKey]store.Cooldown
 	spend     map[[2]string]float64 // principal, day
+
+	tokens      []store.Token
+	queue       []store.QueuedMessage // in ID order
+	lastQueueID int64
 }
 
 type session struct {
@@ -65,6 +69,9 @@ var (
 	_ store.ToolLedger     = (*Store)(nil)
 	_ store.Cooldowns      = (*Store)(nil)
 	_ store.SpendLedger    = (*Store)(nil)
+	_ store.Tokens         = (*Store)(nil)
+	_ store.Queue          = (*Store)(nil)
+	_ store.Store          = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -85,6 +92,7 @@ func (m *Store) Close() error {
 	defer m.mu.Unlock()
 	m.closed = true
 	m.sessions, m.memory, m.events, m.calls, m.cooldowns, m.spend = nil, nil, nil, nil, nil, nil
+	m.tokens, m.queue = nil, nil
 	return nil
 }
 
@@ -284,8 +292,8 @@ func (s *session) addSpend(sp store.Spend) {
 	s.s.UpdatedAt = now()
 }
 
-// DeleteSession removes a session with its rows, lease, turn events and
-// tool-call records. Child sessions keep their ParentID.
+// DeleteSession removes a session with its rows, lease, queue, turn events
+// and tool-call records. Child sessions keep their ParentID.
 func (m *Store) DeleteSession(ctx context.Context, id string) error {
 	const op = "delete session"
 	if err := m.begin(ctx, op); err != nil {
@@ -298,6 +306,7 @@ func (m *Store) DeleteSession(ctx context.Context, id string) error {
 	delete(m.sessions, id)
 	delete(m.events, id)
 	delete(m.calls, id)
+	m.queue = slices.DeleteFunc(m.queue, func(q store.QueuedMessage) bool { return q.SessionID == id })
 	return nil
 }
 
