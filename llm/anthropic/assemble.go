@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/thinktags"
 )
 
 // sseEvent is the union of the Messages stream event payloads we read.
@@ -125,7 +126,7 @@ type assembler struct {
 	text strings.Builder
 	// think moves inline <think>…</think> out of text blocks; what it
 	// finds is the reasoning when no thinking block came.
-	think  llm.ThinkSplitter
+	think  thinktags.Splitter
 	inline strings.Builder
 	blocks map[int]*blockState
 	order  []*blockState // in start order
@@ -295,7 +296,7 @@ func (a *assembler) partialText() string { return a.text.String() }
 func (a *assembler) response() *llm.Response {
 	msg := llm.Message{Role: llm.RoleAssistant}
 	t := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(t); ok {
+	if answer, reasoning, ok := thinktags.SplitOrphanClose(t); ok {
 		t = answer
 		a.inline.WriteString(reasoning)
 	}

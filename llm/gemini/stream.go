@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/netclass"
+	"github.com/talaria-agent/talaria/llm/internal/thinktags"
 )
 
 // assembler turns streamed GenerateContentResponse chunks into llm events
@@ -21,7 +23,7 @@ type assembler struct {
 	text      strings.Builder
 	thoughts  strings.Builder
 	// think moves inline <think>…</think> out of the answer text.
-	think     llm.ThinkSplitter
+	think     thinktags.Splitter
 	calls     []llm.ToolCall
 	sigs      []json.RawMessage
 	usage     llm.Usage
@@ -148,7 +150,7 @@ func (a *assembler) finished() bool { return a.blocked || a.rawFinish != "" }
 func (a *assembler) response() *llm.Response {
 	msg := llm.Message{Role: llm.RoleAssistant, ToolCalls: a.calls}
 	text := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+	if answer, reasoning, ok := thinktags.SplitOrphanClose(text); ok {
 		// A template opened the block in the prompt: what came before the
 		// close tag was reasoning.
 		text = answer
@@ -210,7 +212,7 @@ func (p *Provider) streamError(ctx context.Context, model string, header http.He
 		e.Message = err.Error()
 	default:
 		e.Message = err.Error()
-		e.Transport = llm.ClassifyTransport(err)
+		e.Transport = netclass.Classify(err)
 		if e.Transport == llm.TransportNone {
 			e.Transport = llm.TransportEOF
 		}

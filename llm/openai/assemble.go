@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/thinktags"
 )
 
 // assembler turns chunks into events and, at the end, into one Response.
@@ -16,7 +17,7 @@ type assembler struct {
 	text      strings.Builder
 	reasoning strings.Builder
 	// think moves inline <think>…</think> out of the content into reasoning.
-	think     llm.ThinkSplitter
+	think     thinktags.Splitter
 	refused   bool
 	calls     []*callState // in order of first appearance
 	finishRaw string
@@ -210,7 +211,7 @@ func (a *assembler) finish() []llm.Event {
 	}
 	msg := llm.Message{Role: llm.RoleAssistant}
 	text := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+	if answer, reasoning, ok := thinktags.SplitOrphanClose(text); ok {
 		// The template opened the block in the prompt: what streamed
 		// before the close tag was reasoning. It was shown as text; the
 		// stored answer is clean.

@@ -12,6 +12,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/netclass"
 )
 
 // localError is a failure before anything was sent (the request could not be
@@ -70,7 +71,7 @@ func (p *Provider) transportError(ctx context.Context, model string, err error, 
 		Provider:    p.name,
 		Model:       model,
 		Message:     err.Error(),
-		Transport:   llm.ClassifyTransport(err),
+		Transport:   netclass.Classify(err),
 		MidStream:   midStream,
 		PartialText: partial,
 		Err:         err,

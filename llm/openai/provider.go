@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // Values for Config.MaxTokensField.
@@ -93,7 +94,7 @@ type Provider struct {
 	compactionOff refusals
 	// tools and rsTools are the tool lists validated and encoded once
 	// (Chat Completions and Responses).
-	tools, rsTools llm.ToolCache
+	tools, rsTools toolcache.Cache
 }
 
 var _ llm.Provider = (*Provider)(nil)

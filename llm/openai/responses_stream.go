@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/thinktags"
 )
 
 // errNoCompleted is the cause when a Responses stream ends before its
@@ -78,7 +79,7 @@ type rsAssembler struct {
 	text      strings.Builder
 	summary   strings.Builder
 	// think moves inline <think>…</think> out of the answer text.
-	think     llm.ThinkSplitter
+	think     thinktags.Splitter
 	items     []json.RawMessage
 	calls     map[int]*rsCall // by output_index
 	order     []*rsCall
@@ -234,7 +235,7 @@ func (a *rsAssembler) complete(r *rsEventResp) {
 func (a *rsAssembler) response() *llm.Response {
 	msg := llm.Message{Role: llm.RoleAssistant}
 	text := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
+	if answer, reasoning, ok := thinktags.SplitOrphanClose(text); ok {
 		// A template opened the block in the prompt: what came before the
 		// close tag was reasoning.
 		text = answer
