@@ -23,7 +23,7 @@ func newTestAgent(t *testing.T, st store.Store) *Agent {
 		Holder:    "me",
 		LeaseTTL:  time.Minute,
 		Routes: []turn.Route{{
-			Provider: openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}),
+			Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}),
 			Model:    "test-model",
 		}},
 	})

@@ -165,8 +165,10 @@ func benchTurnsLedger(b *testing.B, api string, prior int, pgBase string, obs tu
 				b.Fatal(err)
 			}
 			r.Provider = g
+		case "openai-responses":
+			r.Provider = openai.NewResponses(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k"})
 		default:
-			r.Provider = openai.New(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k", Responses: api == "openai-responses"})
+			r.Provider = openai.NewChat(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k"})
 		}
 		r.BaseURL = external
 	}})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 
 	"github.com/openai/openai-go/v3/option"
@@ -204,29 +205,40 @@ func (a *rsAssembler) response() *llm.Response {
 	return a.s.Response(msg, a.finish, a.rawFinish)
 }
 
-// streamResponses is Stream in Responses mode.
-func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) {
-	o := p.responses
+// Stream sends req as a streaming Responses call and yields the answer as
+// it arrives, following the closing rule of llm.Provider.
+func (p *Responses) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if req == nil {
+			yield(llm.Event{}, p.localError("", "nil request"))
+			return
+		}
+		p.stream(ctx, req, yield)
+	}
+}
+
+func (p *Responses) stream(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) {
+	o := p.options
 	o.compact = !p.compactionOff.has(req.Session) && p.compaction.gated(req.Model)
 	o.threshold = p.compaction.threshold
-	if !p.streamResponsesOnce(ctx, req, o, yield) && o.compact {
+	if !p.streamOnce(ctx, req, o, yield) && o.compact {
 		// The endpoint refused context_management: native compaction is
 		// off for this session from now on (local compression still runs)
 		// and the call is sent again without it, once. Other sessions keep
 		// it: one session's refusal says nothing about another's request.
 		p.compactionOff.add(req.Session)
 		o.compact = false
-		p.streamResponsesOnce(ctx, req, o, yield)
+		p.streamOnce(ctx, req, o, yield)
 	}
 }
 
-// streamResponsesOnce makes one call. It returns false, having yielded
+// streamOnce makes one call. It returns false, having yielded
 // nothing, only when o.compact is set and the endpoint rejected the
 // context_management field.
-func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o responsesOptions, yield func(llm.Event, error) bool) bool {
+func (p *Responses) streamOnce(ctx context.Context, req *llm.Request, o responsesOptions, yield func(llm.Event, error) bool) bool {
 	ctx, body, release, err := encode(ctx, req,
 		func() ([]byte, error) { return encodeResponsesRequest(req, o) },
-		func() ([]byte, string, error) { return encodeResponsesIncremental(req, o, &p.rsTools) })
+		func() ([]byte, string, error) { return encodeResponsesIncremental(req, o, &p.tools) })
 	if err != nil {
 		yield(llm.Event{}, p.localError(req.Model, err.Error()))
 		return true
@@ -254,7 +266,7 @@ func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o 
 		yield(llm.Event{}, p.requestError(ctx, req.Model, nil, capt))
 		return true
 	}
-	asm := &rsAssembler{reqModel: req.Model, replay: p.responses.replay}
+	asm := &rsAssembler{reqModel: req.Model, replay: p.options.replay}
 	dec := ssestream.NewDecoder(resp)
 	for dec.Next() {
 		if ctx.Err() != nil {
