@@ -32,17 +32,15 @@ import (
 // noopTool is a trivial read-only tool, so the benchmark measures the
 // engine, not a tool.
 func noopTool() tool.Tool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{
-			Name:        "noop",
-			Description: "Does nothing and says so.",
-			Parameters:  testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"),
-			ReadOnly:    true,
-		},
-		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return testenv.MustFunc(tool.Info{
+		Name:        "noop",
+		Description: "Does nothing and says so.",
+		Parameters:  testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"),
+		ReadOnly:    true,
+	},
+		func(_ context.Context, args json.RawMessage) (tool.Result, error) {
 			return tool.Result{Content: "ok " + string(args)}, nil
-		},
-	}
+		})
 }
 
 // BenchmarkRoundTrip measures engine overhead per API round trip: a turn of
