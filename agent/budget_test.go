@@ -21,12 +21,10 @@ import (
 func TestIterationBudgetIsSharedWithSubagents(t *testing.T) {
 	for _, api := range []string{"openai", "anthropic"} {
 		t.Run(api, func(t *testing.T) {
-			probe := &testenv.FuncTool{
-				Meta: tool.Info{Name: "probe", Description: "probe", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-				Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+			probe := testenv.MustFunc(tool.Info{Name: "probe", Description: "probe", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+				func(context.Context, json.RawMessage) (tool.Result, error) {
 					return tool.Result{Content: "probed"}, nil
-				},
-			}
+				})
 			env := testenv.New(t, testenv.Options{API: api, Model: pricedModel, NoBuiltins: true, ExtraTools: []tool.Tool{probe},
 				Configure: func(c *agent.Config) {
 					c.Subagents.Enabled = true

@@ -114,13 +114,11 @@ func (c *commitCounter) AppendTurnEvents(ctx context.Context, evs ...store.TurnE
 
 // noopTool does nothing, so a tool turn costs only the engine's writes.
 func noopTool() tool.Tool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{Name: "noop", Description: "Does nothing.",
-			Parameters: testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"), ReadOnly: true},
-		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return testenv.MustFunc(tool.Info{Name: "noop", Description: "Does nothing.",
+		Parameters: testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"), ReadOnly: true},
+		func(_ context.Context, args json.RawMessage) (tool.Result, error) {
 			return tool.Result{Content: "ok " + string(args)}, nil
-		},
-	}
+		})
 }
 
 // A turn commits as few times as its invariants allow, on both backends:

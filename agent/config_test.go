@@ -30,7 +30,7 @@ func TestConfigReachesEngines(t *testing.T) {
 	cat := catalogue.New(map[string]catalogue.Model{"m": {Window: 50_000}})
 	a, err := New(Config{
 		Store:     st,
-		Routes:    []turn.Route{{Provider: openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "m"}},
+		Routes:    []turn.Route{{Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "m"}},
 		Limits:    turn.Limits{MaxIterations: 9},
 		Catalogue: cat,
 		Workspace: t.TempDir(),

@@ -23,7 +23,7 @@ type addArgs struct {
 
 // Embedding the engine: a store, a provider, tools, then turns. The
 // provider here is llmtest's scripted model, so the example runs without a
-// key; a real one is, e.g., openai.New(openai.Config{APIKey: …}).
+// key; a real one is, e.g., openai.NewChat(openai.Config{APIKey: …}).
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "talaria-example")

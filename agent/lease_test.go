@@ -176,15 +176,13 @@ func TestTakenOverTurnIsFencedOut(t *testing.T) {
 	started := make(chan struct{})
 	wake := make(chan struct{})
 	var ran atomic.Int32
-	slow := &testenv.FuncTool{
-		Meta: tool.Info{Name: "slow", Description: "takes a while", Parameters: testenv.ObjectSchema(`{}`)},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+	slow := testenv.MustFunc(tool.Info{Name: "slow", Description: "takes a while", Parameters: testenv.ObjectSchema(`{}`)},
+		func(context.Context, json.RawMessage) (tool.Result, error) {
 			ran.Add(1)
 			close(started)
 			<-wake // a paused process: it does not notice the cancel either
 			return tool.Result{Content: "slow result"}, nil
-		},
-	}
+		})
 	env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{slow}, Configure: func(c *agent.Config) {
 		fs = testenv.NewFaultStore(c.Store)
 		c.Store = fs
@@ -274,13 +272,11 @@ func TestTakenOverTurnIsFencedOut(t *testing.T) {
 // turn (hard interrupt) instead of letting it run unfenced.
 func TestRefreshFailureStopsTurn(t *testing.T) {
 	var fs *testenv.FaultStore
-	block := &testenv.FuncTool{
-		Meta: tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`)},
-		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	block := testenv.MustFunc(tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`)},
+		func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 			<-ctx.Done()
 			return tool.Result{Content: "stopped", IsError: true}, nil
-		},
-	}
+		})
 	env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{block}, Configure: func(c *agent.Config) {
 		fs = testenv.NewFaultStore(c.Store)
 		c.Store = fs
@@ -338,10 +334,8 @@ func TestCleanupOnEveryExit(t *testing.T) {
 				ctx, interrupt := context.WithCancel(t.Context())
 				defer interrupt()
 				// A raw tool, not a tool.Func: its panic must reach the engine.
-				work := &testenv.FuncTool{
-					Meta: tool.Info{Name: "work", Description: "works", Parameters: testenv.ObjectSchema(`{}`)},
-					Fn:   func(ctx context.Context, _ json.RawMessage) (tool.Result, error) { return c.tool(ctx, interrupt) },
-				}
+				work := &rawTool{info: tool.Info{Name: "work", Description: "works", Parameters: testenv.ObjectSchema(`{}`)},
+					run: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) { return c.tool(ctx, interrupt) }}
 				dir := t.TempDir()
 				st, err := sqlite.Open(t.Context(), filepath.Join(dir, "state.db"), sqlite.Options{})
 				if err != nil {
@@ -413,10 +407,9 @@ func TestPanicEndsTurnCleanly(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			explode := &testenv.FuncTool{
-				Meta: tool.Info{Name: "explode", Description: "panics", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn:   func(context.Context, json.RawMessage) (tool.Result, error) { panic("tool exploded") },
-			}
+			// A raw tool, not a tool.Func: its panic must reach the engine.
+			explode := &rawTool{info: tool.Info{Name: "explode", Description: "panics", Parameters: testenv.ObjectSchema(`{}`)},
+				run: func(context.Context, json.RawMessage) (tool.Result, error) { panic("tool exploded") }}
 			logs := &testenv.Buffer{}
 			env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{explode}, Configure: func(cfg *agent.Config) {
 				cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
@@ -444,4 +437,17 @@ func TestPanicEndsTurnCleanly(t *testing.T) {
 			env.ContinueOK("still alive?")
 		})
 	}
+}
+
+// rawTool is a tool.Tool that is not a tool.Func, which would turn a panic
+// into an error result.
+type rawTool struct {
+	info tool.Info
+	run  func(context.Context, json.RawMessage) (tool.Result, error)
+}
+
+func (r *rawTool) Info() tool.Info { return r.info }
+
+func (r *rawTool) Run(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	return r.run(ctx, args)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -23,7 +24,7 @@ func newTestAgent(t *testing.T, st store.Store) *Agent {
 		Holder:    "me",
 		LeaseTTL:  time.Minute,
 		Routes: []turn.Route{{
-			Provider: openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}),
+			Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}),
 			Model:    "test-model",
 		}},
 	})
@@ -52,7 +53,8 @@ func compressedRows() []*store.Message {
 
 // rotate moves the transcript and the lease to a child and ends the parent;
 // when the parent's lease was lost meanwhile it changes nothing at all:
-// the parent stays live and the half-made child is removed.
+// the parent stays live and the half-made child is removed. The lease
+// expires in a synctest bubble: fake-clock time, exact and instant.
 func TestRotate(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -63,65 +65,64 @@ func TestRotate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			st := openStore(t)
-			a := newTestAgent(t, st)
-			parent, err := a.NewSession(ctx, SessionOptions{Title: "p"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ttl := time.Minute
-			if tc.loseLease {
-				ttl = time.Millisecond
-			}
-			lease, err := st.AcquireLease(ctx, parent.ID, "me", ttl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var thief store.Lease
-			if tc.loseLease {
-				time.Sleep(5 * time.Millisecond) // let it expire
-				if thief, err = st.AcquireLease(ctx, parent.ID, "thief", time.Minute); err != nil {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				st := openStore(t)
+				a := newTestAgent(t, st)
+				parent, err := a.NewSession(ctx, SessionOptions{Title: "p"})
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			tl := &turnLease{l: lease}
-			child, err := a.rotate(ctx, parent, tl, compressedRows())
-			p, gerr := st.GetSession(ctx, parent.ID)
-			if gerr != nil {
-				t.Fatal(gerr)
-			}
-			kids, _ := st.ChildSessions(ctx, parent.ID)
-			if tc.loseLease {
-				if !errors.Is(err, store.ErrLeaseLost) || !p.Live() || len(kids) != 0 || tl.get() != lease {
-					t.Fatalf("err %v, parent live %v, %d children, lease moved %v; want nothing changed",
-						err, p.Live(), len(kids), tl.get() != lease)
+				const ttl = time.Minute
+				lease, err := st.AcquireLease(ctx, parent.ID, "me", ttl)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if _, err := st.RefreshLease(ctx, thief, time.Minute); err != nil {
-					t.Errorf("the other holder's lease was disturbed: %v", err)
+				var thief store.Lease
+				if tc.loseLease {
+					time.Sleep(ttl + time.Millisecond) // let it expire
+					if thief, err = st.AcquireLease(ctx, parent.ID, "thief", time.Minute); err != nil {
+						t.Fatal(err)
+					}
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Live() || p.EndReason != store.EndCompression || len(kids) != 1 || kids[0].ID != child.ID {
-				t.Fatalf("parent live=%v reason %q, children %v", p.Live(), p.EndReason, kids)
-			}
-			if child.ParentID != parent.ID || child.SystemPrompt != parent.SystemPrompt || child.Title != "p" {
-				t.Errorf("child %+v does not continue the parent", child)
-			}
-			if got := tl.get(); got.SessionID != child.ID {
-				t.Errorf("the turn's lease is on %s, want the child", got.SessionID)
-			}
-			rows, _ := st.Messages(ctx, child.ID, store.MessageQuery{})
-			if len(rows) != 2 || rows[0].Text() != "task" {
-				t.Errorf("child rows %+v", rows)
-			}
-			// The parent's lease was released: anyone may take it now.
-			if _, err := st.AcquireLease(ctx, parent.ID, "other", time.Minute); err != nil {
-				t.Errorf("parent lease still held: %v", err)
-			}
+				tl := &turnLease{l: lease}
+				child, err := a.rotate(ctx, parent, tl, compressedRows())
+				p, gerr := st.GetSession(ctx, parent.ID)
+				if gerr != nil {
+					t.Fatal(gerr)
+				}
+				kids, _ := st.ChildSessions(ctx, parent.ID)
+				if tc.loseLease {
+					if !errors.Is(err, store.ErrLeaseLost) || !p.Live() || len(kids) != 0 || tl.get() != lease {
+						t.Fatalf("err %v, parent live %v, %d children, lease moved %v; want nothing changed",
+							err, p.Live(), len(kids), tl.get() != lease)
+					}
+					if _, err := st.RefreshLease(ctx, thief, time.Minute); err != nil {
+						t.Errorf("the other holder's lease was disturbed: %v", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Live() || p.EndReason != store.EndCompression || len(kids) != 1 || kids[0].ID != child.ID {
+					t.Fatalf("parent live=%v reason %q, children %v", p.Live(), p.EndReason, kids)
+				}
+				if child.ParentID != parent.ID || child.SystemPrompt != parent.SystemPrompt || child.Title != "p" {
+					t.Errorf("child %+v does not continue the parent", child)
+				}
+				if got := tl.get(); got.SessionID != child.ID {
+					t.Errorf("the turn's lease is on %s, want the child", got.SessionID)
+				}
+				rows, _ := st.Messages(ctx, child.ID, store.MessageQuery{})
+				if len(rows) != 2 || rows[0].Text() != "task" {
+					t.Errorf("child rows %+v", rows)
+				}
+				// The parent's lease was released: anyone may take it now.
+				if _, err := st.AcquireLease(ctx, parent.ID, "other", time.Minute); err != nil {
+					t.Errorf("parent lease still held: %v", err)
+				}
+			})
 		})
 	}
 }
@@ -151,8 +152,11 @@ func (s *rotatingStore) RefreshLease(ctx context.Context, l store.Lease, ttl tim
 
 // The refresher treats the failed renewal of a lease a rotation released
 // on purpose as nothing, renews the child's lease from then on, and does
-// not stop the turn.
-func TestRefresherSurvivesRotation(t *testing.T) {
+// not stop the turn. It runs in a synctest bubble: the refresh periods are
+// fake-clock time.
+func TestRefresherSurvivesRotation(t *testing.T) { synctest.Test(t, testRefresherSurvivesRotation) }
+
+func testRefresherSurvivesRotation(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	a := newTestAgent(t, st)
@@ -180,11 +184,11 @@ func TestRefresherSurvivesRotation(t *testing.T) {
 		a.refresh(turnCtx, cancel, tl, stopped)
 	}()
 	<-rs.done
-	// Wait until it has renewed the child's lease.
+	// Wait until it has renewed the child's lease: a few refresh periods,
+	// bounded in fake time so that a refresher that never does fails below.
 	renewed := func() bool { got := tl.get(); return got.SessionID == child.ID && got.ExpiresAt.After(cl.ExpiresAt) }
-	deadline := time.Now().Add(10 * time.Second)
-	for !renewed() && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
+	for i := 0; !renewed() && i < 1000; i++ {
+		time.Sleep(time.Millisecond)
 	}
 	close(stopped)
 	<-finished

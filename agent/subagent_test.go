@@ -206,15 +206,13 @@ func TestDelegateInterrupt(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			running := make(chan struct{})
 			stopped := make(chan struct{})
-			block := &testenv.FuncTool{
-				Meta: tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-				Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			block := testenv.MustFunc(tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+				func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 					close(running)
 					<-ctx.Done()
 					close(stopped)
 					return tool.Result{Content: "stopped", IsError: true}, nil
-				},
-			}
+				})
 			e := newDelegEnv(t, api, block)
 			e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
 				switch {
@@ -406,14 +404,12 @@ func (r *refreshFails) RefreshLease(ctx context.Context, l store.Lease, ttl time
 // finalizes with a valid transcript, and the parent ends lease_lost.
 func TestParentLeaseLossStopsChildren(t *testing.T) {
 	running := make(chan struct{})
-	block := &testenv.FuncTool{
-		Meta: tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	block := testenv.MustFunc(tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 			close(running)
 			<-ctx.Done()
 			return tool.Result{Content: "stopped", IsError: true}, nil
-		},
-	}
+		})
 	var rf *refreshFails
 	e := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{block}, Configure: func(c *agent.Config) {
 		rf = &refreshFails{Store: c.Store.(store.Store)}
@@ -523,14 +519,12 @@ func TestDelegateNested(t *testing.T) {
 // registration; both finalize as interrupted.
 func TestInterruptFansOutToChildren(t *testing.T) {
 	running := make(chan struct{})
-	block := &testenv.FuncTool{
-		Meta: tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	block := testenv.MustFunc(tool.Info{Name: "block", Description: "waits", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 			close(running)
 			<-ctx.Done()
 			return tool.Result{Content: "stopped", IsError: true}, nil
-		},
-	}
+		})
 	e := newDelegEnv(t, "anthropic", block)
 	e.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
 		if isChild(r) {

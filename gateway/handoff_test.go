@@ -43,13 +43,11 @@ func TestCutOffTurnContinuesAfterRestart(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var effects atomic.Int32
-			effect := &testenv.FuncTool{
-				Meta: tool.Info{Name: "effect", Description: "changes something", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+			effect := testenv.MustFunc(tool.Info{Name: "effect", Description: "changes something", Parameters: testenv.ObjectSchema(`{}`)},
+				func(context.Context, json.RawMessage) (tool.Result, error) {
 					effects.Add(1)
 					return tool.Result{Content: "done"}, nil
-				},
-			}
+				})
 			h := newHarness(t, harnessOptions{envOpts: testenv.Options{ExtraTools: []tool.Tool{effect}}, configure: tc.configure})
 			h.stop(0)
 			ctx := context.Background()

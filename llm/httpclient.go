@@ -42,12 +42,12 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// DefaultIdleConnsPerHost is how many idle connections a provider's client
+// defaultIdleConnsPerHost is how many idle connections a provider's client
 // keeps per host. net/http's default of 2 makes a process running many
 // turns at once against one endpoint open (and, against a real provider,
 // TLS-handshake) a new connection for most calls; the pool is sized for a
 // gateway's concurrency instead.
-const DefaultIdleConnsPerHost = 256
+const defaultIdleConnsPerHost = 256
 
 // NewHTTPClient returns the client the adapters use when none is given: a
 // connection pool of its own sized for concurrency (one client per provider
@@ -55,14 +55,14 @@ const DefaultIdleConnsPerHost = 256
 // where the endpoint offers it, no overall timeout (streams are long), and
 // the header and idle limits of t.
 func NewHTTPClient(t Timeouts) *http.Client {
-	return newHTTPClient(t, NewTransport(t))
+	return newHTTPClient(t, newTransport(t))
 }
 
-// NewTransport is the tuned transport under NewHTTPClient. Only the dial,
+// newTransport is the tuned transport under NewHTTPClient. Only the dial,
 // the TLS handshake and the wait for response headers are bounded; nothing
 // bounds a response body in flight, so a long stream is never cut (the idle
 // limit between its bytes is NewHTTPClient's job).
-func NewTransport(t Timeouts) *http.Transport {
+func newTransport(t Timeouts) *http.Transport {
 	tr := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
@@ -70,8 +70,8 @@ func NewTransport(t Timeouts) *http.Transport {
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          4 * DefaultIdleConnsPerHost,
-		MaxIdleConnsPerHost:   DefaultIdleConnsPerHost,
+		MaxIdleConns:          4 * defaultIdleConnsPerHost,
+		MaxIdleConnsPerHost:   defaultIdleConnsPerHost,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
@@ -108,20 +108,20 @@ func (t *idleTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// IdleTimeoutError is a response body that sent nothing for longer than the
+// idleTimeoutError is a response body that sent nothing for longer than the
 // idle limit. It is a net.Error whose Timeout is true, so it classifies as
 // TransportTimeout.
-type IdleTimeoutError struct{ Idle time.Duration }
+type idleTimeoutError struct{ Idle time.Duration }
 
-func (e *IdleTimeoutError) Error() string {
+func (e *idleTimeoutError) Error() string {
 	return fmt.Sprintf("stream idle timeout: the server sent nothing for %s", e.Idle)
 }
 
 // Timeout reports true: an idle stream is a timeout.
-func (e *IdleTimeoutError) Timeout() bool { return true }
+func (e *idleTimeoutError) Timeout() bool { return true }
 
 // Temporary reports true: another attempt may get a live stream.
-func (e *IdleTimeoutError) Temporary() bool { return true }
+func (e *idleTimeoutError) Temporary() bool { return true }
 
 // idleBody closes the body when one Read waits longer than idle. Only time
 // spent blocked in Read counts, so a slow consumer is never cut off.
@@ -156,7 +156,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	fired := b.fired
 	b.mu.Unlock()
 	if fired {
-		return n, &IdleTimeoutError{Idle: b.idle}
+		return n, &idleTimeoutError{Idle: b.idle}
 	}
 	return n, err
 }

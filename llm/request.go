@@ -1,5 +1,7 @@
 package llm
 
+import "github.com/talaria-agent/talaria/llm/internal/wire"
+
 // Request is one API call, provider-neutral. Adapters translate it to the wire
 // deterministically: the same Request always yields the same bytes, which is
 // what keeps the provider's prompt cache warm.
@@ -36,3 +38,8 @@ type Request struct {
 	// feature for that session). Optional; never sent.
 	Session string `json:"-"`
 }
+
+// WireCache keeps the bytes of a session's encoded message prefix between
+// calls (see Request.Wire). The zero value is ready; it is safe for
+// concurrent use, and one cache serves one session.
+type WireCache = wire.Cache

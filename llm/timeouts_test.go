@@ -59,7 +59,7 @@ type adapter struct {
 
 var adapters = []adapter{
 	{"openai", func(base string, to llm.Timeouts) llm.Provider {
-		return openai.New(openai.Config{BaseURL: base + "/v1", APIKey: "k", Timeouts: to})
+		return openai.NewChat(openai.Config{BaseURL: base + "/v1", APIKey: "k", Timeouts: to})
 	}, (*fakellm.Server).URL},
 	{"anthropic", func(base string, to llm.Timeouts) llm.Provider {
 		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: "k", Timeouts: to})

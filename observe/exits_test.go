@@ -126,14 +126,12 @@ func TestSpansClosedOnEveryExit(t *testing.T) {
 // request the model server saw.
 func TestToolSpansClosed(t *testing.T) {
 	entered := make(chan struct{}, 8)
-	block := &testenv.FuncTool{
-		Meta: tool.Info{Name: "block", Description: "Waits for its context.", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true, Repeatable: true},
-		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	block := testenv.MustFunc(tool.Info{Name: "block", Description: "Waits for its context.", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true, Repeatable: true},
+		func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 			entered <- struct{}{}
 			<-ctx.Done()
 			return tool.Result{Content: "interrupted", IsError: true}, ctx.Err()
-		},
-	}
+		})
 	cases := []struct {
 		name  string
 		exit  turn.Exit

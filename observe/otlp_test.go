@@ -47,12 +47,10 @@ func flush(t *testing.T, tel *observe.Telemetry) {
 }
 
 func noopTool() tool.Tool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{Name: "noop", Description: "Does nothing.", Parameters: testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"), ReadOnly: true},
-		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return testenv.MustFunc(tool.Info{Name: "noop", Description: "Does nothing.", Parameters: testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"), ReadOnly: true},
+		func(_ context.Context, args json.RawMessage) (tool.Result, error) {
 			return tool.Result{Content: "ok " + string(args)}, nil
-		},
-	}
+		})
 }
 
 // history is an earlier conversation worth compressing.

@@ -22,9 +22,8 @@ func TestSubagentTurnNestsUnderItsCall(t *testing.T) {
 	r := telemetrytest.NewReceiver(t)
 	tel := setup(t, r, "metadata")
 	var env *testenv.Env
-	delegate := &testenv.FuncTool{
-		Meta: tool.Info{Name: "delegate", Description: "Runs a subagent.", Parameters: testenv.ObjectSchema(`{}`)},
-		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	delegate := testenv.MustFunc(tool.Info{Name: "delegate", Description: "Runs a subagent.", Parameters: testenv.ObjectSchema(`{}`)},
+		func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 			child, err := env.Agent.NewSession(ctx, agent.SessionOptions{Title: "child"})
 			if err != nil {
 				return tool.Result{}, err
@@ -36,8 +35,7 @@ func TestSubagentTurnNestsUnderItsCall(t *testing.T) {
 			}
 			turn.SubagentStopped(ctx, child.ID, res.Exit)
 			return tool.Result{Content: res.FinalText}, nil
-		},
-	}
+		})
 	env = testenv.New(t, testenv.Options{NoBuiltins: true, ExtraTools: []tool.Tool{delegate},
 		Configure: func(c *agent.Config) { c.Observer = tel.Observer }})
 	env.Srv.Script(fakellm.Calls(fakellm.ToolCall("delegate", `{}`)), fakellm.Text("child answer"), fakellm.Text("parent done"))

@@ -32,17 +32,15 @@ import (
 // noopTool is a trivial read-only tool, so the benchmark measures the
 // engine, not a tool.
 func noopTool() tool.Tool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{
-			Name:        "noop",
-			Description: "Does nothing and says so.",
-			Parameters:  testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"),
-			ReadOnly:    true,
-		},
-		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return testenv.MustFunc(tool.Info{
+		Name:        "noop",
+		Description: "Does nothing and says so.",
+		Parameters:  testenv.ObjectSchema(`{"i":{"type":"integer"}}`, "i"),
+		ReadOnly:    true,
+	},
+		func(_ context.Context, args json.RawMessage) (tool.Result, error) {
 			return tool.Result{Content: "ok " + string(args)}, nil
-		},
-	}
+		})
 }
 
 // BenchmarkRoundTrip measures engine overhead per API round trip: a turn of
@@ -165,8 +163,10 @@ func benchTurnsLedger(b *testing.B, api string, prior int, pgBase string, obs tu
 				b.Fatal(err)
 			}
 			r.Provider = g
+		case "openai-responses":
+			r.Provider = openai.NewResponses(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k"})
 		default:
-			r.Provider = openai.New(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k", Responses: api == "openai-responses"})
+			r.Provider = openai.NewChat(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k"})
 		}
 		r.BaseURL = external
 	}})

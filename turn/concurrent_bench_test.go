@@ -60,7 +60,7 @@ func benchConcurrent(b *testing.B, hc *http.Client) {
 	hs.Start()
 	b.Cleanup(hs.Close)
 	env = testenv.New(b, testenv.Options{ExtraTools: []tool.Tool{noopTool()}, Configure: func(c *agent.Config) {
-		c.Routes[0].Provider = openai.New(openai.Config{Name: "bench", BaseURL: hs.URL + "/v1", APIKey: "k", HTTPClient: hc})
+		c.Routes[0].Provider = openai.NewChat(openai.Config{Name: "bench", BaseURL: hs.URL + "/v1", APIKey: "k", HTTPClient: hc})
 	}})
 	env.Srv.SetDefault(func(r fakellm.Request) fakellm.Step {
 		return benchscript.Noop(r).WithLatency(20 * time.Millisecond)

@@ -19,7 +19,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	route := turn.Route{Provider: openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "gpt-4.1"}
+	route := turn.Route{Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "gpt-4.1"}
 	tests := []struct {
 		name   string
 		limits turn.Limits

@@ -23,14 +23,12 @@ import (
 
 // countingTool is a read-only tool "save" that counts its runs.
 func countingTool(runs *atomic.Int32) tool.Tool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{Name: "save", Description: "Save content.", ReadOnly: true,
-			Parameters: testenv.ObjectSchema(`{"content":{"type":"string"}}`, "content")},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+	return testenv.MustFunc(tool.Info{Name: "save", Description: "Save content.", ReadOnly: true,
+		Parameters: testenv.ObjectSchema(`{"content":{"type":"string"}}`, "content")},
+		func(context.Context, json.RawMessage) (tool.Result, error) {
 			runs.Add(1)
 			return tool.Result{Content: "saved"}, nil
-		},
-	}
+		})
 }
 
 // withCap gives test-model a 16000-token output ceiling and asks for 1000.
@@ -268,17 +266,15 @@ func TestStreamCutInsideLargeToolCall(t *testing.T) {
 
 // sizedFetch is "fetch" whose result for n is FetchResult(n, size(n)).
 func sizedFetch(size func(n int) int) tool.Tool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{Name: "fetch", Description: "Fetch record n.", ReadOnly: true,
-			Parameters: testenv.ObjectSchema(`{"n":{"type":"integer"}}`, "n")},
-		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return testenv.MustFunc(tool.Info{Name: "fetch", Description: "Fetch record n.", ReadOnly: true,
+		Parameters: testenv.ObjectSchema(`{"n":{"type":"integer"}}`, "n")},
+		func(_ context.Context, args json.RawMessage) (tool.Result, error) {
 			var a struct{ N int }
 			if err := json.Unmarshal(args, &a); err != nil {
 				return tool.Result{}, err
 			}
 			return tool.Result{Content: testenv.FetchResult(a.N, size(a.N))}, nil
-		},
-	}
+		})
 }
 
 // A late overflow that normal compression cannot shrink: after three tool

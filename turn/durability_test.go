@@ -183,13 +183,11 @@ func TestToolCallWriteFailureRunsNoTool(t *testing.T) {
 		t.Run(string(c.kind), func(t *testing.T) {
 			var fs *testenv.FaultStore
 			var ran atomic.Int32
-			probe := &testenv.FuncTool{
-				Meta: tool.Info{Name: "probe", Description: "changes the world", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+			probe := testenv.MustFunc(tool.Info{Name: "probe", Description: "changes the world", Parameters: testenv.ObjectSchema(`{}`)},
+				func(context.Context, json.RawMessage) (tool.Result, error) {
 					ran.Add(1)
 					return tool.Result{Content: "side effect done"}, nil
-				},
-			}
+				})
 			env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{probe}, Configure: func(cfg *agent.Config) {
 				fs = testenv.NewFaultStore(cfg.Store)
 				cfg.Store = fs

@@ -125,23 +125,19 @@ func TestIdenticalCallStreakRules(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var n atomic.Int64
-			probe := &testenv.FuncTool{
-				Meta: tool.Info{Name: "probe", Description: "test probe", ReadOnly: true,
-					Parameters: testenv.ObjectSchema(`{"q":{"type":"string"}}`, "q")},
-				Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+			probe := testenv.MustFunc(tool.Info{Name: "probe", Description: "test probe", ReadOnly: true,
+				Parameters: testenv.ObjectSchema(`{"q":{"type":"string"}}`, "q")},
+				func(context.Context, json.RawMessage) (tool.Result, error) {
 					if tc.changing {
 						return tool.Result{Content: fmt.Sprintf("result %d", n.Add(1))}, nil
 					}
 					return tool.Result{Content: "result"}, nil
-				},
-			}
-			poller := &testenv.FuncTool{
-				Meta: tool.Info{Name: "poll", Description: "poll a job", ReadOnly: true, Repeatable: true,
-					Parameters: testenv.ObjectSchema(`{"id":{"type":"integer"}}`, "id")},
-				Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+				})
+			poller := testenv.MustFunc(tool.Info{Name: "poll", Description: "poll a job", ReadOnly: true, Repeatable: true,
+				Parameters: testenv.ObjectSchema(`{"id":{"type":"integer"}}`, "id")},
+				func(context.Context, json.RawMessage) (tool.Result, error) {
 					return tool.Result{Content: "still running"}, nil
-				},
-			}
+				})
 			env := testenv.New(t, testenv.Options{NoBuiltins: true, ExtraTools: []tool.Tool{probe, poller}})
 			var res turn.Result
 			for i, steps := range tc.turns {
@@ -229,9 +225,8 @@ func TestSaidButStoppedNudge(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			var env *testenv.Env
 			var during *store.Message // the newest user row while the tool runs
-			probe := &testenv.FuncTool{
-				Meta: tool.Info{Name: "run_tests", Description: "runs the tests", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			probe := testenv.MustFunc(tool.Info{Name: "run_tests", Description: "runs the tests", Parameters: testenv.ObjectSchema(`{}`)},
+				func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 					rows, err := env.Store.Messages(ctx, env.Session.ID, store.MessageQuery{})
 					if err != nil {
 						return tool.Result{}, err
@@ -242,8 +237,7 @@ func TestSaidButStoppedNudge(t *testing.T) {
 						}
 					}
 					return tool.Result{Content: "PASS"}, nil
-				},
-			}
+				})
 			env = testenv.New(t, testenv.Options{API: api, ExtraTools: []tool.Tool{probe}})
 			env.Srv.Script(
 				fakellm.Text("I'll now run the tests."),
@@ -459,15 +453,15 @@ func TestCleanTextAtTheChokepoints(t *testing.T) {
 	const dirty = "ok \xff\xfe bad \xed\xa0\x80 lone \xed\xa0\xbd\xed\xb8\x80 pair"
 	for _, api := range testenv.APIs {
 		t.Run(api, func(t *testing.T) {
-			cat := &testenv.FuncTool{
-				// Raw schema JSON reaches the body as is (Anthropic's
-				// input_schema, OpenAI's parameters): its escape must go.
-				Meta: tool.Info{Name: "cat_binary", Description: "prints a binary file \xc3\x28", ReadOnly: true,
-					Parameters: testenv.ObjectSchema(`{"note":{"type":"string","description":"bad \udc00 escape"}}`)},
-				Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+			// A raw tool, not a tool.Func (which cleans its own result):
+			// the dirty result must be cleaned at the chokepoint. Raw
+			// schema JSON reaches the body as is (Anthropic's input_schema,
+			// OpenAI's parameters): its escape must go.
+			cat := &rawTool{info: tool.Info{Name: "cat_binary", Description: "prints a binary file \xc3\x28", ReadOnly: true,
+				Parameters: testenv.ObjectSchema(`{"note":{"type":"string","description":"bad \udc00 escape"}}`)},
+				run: func(context.Context, json.RawMessage) (tool.Result, error) {
 					return tool.Result{Content: dirty}, nil
-				},
-			}
+				}}
 			env := testenv.New(t, testenv.Options{API: api, ExtraTools: []tool.Tool{cat}})
 			// The model's own arguments carry a lone surrogate escape; they
 			// are replayed in the second request.
@@ -784,4 +778,17 @@ func TestEmptyRetriesZeroAndMeaninglessUsage(t *testing.T) {
 			})
 		}
 	}
+}
+
+// rawTool is a tool.Tool that is not a tool.Func, which would clean its
+// result (and recover its panics) itself.
+type rawTool struct {
+	info tool.Info
+	run  func(context.Context, json.RawMessage) (tool.Result, error)
+}
+
+func (r *rawTool) Info() tool.Info { return r.info }
+
+func (r *rawTool) Run(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	return r.run(ctx, args)
 }

@@ -97,13 +97,11 @@ func TestLedgerRefusedStartRunsNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var ran atomic.Int32
-			effect := &testenv.FuncTool{
-				Meta: tool.Info{Name: "effect", Description: "has a side effect", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+			effect := testenv.MustFunc(tool.Info{Name: "effect", Description: "has a side effect", Parameters: testenv.ObjectSchema(`{}`)},
+				func(context.Context, json.RawMessage) (tool.Result, error) {
 					ran.Add(1)
 					return tool.Result{Content: "did it"}, nil
-				},
-			}
+				})
 			env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{effect}, Configure: func(cfg *agent.Config) {
 				cfg.Store = refusingLedger{Store: cfg.Store.(*sqlite.Store), err: c.err}
 			}})

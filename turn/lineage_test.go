@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/llmtest"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/sqlite"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -188,45 +192,63 @@ func containsKind(rows []store.Message, k store.RowKind) bool {
 }
 
 // A turn that waited for the session while another turn rotated it moves
-// to the new tip once admitted, instead of failing on the ended parent.
+// to the new tip once admitted, instead of failing on the ended parent. It
+// runs in a synctest bubble (the scripted model in process, SQLite in a temp
+// dir): synctest.Wait returns once the turn is blocked waiting for the
+// lease, with no sleep guessing how long that takes.
 func TestTurnWaitingDuringRotationAdoptsTip(t *testing.T) {
-	env := testenv.New(t, testenv.Options{NoBuiltins: true})
-	ctx := context.Background()
-	other, err := env.Store.AcquireLease(ctx, env.Session.ID, "other-process", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.Srv.Script(fakellm.Text("answered in the child"))
-	done := make(chan turn.Result, 1)
-	go func() {
-		res, _ := env.Agent.RunTurn(ctx, env.Session.ID, agentInput("hello"))
-		done <- res
-	}()
-	// The other holder rotates the session while our turn waits for it.
-	time.Sleep(100 * time.Millisecond)
-	child := &store.Session{ID: env.Session.ID + "-child", ParentID: env.Session.ID, SystemPrompt: env.Session.SystemPrompt}
-	if err := env.Store.CreateSession(ctx, child); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Store.EndSession(ctx, env.Session.ID, store.EndCompression); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Store.ReleaseLease(ctx, other); err != nil {
-		t.Fatal(err)
-	}
-	var res turn.Result
-	select {
-	case res = <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiting turn did not finish within 5s")
-	}
-	if res.Exit != turn.ExitCompleted || res.SessionID != child.ID {
-		t.Fatalf("exit %s in %s, failure %+v; want completed in %s", res.Exit, res.SessionID, res.Failure, child.ID)
-	}
-	if rows := env.RowsOf(env.Session.ID, true); len(rows) != 0 {
-		t.Errorf("the ended parent got rows: %v", testenv.Roles(rows))
-	}
-	if rows := env.RowsOf(child.ID, false); len(rows) != 2 || rows[0].Role != llm.RoleUser {
-		t.Errorf("child rows %v", testenv.Roles(rows))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		dir := t.TempDir()
+		st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		ag, err := agent.New(agent.Config{Store: st, Workspace: dir,
+			Routes: []turn.Route{{Provider: llmtest.New(llmtest.Text("answered in the child")), Model: "scripted"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := ag.NewSession(ctx, agent.SessionOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := st.AcquireLease(ctx, sess.ID, "other-process", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan turn.Result, 1)
+		go func() {
+			res, _ := ag.RunTurn(ctx, sess.ID, agentInput("hello"))
+			done <- res
+		}()
+		synctest.Wait() // our turn waits for the lease now
+		select {
+		case res := <-done:
+			t.Fatalf("the turn did not wait for the held lease: exit %s", res.Exit)
+		default:
+		}
+		// The other holder rotates the session while our turn waits for it.
+		child := &store.Session{ID: sess.ID + "-child", ParentID: sess.ID, SystemPrompt: sess.SystemPrompt}
+		if err := st.CreateSession(ctx, child); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.EndSession(ctx, sess.ID, store.EndCompression); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ReleaseLease(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		res := <-done
+		if res.Exit != turn.ExitCompleted || res.SessionID != child.ID {
+			t.Fatalf("exit %s in %s, failure %+v; want completed in %s", res.Exit, res.SessionID, res.Failure, child.ID)
+		}
+		if rows, _ := st.Messages(ctx, sess.ID, store.MessageQuery{IncludeArchived: true}); len(rows) != 0 {
+			t.Errorf("the ended parent got rows: %v", testenv.Roles(rows))
+		}
+		if rows, _ := st.Messages(ctx, child.ID, store.MessageQuery{}); len(rows) != 2 || rows[0].Role != llm.RoleUser {
+			t.Errorf("child rows %v", testenv.Roles(rows))
+		}
+	})
 }

@@ -20,13 +20,11 @@ import (
 
 // counterTool counts its runs; readOnly says how it is declared.
 func counterTool(name string, readOnly bool, n *atomic.Int32) tool.Tool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{Name: name, Description: "counts", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: readOnly},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+	return testenv.MustFunc(tool.Info{Name: name, Description: "counts", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: readOnly},
+		func(context.Context, json.RawMessage) (tool.Result, error) {
 			n.Add(1)
 			return tool.Result{Content: name + " ran"}, nil
-		},
-	}
+		})
 }
 
 // A turn cut off inside a tool round by its process's death is continued

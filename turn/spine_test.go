@@ -152,9 +152,8 @@ func TestToolCallRowDurableBeforeToolRuns(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			var env *testenv.Env
 			var sawRow, ran bool
-			probe := &testenv.FuncTool{
-				Meta: tool.Info{Name: "probe", Description: "test probe", Parameters: testenv.ObjectSchema(`{}`)},
-				Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			probe := testenv.MustFunc(tool.Info{Name: "probe", Description: "test probe", Parameters: testenv.ObjectSchema(`{}`)},
+				func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 					ran = true
 					rows, err := env.Store.Messages(ctx, env.Session.ID, store.MessageQuery{})
 					if err != nil {
@@ -163,8 +162,7 @@ func TestToolCallRowDurableBeforeToolRuns(t *testing.T) {
 					last := rows[len(rows)-1]
 					sawRow = last.Role == llm.RoleAssistant && len(last.ToolCalls) == 1 && last.ToolCalls[0].Name == "probe"
 					return tool.Result{Content: "probed"}, nil
-				},
-			}
+				})
 			env = testenv.New(t, testenv.Options{API: api, ExtraTools: []tool.Tool{probe}})
 			env.Srv.Script(fakellm.Calls(fakellm.ToolCall("probe", `{}`)), fakellm.Text("done"))
 			if res := env.Run("probe it"); res.Exit != turn.ExitCompleted {

@@ -31,7 +31,7 @@ func deadRoute(t *testing.T, r *turn.Route, api string) {
 		r.Provider = anthropic.New(anthropic.Config{Name: "dead", BaseURL: base, APIKey: "k"})
 		return
 	}
-	r.Provider = openai.New(openai.Config{Name: "dead", BaseURL: base + "/v1", APIKey: "k"})
+	r.Provider = openai.NewChat(openai.Config{Name: "dead", BaseURL: base + "/v1", APIKey: "k"})
 }
 
 // A refused connection is retried once, not MaxRetries times: nothing

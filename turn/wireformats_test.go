@@ -13,16 +13,14 @@ import (
 )
 
 // probeTool is a read-only tool whose run calls onRun.
-func probeTool(name string, onRun func()) *testenv.FuncTool {
-	return &testenv.FuncTool{
-		Meta: tool.Info{Name: name, Description: "probe", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+func probeTool(name string, onRun func()) *tool.Func[json.RawMessage, tool.Result] {
+	return testenv.MustFunc(tool.Info{Name: name, Description: "probe", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		func(context.Context, json.RawMessage) (tool.Result, error) {
 			if onRun != nil {
 				onRun()
 			}
 			return tool.Result{Content: name + " ok"}, nil
-		},
-	}
+		})
 }
 
 // Responses through the whole engine: a three-call tool turn replays every

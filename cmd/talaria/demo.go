@@ -91,7 +91,7 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 	case config.APIAnthropic:
 		prov = anthropic.New(anthropic.Config{Name: "fakellm", BaseURL: srv.AnthropicBaseURL(), APIKey: "demo"})
 	case config.APIOpenAIResponses:
-		prov = openai.New(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo", Responses: true, ReasoningSummary: "auto"})
+		prov = openai.NewResponses(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo", ReasoningSummary: "auto"})
 	case config.APIGemini:
 		g, err := gemini.New(gemini.Config{Name: "fakellm", BaseURL: srv.GeminiBaseURL(), APIKey: "demo"})
 		if err != nil {
@@ -99,7 +99,7 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		}
 		prov = g
 	default:
-		prov = openai.New(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo"})
+		prov = openai.NewChat(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo"})
 	}
 	dbPath := filepath.Join(dir, "state.db")
 	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{})

@@ -95,7 +95,7 @@ func TestUnreachableLineFromTypedKind(t *testing.T) {
 	base := "http://127.0.0.1:9/v1"
 	a := &app{
 		cfg:    &config.Config{File: "/home/u/.talaria/config.yaml", Providers: map[string]config.Provider{"local": {BaseURL: base}}},
-		routes: []turn.Route{{Provider: openai.New(openai.Config{Name: "local", BaseURL: base}), BaseURL: base}},
+		routes: []turn.Route{{Provider: openai.NewChat(openai.Config{Name: "local", BaseURL: base}), BaseURL: base}},
 	}
 	c := &cli{}
 	res := &turn.Result{Exit: turn.ExitFailed, Explanation: "the engine's explanation",

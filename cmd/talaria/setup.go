@@ -509,11 +509,11 @@ func (c *cli) route(cfg *config.Config, name string, p config.Provider, model st
 		}
 		prov = g
 	case config.APIOpenAIResponses:
-		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc, Responses: true,
+		prov = openai.NewResponses(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc,
 			ReasoningEffort: p.Reasoning.Effort, ReasoningSummary: p.Reasoning.Summary, NoReasoningReplay: !p.Reasoning.ReplayOn(),
 			NativeCompaction: cfg.Compression.Native && !cfg.Compression.Disabled, CompactThreshold: nativeCompactThreshold(cfg, model)})
 	default:
-		prov = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, MaxTokensField: p.MaxTokensField, HTTPClient: hc})
+		prov = openai.NewChat(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, MaxTokensField: p.MaxTokensField, HTTPClient: hc})
 	}
 	// Every error text a provider returns is scrubbed of the keys this
 	// process holds and of token-shaped strings before anything writes it.

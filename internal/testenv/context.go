@@ -73,21 +73,19 @@ func WithContext(o ContextOptions) func(*agent.Config) {
 // "RESULT-N" followed by size bytes of filler, so a test can tell which
 // result landed where.
 func FetchTool(size int) tool.Tool {
-	return &FuncTool{
-		Meta: tool.Info{
-			Name:        "fetch",
-			Description: "Fetch record n.",
-			Parameters:  ObjectSchema(`{"n":{"type":"integer"}}`, "n"),
-			ReadOnly:    true,
-		},
-		Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return MustFunc(tool.Info{
+		Name:        "fetch",
+		Description: "Fetch record n.",
+		Parameters:  ObjectSchema(`{"n":{"type":"integer"}}`, "n"),
+		ReadOnly:    true,
+	},
+		func(_ context.Context, args json.RawMessage) (tool.Result, error) {
 			var a struct{ N int }
 			if err := json.Unmarshal(args, &a); err != nil {
 				return tool.Result{}, err
 			}
 			return tool.Result{Content: FetchResult(a.N, size)}, nil
-		},
-	}
+		})
 }
 
 // FetchResult is what FetchTool returns for n.

@@ -7,18 +7,14 @@ import (
 	"github.com/talaria-agent/talaria/tool"
 )
 
-// FuncTool is a tool whose behaviour is a test's closure.
-type FuncTool struct {
-	Meta tool.Info
-	Fn   func(ctx context.Context, args json.RawMessage) (tool.Result, error)
-}
-
-// Info implements tool.Tool.
-func (f *FuncTool) Info() tool.Info { return f.Meta }
-
-// Run implements tool.Tool.
-func (f *FuncTool) Run(ctx context.Context, args json.RawMessage) (tool.Result, error) {
-	return f.Fn(ctx, args)
+// MustFunc is tool.FuncOf for a test's closure: a schema or name the test
+// got wrong panics at setup rather than failing later as a tool error.
+func MustFunc[In, Out any](info tool.Info, fn func(context.Context, In) (Out, error)) *tool.Func[In, Out] {
+	f, err := tool.FuncOf(info, fn)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
 // ObjectSchema is a schema with the given properties JSON and required list.

@@ -71,7 +71,7 @@ func Provider(srv *fakellm.Server, api, name string) llm.Provider {
 func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider {
 	switch api {
 	case "openai-responses":
-		return openai.New(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key", Responses: true, ReasoningSummary: "auto"})
+		return openai.NewResponses(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key", ReasoningSummary: "auto"})
 	case "gemini":
 		p, err := gemini.New(gemini.Config{Name: name, BaseURL: srv.GeminiBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
 		if err != nil {
@@ -81,7 +81,7 @@ func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider
 	case "anthropic":
 		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
 	}
-	return openai.New(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key"})
+	return openai.NewChat(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key"})
 }
 
 // New builds an Env; everything is closed when the test ends.

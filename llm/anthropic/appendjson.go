@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // appendMessage appends the JSON of one wire message exactly as
 // encoding/json writes it (fields in declaration order, omitempty as
-// tagged, strings through llm.AppendString, raw JSON compacted), without
+// tagged, strings through wire.AppendString, raw JSON compacted), without
 // its reflection per field: a long session's first body is thousands of
 // messages. FuzzAppendMessage compares it with encoding/json, and
 // TestAppendersCoverEveryField fails when a wire struct gains a field.
@@ -20,7 +20,7 @@ func appendMessage(dst []byte, m *wireMessage) ([]byte, error) {
 		return append(dst, "null"...), nil
 	}
 	dst = append(dst, `{"role":`...)
-	dst = llm.AppendString(dst, m.Role)
+	dst = wire.AppendString(dst, m.Role)
 	dst = append(dst, `,"content":`...)
 	dst, err := appendBlocks(dst, m.Content)
 	if err != nil {
@@ -104,7 +104,7 @@ func appendBlock(dst []byte, b block) ([]byte, error) {
 			if blocks, ok := b.Content.([]block); ok {
 				dst, err = appendBlocks(dst, blocks)
 			} else {
-				dst, err = llm.AppendValue(dst, b.Content)
+				dst, err = wire.AppendValue(dst, b.Content)
 			}
 			if err != nil {
 				return dst, err
@@ -130,7 +130,7 @@ func appendBlock(dst []byte, b block) ([]byte, error) {
 		dst = appendField(dst, `,"data":`, b.Data)
 		mark = &b.cacheMark
 	default:
-		return llm.AppendValue(dst, b)
+		return wire.AppendValue(dst, b)
 	}
 	if mark.CacheControl != nil {
 		dst = appendField(dst, `,"cache_control":{"type":`, mark.CacheControl.Type)
@@ -144,5 +144,5 @@ func appendBlock(dst []byte, b block) ([]byte, error) {
 
 // appendField appends key (with its punctuation) and s as a JSON string.
 func appendField(dst []byte, key, s string) []byte {
-	return llm.AppendString(append(dst, key...), s)
+	return wire.AppendString(append(dst, key...), s)
 }

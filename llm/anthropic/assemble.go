@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/accum"
 )
 
 // sseEvent is the union of the Messages stream event payloads we read.
@@ -99,39 +100,28 @@ const (
 // blockState is one content block as it is being streamed.
 type blockState struct {
 	kind blockKind
-	call int // index into assembler.calls for kindToolUse
+	call *accum.Call // for kindToolUse
 
 	thinking  strings.Builder
 	signature string
 	redacted  string
 }
 
-type callState struct {
-	id, name   string
-	args       strings.Builder
-	startInput json.RawMessage
-}
-
 // assembler turns Messages stream events into llm events and, at
 // message_stop, the assembled llm.Response. It does no I/O, so it is tested
 // and fuzzed without a server.
 type assembler struct {
-	id, model  string
+	// s keeps the answer text and, as its reasoning, what inline <think>
+	// tags held: the reasoning when no thinking block came.
+	s          accum.Stream
 	reqModel   string // the model asked for: the issuer of replay state
-	usage      llm.Usage
 	stopReason string
 	stopped    bool
 
-	text strings.Builder
-	// think moves inline <think>…</think> out of text blocks; what it
-	// finds is the reasoning when no thinking block came.
-	think  llm.ThinkSplitter
-	inline strings.Builder
 	blocks map[int]*blockState
 	order  []*blockState // in start order
-	calls  []*callState
-
-	out []llm.Event // reused between feeds
+	// startInput is each call's input as its block started, by call index.
+	startInput []json.RawMessage
 }
 
 func newAssembler() *assembler {
@@ -141,7 +131,7 @@ func newAssembler() *assembler {
 // feed consumes one event. name is the SSE event name, used only when the
 // payload lacks a type. The returned slice is valid until the next call.
 func (a *assembler) feed(name string, data []byte) ([]llm.Event, error) {
-	a.out = a.out[:0]
+	a.s.Begin()
 	var ev sseEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		if name == "error" {
@@ -157,7 +147,7 @@ func (a *assembler) feed(name string, data []byte) ([]llm.Event, error) {
 	switch typ {
 	case "message_start":
 		if m := ev.Message; m != nil {
-			a.id, a.model = m.ID, m.Model
+			a.s.ID, a.s.Model = m.ID, m.Model
 			a.applyUsage(m.Usage, true)
 		}
 	case "content_block_start":
@@ -175,7 +165,7 @@ func (a *assembler) feed(name string, data []byte) ([]llm.Event, error) {
 		a.applyUsage(ev.Usage, false)
 	case "message_stop":
 		a.stopped = true
-		a.emitText(a.think.Flush())
+		a.s.Flush()
 	case "error":
 		e := &streamErrorEvent{Body: bytes.Clone(data)}
 		if ev.Error != nil {
@@ -184,7 +174,7 @@ func (a *assembler) feed(name string, data []byte) ([]llm.Event, error) {
 		return nil, e
 	}
 	// content_block_stop, ping and unknown events carry nothing we need.
-	return a.out, nil
+	return a.s.Events(), nil
 }
 
 func (a *assembler) startBlock(index int, cb *sseBlock) {
@@ -192,12 +182,11 @@ func (a *assembler) startBlock(index int, cb *sseBlock) {
 	switch cb.Type {
 	case "text":
 		b.kind = kindText
-		a.addText(cb.Text)
+		a.s.Text(cb.Text)
 	case "tool_use":
 		b.kind = kindToolUse
-		b.call = len(a.calls)
-		a.calls = append(a.calls, &callState{id: cb.ID, name: cb.Name, startInput: bytes.Clone(cb.Input)})
-		a.out = append(a.out, llm.Event{Type: llm.EventToolCallStart, Index: b.call, ID: cb.ID, Name: cb.Name})
+		b.call = a.s.NewCall(cb.ID, cb.Name)
+		a.startInput = append(a.startInput, bytes.Clone(cb.Input))
 	case "thinking":
 		b.kind = kindThinking
 		b.signature = cb.Signature
@@ -216,7 +205,7 @@ func (a *assembler) delta(index int, d *sseDelta) {
 	case "text_delta":
 		// Text is kept even for a block we never saw start: losing answer
 		// text is worse than tolerating a sloppy proxy.
-		a.addText(d.Text)
+		a.s.Text(d.Text)
 	case "thinking_delta":
 		if b == nil {
 			b = &blockState{kind: kindThinking}
@@ -229,38 +218,17 @@ func (a *assembler) delta(index int, d *sseDelta) {
 			b.signature += d.Signature
 		}
 	case "input_json_delta":
-		if b == nil || b.kind != kindToolUse || d.PartialJSON == "" {
-			return
+		if b != nil && b.kind == kindToolUse {
+			a.s.Args(b.call, d.PartialJSON)
 		}
-		a.calls[b.call].args.WriteString(d.PartialJSON)
-		a.out = append(a.out, llm.Event{Type: llm.EventToolCallDelta, Index: b.call, Text: d.PartialJSON})
 	}
 }
 
-func (a *assembler) addText(s string) {
-	if s == "" {
-		return
-	}
-	a.emitText(a.think.Feed(s))
-}
-
-func (a *assembler) emitText(text, reasoning string) {
-	if reasoning != "" {
-		a.inline.WriteString(reasoning)
-		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
-	}
-	if text != "" {
-		a.text.WriteString(text)
-		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
-	}
-}
-
+// addThinking keeps a thinking block's text in the block: a signature
+// covers exactly one block's text.
 func (a *assembler) addThinking(b *blockState, s string) {
-	if s == "" {
-		return
-	}
 	b.thinking.WriteString(s)
-	a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: s})
+	a.s.ReasoningEvent(s)
 }
 
 // applyUsage records token counts. message_start carries the prompt side;
@@ -271,57 +239,44 @@ func (a *assembler) applyUsage(u *sseUsage, start bool) {
 	if u == nil {
 		return
 	}
-	a.usage.Reported = true
+	a.s.Usage.Reported = true
 	set := func(dst *int64, v *int64) {
 		if v != nil && (start || *v != 0) {
 			*dst = *v
 		}
 	}
-	set(&a.usage.InputTokens, u.InputTokens)
-	set(&a.usage.CacheReadTokens, u.CacheReadInputTokens)
-	set(&a.usage.CacheWriteTokens, u.CacheCreationInputTokens)
+	set(&a.s.Usage.InputTokens, u.InputTokens)
+	set(&a.s.Usage.CacheReadTokens, u.CacheReadInputTokens)
+	set(&a.s.Usage.CacheWriteTokens, u.CacheCreationInputTokens)
 	if u.CacheCreation != nil {
-		set(&a.usage.CacheWrite1hTokens, u.CacheCreation.Ephemeral1h)
+		set(&a.s.Usage.CacheWrite1hTokens, u.CacheCreation.Ephemeral1h)
 	}
 	if u.OutputTokens != nil {
-		a.usage.OutputTokens = *u.OutputTokens
+		a.s.Usage.OutputTokens = *u.OutputTokens
 	}
 }
 
 // partialText is the answer text yielded so far.
-func (a *assembler) partialText() string { return a.text.String() }
+func (a *assembler) partialText() string { return a.s.PartialText() }
 
 // response assembles the final answer.
 func (a *assembler) response() *llm.Response {
-	msg := llm.Message{Role: llm.RoleAssistant}
-	t := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(t); ok {
-		t = answer
-		a.inline.WriteString(reasoning)
+	for _, c := range a.s.Calls() {
+		if c.Args.Len() == 0 {
+			c.Args.WriteString(startArguments(a.startInput[c.Index]))
+		}
 	}
-	if t != "" {
-		msg.Content = []llm.Part{llm.TextPart(t)}
-	}
-	for _, c := range a.calls {
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: c.arguments()})
-	}
-	msg.Reasoning = a.reasoning()
+	msg, inline := a.s.Message("{}")
+	msg.Reasoning = a.reasoning(inline)
 	finish, raw := mapStopReason(a.stopReason)
-	return &llm.Response{
-		Message:         msg,
-		FinishReason:    finish,
-		RawFinishReason: raw,
-		Usage:           a.usage,
-		Model:           a.model,
-		ID:              a.id,
-	}
+	return a.s.Response(msg, finish, raw)
 }
 
 // reasoning keeps every thinking and redacted_thinking block, in order and
 // exactly as streamed: a signature covers exactly one block's text, so
 // blocks are never merged or edited. Text, Signature and Redacted mirror the
 // first of each kind for readers that only show thinking.
-func (a *assembler) reasoning() *llm.Reasoning {
+func (a *assembler) reasoning(inline string) *llm.Reasoning {
 	r := &llm.Reasoning{}
 	var haveThinking bool
 	for _, b := range a.order {
@@ -340,9 +295,9 @@ func (a *assembler) reasoning() *llm.Reasoning {
 			}
 		}
 	}
-	if !haveThinking && a.inline.Len() > 0 {
+	if !haveThinking && inline != "" {
 		// Unsigned: shown and kept, never replayed to Anthropic.
-		r.Text = a.inline.String()
+		r.Text = inline
 	}
 	if r.Empty() {
 		return nil
@@ -351,13 +306,10 @@ func (a *assembler) reasoning() *llm.Reasoning {
 	return r
 }
 
-// arguments is the streamed JSON text; without deltas, the input the block
-// started with (when it is a non-empty object), else "{}".
-func (c *callState) arguments() string {
-	if c.args.Len() > 0 {
-		return c.args.String()
-	}
-	in := bytes.TrimSpace(c.startInput)
+// startArguments is a call's input as its block started when it is a
+// non-empty object, else "{}": the arguments of a call no delta carried.
+func startArguments(startInput json.RawMessage) string {
+	in := bytes.TrimSpace(startInput)
 	if len(in) > 0 && in[0] == '{' && json.Valid(in) {
 		var compact bytes.Buffer
 		if json.Compact(&compact, in) == nil && compact.String() != "{}" {

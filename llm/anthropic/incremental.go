@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // encodeIncremental is buildRequestBody for a request that carries a wire
@@ -45,7 +47,7 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 	if err != nil {
 		return nil, "", err
 	}
-	head, rest, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
+	head, rest, ok := wire.SplitEnvelope(envelope, `"messages":[]`)
 	if !ok {
 		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
 		return body, "", err
@@ -55,10 +57,10 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 	const key = "anthropic"
 	hint := func(from int) int { return sizeHint(req.Messages[from:]) + len(tail) }
 	var body []byte
-	cut := llm.WireCut{}
+	cut := wire.Cut{}
 	if stable == 0 {
 		// No cut: the whole body, not cached.
-		body = append(llm.Grow(nil, len(head)+hint(0)), head...)
+		body = append(wire.Grow(nil, len(head)+hint(0)), head...)
 	} else {
 		body, cut = req.Wire.Begin(key, head, stable, hint)
 	}
@@ -70,7 +72,7 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 			if item, err = appendMessage(item[:0], m); err != nil {
 				return err
 			}
-			body = llm.AppendItem(body, item, items, len(tail))
+			body = wire.AppendItem(body, item, items, len(tail))
 			items++
 		}
 		return nil
@@ -84,22 +86,22 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 	if err := add(suffix); err != nil {
 		return nil, "", err
 	}
-	body = append(llm.Grow(body, len(tail)), tail...)
+	body = append(wire.Grow(body, len(tail)), tail...)
 	if stable == 0 {
 		return body, "", nil
 	}
-	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: stable, Items: prefixItems})
+	req.Wire.Commit(key, body, len(head), prefixEnd, wire.Cut{Msgs: stable, Items: prefixItems})
 	return body, key, nil
 }
 
 // toolCaches are a provider's encoded tool lists: without the prompt-cache
 // mark on the last tool, with it at the default tier, with it at "1h".
-type toolCaches [3]llm.ToolCache
+type toolCaches [3]toolcache.Cache
 
 // encoded returns the tools member of the body (`,"tools":[…]`, nothing
 // for no tools), validated and encoded once while the list is unchanged.
 func (tc *toolCaches) encoded(specs []llm.ToolSpec, mark bool, ttl string) ([]byte, error) {
-	var c *llm.ToolCache
+	var c *toolcache.Cache
 	if tc != nil {
 		c = &tc[0]
 		switch {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // ErrInvalidRequest marks a request the adapter could not encode (nil
@@ -88,7 +89,7 @@ func buildWire(req *llm.Request, msgs []*wireMessage, defaultMaxTokens, thinking
 
 // encodeWire is the JSON of a request body or of one wire message.
 func encodeWire(w any) ([]byte, error) {
-	b, err := llm.MarshalJSON(w)
+	b, err := wire.MarshalJSON(w)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encoding: %w", ErrInvalidRequest, err)
 	}

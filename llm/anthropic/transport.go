@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/netclass"
 )
 
 // classifyTransport names the connection-level failure behind err. The
@@ -17,5 +18,5 @@ func classifyTransport(ctx context.Context, err error) llm.TransportKind {
 	default:
 		return llm.TransportCanceled
 	}
-	return llm.ClassifyTransport(err)
+	return netclass.Classify(err)
 }

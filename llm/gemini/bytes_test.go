@@ -17,6 +17,7 @@ import (
 
 	"github.com/talaria-agent/talaria/internal/wiretest"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // recorder is a real HTTP server standing in for the Gemini API: it keeps
@@ -285,7 +286,7 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 99))
 			base, budget := genRequest(r, 0)
 			var cache llm.WireCache
-			var tc llm.ToolCache
+			var tc toolcache.Cache
 			calls := wiretest.Calls{Cache: &cache}
 			var msgs []llm.Message
 			var pending []llm.ToolCall

@@ -2,6 +2,8 @@ package gemini
 
 import (
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // encodeIncremental is encodeRequest for a request that carries a wire
@@ -19,7 +21,7 @@ import (
 // in a content depends on what follows it, so the rest of the body (the
 // generation config, system instruction and tools) is the tail, built on
 // every call.
-func encodeIncremental(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte, string, error) {
+func encodeIncremental(req *llm.Request, budget int, tc *toolcache.Cache) ([]byte, string, error) {
 	tail, err := encodeTail(req, budget, tc)
 	if err != nil {
 		return nil, "", err
@@ -29,9 +31,9 @@ func encodeIncremental(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte,
 	key := "gemini\x00" + req.Model
 	hint := func(from int) int { return sizeHint(req.Messages[from:]) + len(tail) }
 	var body []byte
-	var cut llm.WireCut
+	var cut wire.Cut
 	if stable == 0 {
-		body = append(llm.Grow(nil, len(contentsKey)+hint(0)), contentsKey...)
+		body = append(wire.Grow(nil, len(contentsKey)+hint(0)), contentsKey...)
 	} else {
 		body, cut = req.Wire.Begin(key, []byte(contentsKey), stable, hint)
 	}
@@ -46,8 +48,8 @@ func encodeIncremental(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte,
 	if stable == 0 || w.items == 0 {
 		return finishBody(w.body, w.items, tail), "", nil
 	}
-	body = append(llm.Grow(w.body, len(tail)), tail...)
-	req.Wire.Commit(key, body, len(contentsKey), prefixEnd, llm.WireCut{Msgs: stable, Items: prefixItems})
+	body = append(wire.Grow(w.body, len(tail)), tail...)
+	req.Wire.Commit(key, body, len(contentsKey), prefixEnd, wire.Cut{Msgs: stable, Items: prefixItems})
 	return body, key, nil
 }
 

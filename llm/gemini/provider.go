@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // API is the wire format name stamped on replay state (llm.Reasoning.API).
@@ -64,7 +65,7 @@ type Provider struct {
 	budget   int
 	perModel map[string]int
 	// tools is the tool list validated and encoded once while unchanged.
-	tools llm.ToolCache
+	tools toolcache.Cache
 }
 
 var _ llm.Provider = (*Provider)(nil)

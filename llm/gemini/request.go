@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 var (
@@ -107,12 +109,12 @@ const contentsKey = `{"contents":[`
 // encodeRequest is the whole body of req: contents, generation config,
 // system instruction and tools (from tc, encoded once while the list is
 // unchanged; nil encodes them every time).
-func encodeRequest(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte, error) {
+func encodeRequest(req *llm.Request, budget int, tc *toolcache.Cache) ([]byte, error) {
 	tail, err := encodeTail(req, budget, tc)
 	if err != nil {
 		return nil, err
 	}
-	w := contentWriter{body: append(llm.Grow(nil, len(contentsKey)+sizeHint(req.Messages)+len(tail)), contentsKey...), reserve: len(tail)}
+	w := contentWriter{body: append(wire.Grow(nil, len(contentsKey)+sizeHint(req.Messages)+len(tail)), contentsKey...), reserve: len(tail)}
 	if err := buildContents(req.Messages, 0, len(req.Messages), req.Model, w.add); err != nil {
 		return nil, err
 	}
@@ -137,7 +139,7 @@ func (w *contentWriter) add(c *wireContent) error {
 	if err := w.enc.Encode(c); err != nil {
 		return fmt.Errorf("%w: encoding: %w", errInvalid, err)
 	}
-	w.body = llm.AppendItem(w.body, bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")), w.items, w.reserve)
+	w.body = wire.AppendItem(w.body, bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")), w.items, w.reserve)
 	w.items++
 	return nil
 }
@@ -150,14 +152,14 @@ func finishBody(body []byte, items int, tail []byte) []byte {
 		// (into a new slice: body may be a cached buffer).
 		return append([]byte{'{'}, tail[2:]...)
 	}
-	return append(llm.Grow(body, len(tail)), tail...)
+	return append(wire.Grow(body, len(tail)), tail...)
 }
 
 // encodeTail is what follows the contents: `],"generationConfig":{…}`,
 // the system instruction (Request.System, then the text of system
 // messages, in order) and the tools, `}` and the newline the SDK's
 // encoder ends the body with.
-func encodeTail(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte, error) {
+func encodeTail(req *llm.Request, budget int, tc *toolcache.Cache) ([]byte, error) {
 	var cfg wireConfig
 	if req.MaxTokens > 0 {
 		cfg.MaxOutputTokens = int32(req.MaxTokens)
@@ -208,7 +210,7 @@ func encodeTail(req *llm.Request, budget int, tc *llm.ToolCache) ([]byte, error)
 
 // encodedTools is the tools member (`,"tools":[…]`, nothing for no tools),
 // from tc while the list is unchanged.
-func encodedTools(tc *llm.ToolCache, specs []llm.ToolSpec) ([]byte, error) {
+func encodedTools(tc *toolcache.Cache, specs []llm.ToolSpec) ([]byte, error) {
 	return tc.Encoded(specs, func(specs []llm.ToolSpec) ([]byte, error) {
 		if len(specs) == 0 {
 			return nil, nil

@@ -12,13 +12,14 @@ import (
 
 	"github.com/talaria-agent/talaria/bench/benchscript"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // BenchmarkCallBySessionSize is the per-call request work of a long
 // session for the Gemini body (see benchscript.CallBySessionSize): "full"
 // is the adapter's whole-history encoder, "incremental" the engine's path.
 func BenchmarkCallBySessionSize(b *testing.B) {
-	var tc llm.ToolCache
+	var tc toolcache.Cache
 	benchscript.CallBySessionSize(b,
 		func(req *llm.Request) ([]byte, error) { return encodeRequest(req, 0, nil) },
 		func(req *llm.Request) ([]byte, string, error) { return encodeIncremental(req, 0, &tc) })
@@ -44,7 +45,7 @@ func BenchmarkSDKCallBySessionSize(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var tc llm.ToolCache
+	var tc toolcache.Cache
 	benchscript.CallBySessionSize(b,
 		func(req *llm.Request) ([]byte, error) {
 			contents, config, err := sdkBuildRequest(req, 0)

@@ -11,39 +11,34 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/accum"
+	"github.com/talaria-agent/talaria/llm/internal/netclass"
 )
 
 // assembler turns streamed GenerateContentResponse chunks into llm events
 // and the final response. It does no I/O.
 type assembler struct {
+	s         accum.Stream
 	reqModel  string
-	id, model string
-	text      strings.Builder
-	thoughts  strings.Builder
-	// think moves inline <think>…</think> out of the answer text.
-	think     llm.ThinkSplitter
-	calls     []llm.ToolCall
 	sigs      []json.RawMessage
-	usage     llm.Usage
 	rawFinish string
 	finish    llm.FinishReason
 	blocked   bool
-	out       []llm.Event
 }
 
 func (a *assembler) feed(r *response) []llm.Event {
-	a.out = a.out[:0]
+	a.s.Begin()
 	if r == nil {
 		return nil
 	}
 	if r.ResponseID != "" {
-		a.id = r.ResponseID
+		a.s.ID = r.ResponseID
 	}
 	if r.ModelVersion != "" {
-		a.model = r.ModelVersion
+		a.s.Model = r.ModelVersion
 	}
 	if u := r.UsageMetadata; u != nil {
-		a.usage = llm.Usage{
+		a.s.Usage = llm.Usage{
 			InputTokens:     int64(max(u.PromptTokenCount-u.CachedContentTokenCount, 0)),
 			CacheReadTokens: int64(u.CachedContentTokenCount),
 			OutputTokens:    int64(u.CandidatesTokenCount + u.ThoughtsTokenCount),
@@ -55,10 +50,10 @@ func (a *assembler) feed(r *response) []llm.Event {
 		// The prompt itself was blocked: no candidates will come.
 		a.blocked = true
 		a.finish, a.rawFinish = llm.FinishContentFilter, "prompt_blocked:"+pf.BlockReason
-		return a.out
+		return a.s.Events()
 	}
 	if len(r.Candidates) == 0 {
-		return a.out
+		return a.s.Events()
 	}
 	c := r.Candidates[0]
 	if c.Content != nil {
@@ -67,11 +62,11 @@ func (a *assembler) feed(r *response) []llm.Event {
 		}
 	}
 	if c.FinishReason != "" && c.FinishReason != "FINISH_REASON_UNSPECIFIED" {
-		a.emitText(a.think.Flush())
+		a.s.Flush()
 		a.rawFinish = c.FinishReason
 		a.finish = mapFinish(c.FinishReason)
 	}
-	return a.out
+	return a.s.Events()
 }
 
 func (a *assembler) part(p *part) {
@@ -80,13 +75,10 @@ func (a *assembler) part(p *part) {
 	}
 	switch {
 	case p.Thought:
-		if p.Text != "" {
-			a.thoughts.WriteString(p.Text)
-			a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: p.Text})
-		}
+		a.s.Reasoning(p.Text)
 	case p.FunctionCall != nil:
 		fc := p.FunctionCall
-		idx := len(a.calls)
+		idx := len(a.s.Calls())
 		args := "{}"
 		if len(fc.Args) > 0 {
 			if b, err := json.Marshal(fc.Args); err == nil {
@@ -95,34 +87,17 @@ func (a *assembler) part(p *part) {
 		}
 		id := fc.ID
 		if id == "" {
-			id = newCallID(a.id, idx)
+			id = newCallID(a.s.ID, idx)
 		}
-		a.calls = append(a.calls, llm.ToolCall{ID: id, Name: fc.Name, Arguments: args})
-		a.out = append(a.out,
-			llm.Event{Type: llm.EventToolCallStart, Index: idx, ID: id, Name: fc.Name},
-			llm.Event{Type: llm.EventToolCallDelta, Index: idx, Text: args})
+		a.s.Args(a.s.NewCall(id, fc.Name), args) // a call comes whole
 		if len(p.ThoughtSignature) > 0 {
 			a.keepSig(sigRef{On: "call", Index: idx, Signature: p.ThoughtSignature})
 		}
 	default:
-		if p.Text != "" {
-			a.emitText(a.think.Feed(p.Text))
-		}
+		a.s.Text(p.Text)
 		if len(p.ThoughtSignature) > 0 {
 			a.keepSig(sigRef{On: "text", Signature: p.ThoughtSignature})
 		}
-	}
-}
-
-// emitText yields answer text and the inline reasoning split from it.
-func (a *assembler) emitText(text, reasoning string) {
-	if reasoning != "" {
-		a.thoughts.WriteString(reasoning)
-		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
-	}
-	if text != "" {
-		a.text.WriteString(text)
-		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
 	}
 }
 
@@ -146,25 +121,15 @@ func newCallID(respID string, idx int) string {
 func (a *assembler) finished() bool { return a.blocked || a.rawFinish != "" }
 
 func (a *assembler) response() *llm.Response {
-	msg := llm.Message{Role: llm.RoleAssistant, ToolCalls: a.calls}
-	text := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
-		// A template opened the block in the prompt: what came before the
-		// close tag was reasoning.
-		text = answer
-		a.thoughts.WriteString(reasoning)
-	}
-	if text != "" {
-		msg.Content = []llm.Part{llm.TextPart(text)}
-	}
-	if a.thoughts.Len() > 0 || len(a.sigs) > 0 {
-		msg.Reasoning = &llm.Reasoning{Text: a.thoughts.String(), Items: a.sigs, API: API, Model: a.reqModel}
+	msg, reasoning := a.s.Message("{}")
+	if reasoning != "" || len(a.sigs) > 0 {
+		msg.Reasoning = &llm.Reasoning{Text: reasoning, Items: a.sigs, API: API, Model: a.reqModel}
 	}
 	finish := a.finish
-	if finish == llm.FinishStop && len(a.calls) > 0 {
+	if finish == llm.FinishStop && len(msg.ToolCalls) > 0 {
 		finish = llm.FinishToolCalls
 	}
-	return &llm.Response{Message: msg, FinishReason: finish, RawFinishReason: a.rawFinish, Usage: a.usage, Model: a.model, ID: a.id}
+	return a.s.Response(msg, finish, a.rawFinish)
 }
 
 func mapFinish(f string) llm.FinishReason {
@@ -184,7 +149,7 @@ func mapFinish(f string) llm.FinishReason {
 // answer's (nil when none came) and started says the 200 stream had
 // begun. The caller's ctx wins.
 func (p *Provider) streamError(ctx context.Context, model string, header http.Header, started bool, a *assembler, err error) *llm.APIError {
-	e := &llm.APIError{Provider: p.name, Model: model, Err: err, PartialText: a.text.String()}
+	e := &llm.APIError{Provider: p.name, Model: model, Err: err, PartialText: a.s.PartialText()}
 	var he *httpError
 	var ae *apiError
 	switch {
@@ -210,7 +175,7 @@ func (p *Provider) streamError(ctx context.Context, model string, header http.He
 		e.Message = err.Error()
 	default:
 		e.Message = err.Error()
-		e.Transport = llm.ClassifyTransport(err)
+		e.Transport = netclass.Classify(err)
 		if e.Transport == llm.TransportNone {
 			e.Transport = llm.TransportEOF
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/internal/wiretest"
-	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // appendCases are the items appendItem writes by hand, built from a few
@@ -51,8 +51,8 @@ func appendCases(a, b, c string, n uint8) []any {
 
 func checkAppendItem(t *testing.T, v any) {
 	t.Helper()
-	var enc llm.JSONEncoder
-	want, err := llm.MarshalJSON(v)
+	var enc wire.JSONEncoder
+	want, err := wire.MarshalJSON(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestAppendItemMatchesEncodingJSON(t *testing.T) {
 	// A content value the appenders do not spell themselves still encodes.
 	checkAppendItem(t, wireMessage{Role: "user", Content: map[string]int{"x": 1}})
 	checkAppendItem(t, rsMessage{Type: "message", Role: "user", Content: 42})
-	var enc llm.JSONEncoder
+	var enc wire.JSONEncoder
 	if _, err := appendItem(nil, wireMessage{Content: make(chan int)}, &enc); err == nil {
 		t.Fatal("a channel in content encoded")
 	}

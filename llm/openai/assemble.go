@@ -1,51 +1,35 @@
 package openai
 
 import (
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/accum"
 )
 
 // assembler turns chunks into events and, at the end, into one Response.
 // Tool calls are assembled by their wire index: the first delta of a call
 // usually carries id and name, later ones only argument fragments.
 type assembler struct {
-	id, model string
-	text      strings.Builder
-	reasoning strings.Builder
-	// think moves inline <think>…</think> out of the content into reasoning.
-	think     llm.ThinkSplitter
+	s         accum.Stream
 	refused   bool
-	calls     []*callState // in order of first appearance
 	finishRaw string
 	finished  bool // a finish_reason arrived: the answer is complete
-	usage     llm.Usage
-	out       []llm.Event // reused buffer for add's result
-}
-
-type callState struct {
-	index   int
-	id      string
-	name    string
-	args    strings.Builder
-	started bool // EventToolCallStart was emitted
 }
 
 // add folds one chunk in and returns the events it produced. The returned
 // slice is only valid until the next call.
 func (a *assembler) add(c *wireChunk) []llm.Event {
-	a.out = a.out[:0]
-	if a.id == "" {
-		a.id = c.ID
+	a.s.Begin()
+	if a.s.ID == "" {
+		a.s.ID = c.ID
 	}
-	if a.model == "" {
-		a.model = c.Model
+	if a.s.Model == "" {
+		a.s.Model = c.Model
 	}
 	if c.Usage != nil {
 		// Some servers repeat running totals on every chunk: the last wins.
-		a.usage = mapUsage(c.Usage)
+		a.s.Usage = mapUsage(c.Usage)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -64,7 +48,7 @@ func (a *assembler) add(c *wireChunk) []llm.Event {
 			a.finished = true
 		}
 	}
-	return a.out
+	return a.s.Events()
 }
 
 // addDelta folds one delta in. whole is set for a non-streamed message,
@@ -74,18 +58,12 @@ func (a *assembler) addDelta(d *wireDelta, whole bool) {
 	if r == "" {
 		r = d.Reasoning // servers that send both send the same text
 	}
-	if r != "" {
-		a.reasoning.WriteString(r)
-		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: r})
-	}
-	if d.Content != "" {
-		a.addContent(a.think.Feed(d.Content))
-	}
+	a.s.Reasoning(r)
+	a.s.Text(d.Content)
 	if d.Refusal != "" {
 		// A refusal is shown like text: it is what the user gets to read.
 		a.refused = true
-		a.text.WriteString(d.Refusal)
-		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: d.Refusal})
+		a.s.Visible(d.Refusal)
 	}
 	for i := range d.ToolCalls {
 		tc := &d.ToolCalls[i]
@@ -97,36 +75,17 @@ func (a *assembler) addDelta(d *wireDelta, whole bool) {
 	}
 }
 
-// addContent emits answer text and the reasoning split out of it.
-func (a *assembler) addContent(text, reasoning string) {
-	if reasoning != "" {
-		a.reasoning.WriteString(reasoning)
-		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
-	}
-	if text != "" {
-		a.text.WriteString(text)
-		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
-	}
-}
-
 func (a *assembler) addToolCall(tc *wireToolCallDelta) {
-	st := a.call(a.resolveIndex(tc))
-	if tc.ID != "" && st.id == "" && !st.started {
-		st.id = tc.ID
+	st := a.s.Call(a.resolveIndex(tc))
+	if tc.ID != "" && st.ID == "" && !st.Started {
+		st.ID = tc.ID
 	}
-	if tc.Function.Name != "" && st.name == "" {
-		st.name = tc.Function.Name
+	if tc.Function.Name != "" && st.Name == "" {
+		st.Name = tc.Function.Name
 	}
-	frag := tc.Function.Arguments
-	st.args.WriteString(frag)
-	if !st.started {
-		if st.name != "" {
-			a.start(st) // carries the fragments buffered so far
-		}
-		return
-	}
-	if frag != "" {
-		a.out = append(a.out, llm.Event{Type: llm.EventToolCallDelta, Index: st.index, Text: frag})
+	a.s.Args(st, tc.Function.Arguments)
+	if !st.Started && st.Name != "" {
+		a.start(st) // carries the fragments buffered so far
 	}
 }
 
@@ -137,59 +96,45 @@ func (a *assembler) resolveIndex(tc *wireToolCallDelta) int {
 	if tc.Index != nil {
 		return *tc.Index
 	}
+	calls := a.s.Calls()
 	if tc.ID != "" {
-		for _, st := range a.calls {
-			if st.id == tc.ID {
-				return st.index
+		for _, st := range calls {
+			if st.ID == tc.ID {
+				return st.Index
 			}
 		}
-		return a.nextIndex()
+		return nextIndex(calls)
 	}
-	if len(a.calls) == 0 {
+	if len(calls) == 0 {
 		return 0
 	}
-	last := a.calls[len(a.calls)-1]
-	if tc.Function.Name != "" && last.name != "" && tc.Function.Name != last.name {
-		return a.nextIndex()
+	last := calls[len(calls)-1]
+	if tc.Function.Name != "" && last.Name != "" && tc.Function.Name != last.Name {
+		return nextIndex(calls)
 	}
-	return last.index
+	return last.Index
 }
 
-func (a *assembler) nextIndex() int {
+func nextIndex(calls []*accum.Call) int {
 	next := 0
-	for _, st := range a.calls {
-		next = max(next, st.index+1)
+	for _, st := range calls {
+		next = max(next, st.Index+1)
 	}
 	return next
 }
 
-func (a *assembler) call(index int) *callState {
-	for _, st := range a.calls {
-		if st.index == index {
-			return st
-		}
-	}
-	st := &callState{index: index}
-	a.calls = append(a.calls, st)
-	return st
-}
-
-// start emits EventToolCallStart, settling the call's id: a missing or
+// start yields the call's start, settling its id first: a missing or
 // duplicate id (tool results are paired by id) becomes "call_<index>".
-func (a *assembler) start(st *callState) {
-	if st.id == "" || a.idTaken(st) {
-		st.id = "call_" + strconv.Itoa(st.index)
+func (a *assembler) start(st *accum.Call) {
+	if st.ID == "" || a.idTaken(st) {
+		st.ID = "call_" + strconv.Itoa(st.Index)
 	}
-	st.started = true
-	a.out = append(a.out, llm.Event{Type: llm.EventToolCallStart, Index: st.index, ID: st.id, Name: st.name})
-	if st.args.Len() > 0 {
-		a.out = append(a.out, llm.Event{Type: llm.EventToolCallDelta, Index: st.index, Text: st.args.String()})
-	}
+	a.s.Start(st)
 }
 
-func (a *assembler) idTaken(st *callState) bool {
-	for _, o := range a.calls {
-		if o != st && o.started && o.id == st.id {
+func (a *assembler) idTaken(st *accum.Call) bool {
+	for _, o := range a.s.Calls() {
+		if o != st && o.Started && o.ID == st.ID {
 			return true
 		}
 	}
@@ -199,48 +144,24 @@ func (a *assembler) idTaken(st *callState) bool {
 // finish returns the closing events: a start for any call whose name never
 // arrived (so events and Response agree), then EventDone.
 func (a *assembler) finish() []llm.Event {
-	a.out = a.out[:0]
-	a.addContent(a.think.Flush())
-	calls := slices.Clone(a.calls)
-	slices.SortStableFunc(calls, func(x, y *callState) int { return x.index - y.index })
-	for _, st := range calls {
-		if !st.started {
+	a.s.Begin()
+	a.s.Flush()
+	for _, st := range a.s.Sorted() {
+		if !st.Started {
 			a.start(st)
 		}
 	}
-	msg := llm.Message{Role: llm.RoleAssistant}
-	text := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
-		// The template opened the block in the prompt: what streamed
-		// before the close tag was reasoning. It was shown as text; the
-		// stored answer is clean.
-		text = answer
-		a.reasoning.WriteString(reasoning)
-	}
-	if text != "" {
-		msg.Content = []llm.Part{llm.TextPart(text)}
-	}
-	for _, st := range calls {
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: st.id, Name: st.name, Arguments: st.args.String()})
-	}
-	if a.reasoning.Len() > 0 {
-		msg.Reasoning = &llm.Reasoning{Text: a.reasoning.String()}
+	msg, reasoning := a.s.Message("")
+	if reasoning != "" {
+		msg.Reasoning = &llm.Reasoning{Text: reasoning}
 	}
 	fr := mapFinish(a.finishRaw)
 	if a.refused && (fr == llm.FinishStop || fr == llm.FinishUnknown) {
 		fr = llm.FinishRefusal
 	}
-	resp := &llm.Response{
-		Message:         msg,
-		FinishReason:    fr,
-		RawFinishReason: a.finishRaw,
-		Usage:           a.usage,
-		Model:           a.model,
-		ID:              a.id,
-	}
-	a.out = append(a.out, llm.Event{Type: llm.EventDone, Response: resp})
-	return a.out
+	resp := a.s.Response(msg, fr, a.finishRaw)
+	return append(a.s.Events(), llm.Event{Type: llm.EventDone, Response: resp})
 }
 
 // partialText is the answer text yielded so far.
-func (a *assembler) partialText() string { return a.text.String() }
+func (a *assembler) partialText() string { return a.s.PartialText() }

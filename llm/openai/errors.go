@@ -12,18 +12,19 @@ import (
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/netclass"
 )
 
 // localError is a failure before anything was sent (the request could not be
 // built).
-func (p *Provider) localError(model, msg string) *llm.APIError {
+func (p *conn) localError(model, msg string) *llm.APIError {
 	return &llm.APIError{Provider: p.name, Model: model, Message: msg, Err: errors.New(msg)}
 }
 
 // requestError turns the failure of the HTTP exchange (before any stream
 // byte was read) into an APIError. sdkErr may be nil when the SDK accepted a
 // non-2xx answer (3xx) that Talaria still treats as a failure.
-func (p *Provider) requestError(ctx context.Context, model string, sdkErr error, c *capture) *llm.APIError {
+func (p *conn) requestError(ctx context.Context, model string, sdkErr error, c *capture) *llm.APIError {
 	if ctx.Err() != nil {
 		return p.transportError(ctx, model, sdkErr, false, "")
 	}
@@ -55,7 +56,7 @@ func (p *Provider) requestError(ctx context.Context, model string, sdkErr error,
 // transportError builds the APIError for a connection-level failure; midStream
 // and partial describe what was already yielded. When the caller's context
 // ended, its error is the cause whatever the transport reported.
-func (p *Provider) transportError(ctx context.Context, model string, err error, midStream bool, partial string) *llm.APIError {
+func (p *conn) transportError(ctx context.Context, model string, err error, midStream bool, partial string) *llm.APIError {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		if err == nil {
 			err = cerr
@@ -70,7 +71,7 @@ func (p *Provider) transportError(ctx context.Context, model string, err error, 
 		Provider:    p.name,
 		Model:       model,
 		Message:     err.Error(),
-		Transport:   llm.ClassifyTransport(err),
+		Transport:   netclass.Classify(err),
 		MidStream:   midStream,
 		PartialText: partial,
 		Err:         err,
@@ -147,7 +148,7 @@ func errorCodeStatus(raw json.RawMessage) int {
 
 // streamError builds the APIError for an error object that arrived in place
 // of content (in-stream), keeping the raw event as Body.
-func (p *Provider) streamError(model string, header http.Header, data []byte, errField json.RawMessage, midStream bool, partial string) *llm.APIError {
+func (p *conn) streamError(model string, header http.Header, data []byte, errField json.RawMessage, midStream bool, partial string) *llm.APIError {
 	msg, ok := errorObjectMessage(errField)
 	if !ok {
 		msg = "error object in stream"

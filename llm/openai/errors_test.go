@@ -296,7 +296,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	p := New(Config{BaseURL: "http://" + addr + "/v1"})
+	p := NewChat(Config{BaseURL: "http://" + addr + "/v1"})
 	_, _, err = collect(t, p.Stream(context.Background(), simpleRequest()))
 	ae := asAPIError(t, err)
 	if ae.Transport != llm.TransportConnect || ae.StatusCode != 0 || ae.MidStream {
@@ -312,7 +312,7 @@ func TestUntrustedCertificate(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the rejected handshake is expected
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	p := New(Config{BaseURL: srv.URL + "/v1"}) // default client: does not trust the test CA
+	p := NewChat(Config{BaseURL: srv.URL + "/v1"}) // default client: does not trust the test CA
 	_, _, err := collect(t, p.Stream(context.Background(), simpleRequest()))
 	if ae := asAPIError(t, err); ae.Transport != llm.TransportTLSCert {
 		t.Errorf("Transport = %q, want tls-cert (err %v)", ae.Transport, ae.Err)
@@ -460,12 +460,12 @@ func TestAuthAndHeaders(t *testing.T) {
 }
 
 func TestDefaultName(t *testing.T) {
-	if got := New(Config{}).Name(); got != "openai" {
+	if got := NewChat(Config{}).Name(); got != "openai" {
 		t.Errorf("Name = %q, want openai", got)
 	}
 }
 
 func TestNilRequest(t *testing.T) {
-	_, _, err := collect(t, New(Config{}).Stream(context.Background(), nil))
+	_, _, err := collect(t, NewChat(Config{}).Stream(context.Background(), nil))
 	asAPIError(t, err)
 }

@@ -27,14 +27,14 @@ func FuzzReadSSE(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	p := New(Config{})
+	p := NewChat(Config{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		resp := &http.Response{
 			StatusCode: 200,
 			Header:     http.Header{"Content-Type": {"text/event-stream"}},
 			Body:       io.NopCloser(bytes.NewReader(body)),
 		}
-		r := &reader{p: p, model: "m", header: resp.Header}
+		r := &reader{p: &p.conn, model: "m", header: resp.Header}
 		terminal := 0
 		r.readSSE(context.Background(), resp, func(ev llm.Event, err error) bool {
 			if terminal > 0 {

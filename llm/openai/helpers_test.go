@@ -50,11 +50,11 @@ func (fs *fakeServer) requests() []recorded {
 	return append([]recorded(nil), fs.reqs...)
 }
 
-func (fs *fakeServer) provider(cfg Config) *Provider {
+func (fs *fakeServer) provider(cfg Config) *Chat {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = fs.URL + "/v1"
 	}
-	return New(cfg)
+	return NewChat(cfg)
 }
 
 // sse answers with the given data payloads as an event stream, flushing

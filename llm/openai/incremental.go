@@ -2,6 +2,8 @@ package openai
 
 import (
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // encodeIncremental is encodeRequest for a request that carries a wire
@@ -15,7 +17,7 @@ import (
 // The tool list comes from tc (validated and encoded once while it does
 // not change); the envelope is encoded without it and the list spliced in
 // after the messages, where the struct order puts it.
-func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *llm.ToolCache) ([]byte, string, error) {
+func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolcache.Cache) ([]byte, string, error) {
 	tools, err := encodedTools(tc, req.Tools, chatTool)
 	if err != nil {
 		return nil, "", err
@@ -26,7 +28,7 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *llm.ToolC
 	if err != nil {
 		return nil, "", err
 	}
-	head, rest, ok := llm.SplitEnvelope(envelope, `"messages":[]`)
+	head, rest, ok := wire.SplitEnvelope(envelope, `"messages":[]`)
 	if !ok {
 		body, err := encodeRequest(req, maxCompletionTokens)
 		return body, "", err
@@ -44,7 +46,7 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *llm.ToolC
 		if item, err = w.appendJSON(item[:0]); err != nil {
 			return err
 		}
-		body = llm.AppendItem(body, item, items, len(tail))
+		body = wire.AppendItem(body, item, items, len(tail))
 		items++
 		return nil
 	}
@@ -62,8 +64,8 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *llm.ToolC
 			prefixEnd, prefixItems = len(body), items
 		}
 	}
-	body = append(llm.Grow(body, len(tail)), tail...)
-	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
+	body = append(wire.Grow(body, len(tail)), tail...)
+	req.Wire.Commit(key, body, len(head), prefixEnd, wire.Cut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
 	return body, key, nil
 }
 

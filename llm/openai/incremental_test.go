@@ -7,6 +7,7 @@ import (
 
 	"github.com/talaria-agent/talaria/internal/wiretest"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // sessionMessage is message i of a long session with every kind of
@@ -46,7 +47,7 @@ func TestIncrementalBytesMatchFullEncoding(t *testing.T) {
 		t.Run(fmt.Sprintf("system=%t", system != ""), func(t *testing.T) {
 			var cache llm.WireCache
 			calls := wiretest.Calls{Cache: &cache}
-			var tc llm.ToolCache
+			var tc toolcache.Cache
 			var msgs []llm.Message
 			tools := []llm.ToolSpec{{Name: "read_file", Description: "Reads <a> file.", Parameters: []byte(`{"type":"object"}`)}, {Name: "noop"}}
 			for call := range 40 {

@@ -1,5 +1,6 @@
-// Package openai is Talaria's adapter for OpenAI-compatible Chat Completions
-// endpoints (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama, LM Studio, ...).
+// Package openai is Talaria's adapter for OpenAI-compatible endpoints
+// (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama, LM Studio, ...): NewChat
+// speaks Chat Completions, NewResponses the Responses API.
 //
 // It uses github.com/openai/openai-go/v3 for the wire (base URL, auth,
 // headers, SSE framing, API error shapes) but builds the request body itself
@@ -20,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // Values for Config.MaxTokensField.
@@ -54,21 +56,19 @@ type Config struct {
 	Timeouts llm.Timeouts
 	// Headers are extra headers on every request.
 	Headers map[string]string
-	// MaxTokensField names the field that carries llm.Request.MaxTokens:
+	// MaxTokensField (Chat Completions) names the field that carries
+	// llm.Request.MaxTokens:
 	// FieldMaxTokens (the default, because every OpenAI-compatible server
 	// understands it) or FieldMaxCompletionTokens (OpenAI reasoning models).
 	// Any other value means the default.
 	MaxTokensField string
-	// Responses switches the provider to the Responses API (POST
-	// /responses, api: openai-responses) instead of Chat Completions.
-	Responses bool
 	// ReasoningEffort and ReasoningSummary are sent as reasoning.effort and
-	// reasoning.summary in Responses mode when set.
+	// reasoning.summary by NewResponses' provider when set.
 	ReasoningEffort, ReasoningSummary string
-	// NoReasoningReplay is the kill switch of Responses reasoning replay:
+	// NoReasoningReplay (Responses) is the kill switch of reasoning replay:
 	// encrypted reasoning is neither requested nor sent back.
 	NoReasoningReplay bool
-	// NativeCompaction opts in to server-side compaction in Responses mode
+	// NativeCompaction (Responses) opts in to server-side compaction
 	// (context_management with CompactThreshold), sent only to the model
 	// families that support it on CompactionHosts (default api.openai.com).
 	// A structured rejection turns it off for this provider and the call
@@ -78,30 +78,64 @@ type Config struct {
 	CompactionHosts  []string
 }
 
-// Provider is an llm.Provider for Chat Completions endpoints. It is safe for
-// concurrent use.
-type Provider struct {
-	name                string
-	client              oai.Client
+// conn is what both APIs share: the provider's name and the SDK client
+// that sends its calls.
+type conn struct {
+	name   string
+	client oai.Client
+}
+
+// Name returns the configured provider name.
+func (c *conn) Name() string { return c.name }
+
+// Chat is an llm.Provider for Chat Completions endpoints (POST
+// /chat/completions, api: openai). It is safe for concurrent use.
+type Chat struct {
+	conn
 	maxCompletionTokens bool
-	// useResponses selects the Responses API; responses holds its options.
-	useResponses bool
-	responses    responsesOptions
-	compaction   compactionOptions
+	// tools is the tool list validated and encoded once.
+	tools toolcache.Cache
+}
+
+// Responses is an llm.Provider for the Responses API (POST /responses,
+// api: openai-responses). It is safe for concurrent use.
+type Responses struct {
+	conn
+	options    responsesOptions
+	compaction compactionOptions
 	// compactionOff lists the sessions whose endpoint refused
 	// context_management: native compaction stays off for them only.
 	compactionOff refusals
-	// tools and rsTools are the tool lists validated and encoded once
-	// (Chat Completions and Responses).
-	tools, rsTools llm.ToolCache
+	// tools is the tool list validated and encoded once.
+	tools toolcache.Cache
 }
 
-var _ llm.Provider = (*Provider)(nil)
+var (
+	_ llm.Provider = (*Chat)(nil)
+	_ llm.Provider = (*Responses)(nil)
+)
 
-// New builds a Provider. It never reads OPENAI_* environment variables: keys
-// and endpoints come from cfg only, so a key meant for one endpoint is never
-// sent to another.
-func New(cfg Config) *Provider {
+// NewChat builds a Chat Completions provider. Neither constructor reads
+// OPENAI_* environment variables: keys and endpoints come from cfg only, so
+// a key meant for one endpoint is never sent to another.
+func NewChat(cfg Config) *Chat {
+	return &Chat{
+		conn:                newConn(cfg),
+		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
+	}
+}
+
+// NewResponses builds a Responses API provider.
+func NewResponses(cfg Config) *Responses {
+	return &Responses{
+		conn:    newConn(cfg),
+		options: responsesOptions{effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary, replay: !cfg.NoReasoningReplay},
+		compaction: compactionOptions{on: cfg.NativeCompaction, threshold: cfg.CompactThreshold,
+			hosts: slices.Clone(cfg.CompactionHosts), base: cmp.Or(cfg.BaseURL, "https://api.openai.com/v1")},
+	}
+}
+
+func newConn(cfg Config) conn {
 	name := cfg.Name
 	if name == "" {
 		name = DefaultName
@@ -131,18 +165,10 @@ func New(cfg Config) *Provider {
 	for _, k := range keys {
 		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
 	}
-	return &Provider{
-		name: name,
-		// Built directly rather than with oai.NewClient, which would merge
-		// OPENAI_API_KEY, OPENAI_ORG_ID, ... from the environment into
-		// requests sent to whatever endpoint this provider points at.
-		client:              oai.Client{Options: opts},
-		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
-		useResponses:        cfg.Responses,
-		responses:           responsesOptions{effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary, replay: !cfg.NoReasoningReplay},
-		compaction: compactionOptions{on: cfg.NativeCompaction, threshold: cfg.CompactThreshold,
-			hosts: slices.Clone(cfg.CompactionHosts), base: cmp.Or(cfg.BaseURL, "https://api.openai.com/v1")},
-	}
+	// Built directly rather than with oai.NewClient, which would merge
+	// OPENAI_API_KEY, OPENAI_ORG_ID, ... from the environment into
+	// requests sent to whatever endpoint this provider points at.
+	return conn{name: name, client: oai.Client{Options: opts}}
 }
 
 // encode is the full encoder, or the incremental one when the request
@@ -163,22 +189,15 @@ func encode(ctx context.Context, req *llm.Request, full func() ([]byte, error), 
 	return ctx, body, release, nil
 }
 
-// Name returns the configured provider name.
-func (p *Provider) Name() string { return p.name }
-
 // Stream sends req as a streaming Chat Completions call and yields the answer
 // as it arrives, following the closing rule of llm.Provider: exactly one
 // EventDone with a nil error, or one non-nil *llm.APIError, ends the
 // sequence. Breaking out of the loop closes the connection before Stream's
 // iterator returns.
-func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+func (p *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		if req == nil {
 			yield(llm.Event{}, p.localError("", "nil request"))
-			return
-		}
-		if p.useResponses {
-			p.streamResponses(ctx, req, yield)
 			return
 		}
 		ctx, body, release, err := encode(ctx, req,
@@ -208,7 +227,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			yield(llm.Event{}, p.requestError(ctx, req.Model, nil, capt))
 			return
 		}
-		r := &reader{p: p, model: req.Model, header: resp.Header}
+		r := &reader{p: &p.conn, model: req.Model, header: resp.Header}
 		if isJSON(resp.Header.Get("Content-Type")) {
 			// Some servers ignore stream:true and answer with one JSON
 			// object; take it rather than failing the turn.

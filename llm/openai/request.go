@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // wireRequest is the Chat Completions request body. encoding/json writes
@@ -111,7 +112,7 @@ func encodeRequest(req *llm.Request, maxCompletionTokens bool) ([]byte, error) {
 
 // encodeBody encodes a whole request body.
 func encodeBody(w any) ([]byte, error) {
-	b, err := llm.MarshalJSON(w)
+	b, err := wire.MarshalJSON(w)
 	if err != nil {
 		return nil, fmt.Errorf("encoding request: %w", err)
 	}

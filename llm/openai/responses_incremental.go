@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // encodeResponsesIncremental is encodeResponsesRequest for a request that
@@ -21,7 +23,7 @@ import (
 // can only be further on). The checkpoint's index is part of the cache key
 // and its item part of the compared head, so a new checkpoint starts over.
 // It returns the cache key to Release the body under once it is sent.
-func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *llm.ToolCache) ([]byte, string, error) {
+func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolcache.Cache) ([]byte, string, error) {
 	tools, err := encodedTools(tc, req.Tools, responsesTool)
 	if err != nil {
 		return nil, "", err
@@ -32,7 +34,7 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *llm.To
 	if err != nil {
 		return nil, "", err
 	}
-	head, rest, ok := llm.SplitEnvelope(envelope, `"input":[]`)
+	head, rest, ok := wire.SplitEnvelope(envelope, `"input":[]`)
 	if !ok {
 		body, err := encodeResponsesRequest(req, o)
 		return body, "", err
@@ -40,7 +42,7 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *llm.To
 	tail := make([]byte, 0, len(rest)+len(tools))
 	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 
-	var enc llm.JSONEncoder
+	var enc wire.JSONEncoder
 	var scratch []byte // one item's JSON, reused
 	encodeItem := func(v any) ([]byte, error) {
 		var err error
@@ -90,7 +92,7 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *llm.To
 				if err != nil {
 					return nil, "", err
 				}
-				body = llm.AppendItem(body, item, items, len(tail))
+				body = wire.AppendItem(body, item, items, len(tail))
 				items++
 			}
 		}
@@ -98,7 +100,7 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *llm.To
 			prefixEnd, prefixItems = len(body), items
 		}
 	}
-	body = append(llm.Grow(body, len(tail)), tail...)
-	req.Wire.Commit(key, body, len(head), prefixEnd, llm.WireCut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
+	body = append(wire.Grow(body, len(tail)), tail...)
+	req.Wire.Commit(key, body, len(head), prefixEnd, wire.Cut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
 	return body, key, nil
 }

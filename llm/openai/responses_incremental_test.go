@@ -10,6 +10,7 @@ import (
 
 	"github.com/talaria-agent/talaria/internal/wiretest"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // rsSessionMessage is sessionMessage with Responses replay state: the
@@ -48,7 +49,7 @@ func TestResponsesIncrementalBytesMatchFullEncoding(t *testing.T) {
 			t.Run(fmt.Sprintf("replay=%t/compact=%t/system=%t", o.replay, o.compact, system != ""), func(t *testing.T) {
 				var cache llm.WireCache
 				calls := wiretest.Calls{Cache: &cache}
-				var tc llm.ToolCache
+				var tc toolcache.Cache
 				var msgs []llm.Message
 				tools := []llm.ToolSpec{{Name: "read_file", Description: "Reads <a> file.", Parameters: []byte(`{"type":"object"}`)}, {Name: "noop"}}
 				rnd := rand.New(rand.NewPCG(1, 2)) // any run of appends, the same every time
@@ -107,7 +108,7 @@ func TestResponsesIncrementalReplayCut(t *testing.T) {
 	o := responsesOptions{replay: true}
 	var cache llm.WireCache
 	calls := wiretest.Calls{Cache: &cache}
-	var tc llm.ToolCache
+	var tc toolcache.Cache
 	msgs := []llm.Message{llm.NewText(llm.RoleUser, "go"), rsSessionMessage(1), rsSessionMessage(2), rsSessionMessage(3)}
 	for call, add := range []llm.Message{rsSessionMessage(4), llm.NewText(llm.RoleUser, "next"), rsSessionMessage(7)} {
 		stable := len(msgs)

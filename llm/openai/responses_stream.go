@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
-	"strings"
 
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/accum"
 )
 
 // errNoCompleted is the cause when a Responses stream ends before its
@@ -63,36 +64,23 @@ type rsItemHead struct {
 	Arguments string `json:"arguments"`
 }
 
-type rsCall struct {
-	id, name string
-	args     strings.Builder
-	index    int
-}
-
 // rsAssembler turns Responses events into llm events and the final
 // response. It does no I/O.
 type rsAssembler struct {
+	s         accum.Stream
 	reqModel  string
 	replay    bool
-	id, model string
-	text      strings.Builder
-	summary   strings.Builder
-	// think moves inline <think>…</think> out of the answer text.
-	think     llm.ThinkSplitter
 	items     []json.RawMessage
-	calls     map[int]*rsCall // by output_index
-	order     []*rsCall
-	usage     llm.Usage
+	calls     map[int]*accum.Call // by output_index
 	finish    llm.FinishReason
 	rawFinish string
 	completed bool
-	out       []llm.Event
 }
 
 // feed consumes one event; a non-nil error object (raw) means the stream
 // reported a failure.
 func (a *rsAssembler) feed(name string, data []byte) (events []llm.Event, failure json.RawMessage, err error) {
-	a.out = a.out[:0]
+	a.s.Begin()
 	var ev rsEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, nil, fmt.Errorf("malformed event: %w", err)
@@ -104,36 +92,24 @@ func (a *rsAssembler) feed(name string, data []byte) (events []llm.Event, failur
 	switch typ {
 	case "response.created", "response.in_progress":
 		if r := ev.Response; r != nil {
-			a.id, a.model = r.ID, r.Model
+			a.s.ID, a.s.Model = r.ID, r.Model
 		}
 	case "response.output_item.added":
 		var it rsItemHead
 		if json.Unmarshal(ev.Item, &it) == nil && it.Type == "function_call" {
-			c := &rsCall{id: it.CallID, name: it.Name, index: len(a.order)}
-			if a.calls == nil {
-				a.calls = map[int]*rsCall{}
-			}
-			a.calls[ev.OutputIndex] = c
-			a.order = append(a.order, c)
-			a.out = append(a.out, llm.Event{Type: llm.EventToolCallStart, Index: c.index, ID: c.id, Name: c.name})
+			a.newCall(ev.OutputIndex, &it)
 		}
 	case "response.output_text.delta":
-		if ev.Delta != "" {
-			a.emitText(a.think.Feed(ev.Delta))
-		}
+		a.s.Text(ev.Delta)
 	case "response.reasoning_summary_part.added":
-		if a.summary.Len() > 0 {
-			a.summary.WriteString("\n\n")
+		if a.s.HasReasoning() {
+			a.s.Note("\n\n")
 		}
 	case "response.reasoning_summary_text.delta":
-		if ev.Delta != "" {
-			a.summary.WriteString(ev.Delta)
-			a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: ev.Delta})
-		}
+		a.s.Reasoning(ev.Delta)
 	case "response.function_call_arguments.delta":
-		if c := a.calls[ev.OutputIndex]; c != nil && ev.Delta != "" {
-			c.args.WriteString(ev.Delta)
-			a.out = append(a.out, llm.Event{Type: llm.EventToolCallDelta, Index: c.index, Text: ev.Delta})
+		if c := a.calls[ev.OutputIndex]; c != nil {
+			a.s.Args(c, ev.Delta)
 		}
 	case "response.output_item.done":
 		a.itemDone(ev.OutputIndex, ev.Item)
@@ -147,7 +123,16 @@ func (a *rsAssembler) feed(name string, data []byte) (events []llm.Event, failur
 	case "error":
 		return nil, data, nil
 	}
-	return a.out, nil, nil
+	return a.s.Events(), nil, nil
+}
+
+func (a *rsAssembler) newCall(outputIndex int, it *rsItemHead) *accum.Call {
+	if a.calls == nil {
+		a.calls = map[int]*accum.Call{}
+	}
+	c := a.s.NewCall(it.CallID, it.Name)
+	a.calls[outputIndex] = c
+	return c
 }
 
 // itemDone keeps a finished reasoning item exactly as received (compacted,
@@ -170,47 +155,28 @@ func (a *rsAssembler) itemDone(index int, raw json.RawMessage) {
 	case "function_call":
 		c := a.calls[index]
 		if c == nil {
-			c = &rsCall{id: it.CallID, name: it.Name, index: len(a.order)}
-			if a.calls == nil {
-				a.calls = map[int]*rsCall{}
-			}
-			a.calls[index] = c
-			a.order = append(a.order, c)
-			a.out = append(a.out, llm.Event{Type: llm.EventToolCallStart, Index: c.index, ID: c.id, Name: c.name})
+			c = a.newCall(index, &it)
 		}
-		if c.args.Len() == 0 && it.Arguments != "" {
-			c.args.WriteString(it.Arguments)
-			a.out = append(a.out, llm.Event{Type: llm.EventToolCallDelta, Index: c.index, Text: it.Arguments})
+		if c.Args.Len() == 0 {
+			a.s.Args(c, it.Arguments)
 		}
-	}
-}
-
-// emitText yields answer text and the inline reasoning split from it.
-func (a *rsAssembler) emitText(text, reasoning string) {
-	if reasoning != "" {
-		a.summary.WriteString(reasoning)
-		a.out = append(a.out, llm.Event{Type: llm.EventReasoningDelta, Text: reasoning})
-	}
-	if text != "" {
-		a.text.WriteString(text)
-		a.out = append(a.out, llm.Event{Type: llm.EventTextDelta, Text: text})
 	}
 }
 
 func (a *rsAssembler) complete(r *rsEventResp) {
 	a.completed = true
-	a.emitText(a.think.Flush())
+	a.s.Flush()
 	if r == nil {
 		return
 	}
 	if r.ID != "" {
-		a.id = r.ID
+		a.s.ID = r.ID
 	}
 	if r.Model != "" {
-		a.model = r.Model
+		a.s.Model = r.Model
 	}
 	if u := r.Usage; u != nil {
-		a.usage = llm.Usage{
+		a.s.Usage = llm.Usage{
 			InputTokens:     max(u.InputTokens-u.InputTokensDetails.CachedTokens, 0),
 			CacheReadTokens: u.InputTokensDetails.CachedTokens,
 			OutputTokens:    u.OutputTokens,
@@ -224,7 +190,7 @@ func (a *rsAssembler) complete(r *rsEventResp) {
 		a.finish, a.rawFinish = llm.FinishLength, "max_output_tokens"
 	case r.Status == "incomplete" && r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "content_filter":
 		a.finish, a.rawFinish = llm.FinishContentFilter, "content_filter"
-	case len(a.order) > 0:
+	case len(a.s.Calls()) > 0:
 		a.finish = llm.FinishToolCalls
 	case r.Status == "completed":
 		a.finish = llm.FinishStop
@@ -232,53 +198,47 @@ func (a *rsAssembler) complete(r *rsEventResp) {
 }
 
 func (a *rsAssembler) response() *llm.Response {
-	msg := llm.Message{Role: llm.RoleAssistant}
-	text := a.text.String()
-	if answer, reasoning, ok := llm.SplitOrphanClose(text); ok {
-		// A template opened the block in the prompt: what came before the
-		// close tag was reasoning.
-		text = answer
-		a.summary.WriteString(reasoning)
+	msg, reasoning := a.s.Message("{}")
+	if reasoning != "" || len(a.items) > 0 {
+		msg.Reasoning = &llm.Reasoning{Text: reasoning, Items: a.items, API: ResponsesAPI, Model: a.reqModel}
 	}
-	if text != "" {
-		msg.Content = []llm.Part{llm.TextPart(text)}
-	}
-	for _, c := range a.order {
-		args := c.args.String()
-		if args == "" {
-			args = "{}"
-		}
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: args})
-	}
-	if a.summary.Len() > 0 || len(a.items) > 0 {
-		msg.Reasoning = &llm.Reasoning{Text: a.summary.String(), Items: a.items, API: ResponsesAPI, Model: a.reqModel}
-	}
-	return &llm.Response{Message: msg, FinishReason: a.finish, RawFinishReason: a.rawFinish, Usage: a.usage, Model: a.model, ID: a.id}
+	return a.s.Response(msg, a.finish, a.rawFinish)
 }
 
-// streamResponses is Stream in Responses mode.
-func (p *Provider) streamResponses(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) {
-	o := p.responses
+// Stream sends req as a streaming Responses call and yields the answer as
+// it arrives, following the closing rule of llm.Provider.
+func (p *Responses) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if req == nil {
+			yield(llm.Event{}, p.localError("", "nil request"))
+			return
+		}
+		p.stream(ctx, req, yield)
+	}
+}
+
+func (p *Responses) stream(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) {
+	o := p.options
 	o.compact = !p.compactionOff.has(req.Session) && p.compaction.gated(req.Model)
 	o.threshold = p.compaction.threshold
-	if !p.streamResponsesOnce(ctx, req, o, yield) && o.compact {
+	if !p.streamOnce(ctx, req, o, yield) && o.compact {
 		// The endpoint refused context_management: native compaction is
 		// off for this session from now on (local compression still runs)
 		// and the call is sent again without it, once. Other sessions keep
 		// it: one session's refusal says nothing about another's request.
 		p.compactionOff.add(req.Session)
 		o.compact = false
-		p.streamResponsesOnce(ctx, req, o, yield)
+		p.streamOnce(ctx, req, o, yield)
 	}
 }
 
-// streamResponsesOnce makes one call. It returns false, having yielded
+// streamOnce makes one call. It returns false, having yielded
 // nothing, only when o.compact is set and the endpoint rejected the
 // context_management field.
-func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o responsesOptions, yield func(llm.Event, error) bool) bool {
+func (p *Responses) streamOnce(ctx context.Context, req *llm.Request, o responsesOptions, yield func(llm.Event, error) bool) bool {
 	ctx, body, release, err := encode(ctx, req,
 		func() ([]byte, error) { return encodeResponsesRequest(req, o) },
-		func() ([]byte, string, error) { return encodeResponsesIncremental(req, o, &p.rsTools) })
+		func() ([]byte, string, error) { return encodeResponsesIncremental(req, o, &p.tools) })
 	if err != nil {
 		yield(llm.Event{}, p.localError(req.Model, err.Error()))
 		return true
@@ -306,11 +266,11 @@ func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o 
 		yield(llm.Event{}, p.requestError(ctx, req.Model, nil, capt))
 		return true
 	}
-	asm := &rsAssembler{reqModel: req.Model, replay: p.responses.replay}
+	asm := &rsAssembler{reqModel: req.Model, replay: p.options.replay}
 	dec := ssestream.NewDecoder(resp)
 	for dec.Next() {
 		if ctx.Err() != nil {
-			yield(llm.Event{}, p.transportError(ctx, req.Model, ctx.Err(), true, asm.text.String()))
+			yield(llm.Event{}, p.transportError(ctx, req.Model, ctx.Err(), true, asm.s.PartialText()))
 			return true
 		}
 		ev := dec.Event()
@@ -320,11 +280,11 @@ func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o 
 		}
 		events, failure, err := asm.feed(ev.Type, data)
 		if err != nil {
-			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Body: capBody(data), Message: err.Error(), MidStream: true, PartialText: asm.text.String(), Err: err})
+			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Body: capBody(data), Message: err.Error(), MidStream: true, PartialText: asm.s.PartialText(), Err: err})
 			return true
 		}
 		if failure != nil {
-			e := p.streamError(req.Model, resp.Header, data, failure, true, asm.text.String())
+			e := p.streamError(req.Model, resp.Header, data, failure, true, asm.s.PartialText())
 			yield(llm.Event{}, e)
 			return true
 		}
@@ -343,6 +303,6 @@ func (p *Provider) streamResponsesOnce(ctx context.Context, req *llm.Request, o 
 	if err == nil {
 		err = errNoCompleted
 	}
-	yield(llm.Event{}, p.transportError(ctx, req.Model, err, true, asm.text.String()))
+	yield(llm.Event{}, p.transportError(ctx, req.Model, err, true, asm.s.PartialText()))
 	return true
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/talaria-agent/talaria/llm/openai"
 )
 
-func responsesProvider(srv *fakellm.Server, mod func(*openai.Config)) *openai.Provider {
-	cfg := openai.Config{Name: "resp", BaseURL: srv.OpenAIBaseURL(), APIKey: "k", Responses: true, ReasoningSummary: "auto"}
+func responsesProvider(srv *fakellm.Server, mod func(*openai.Config)) *openai.Responses {
+	cfg := openai.Config{Name: "resp", BaseURL: srv.OpenAIBaseURL(), APIKey: "k", ReasoningSummary: "auto"}
 	if mod != nil {
 		mod(&cfg)
 	}
-	return openai.New(cfg)
+	return openai.NewResponses(cfg)
 }
 
 func collectAll(t *testing.T, p llm.Provider, req *llm.Request) ([]llm.Event, *llm.Response, error) {
@@ -201,7 +201,7 @@ func TestResponsesCutTruncationAndErrors(t *testing.T) {
 	}
 }
 
-func compactingProvider(srv *fakellm.Server) *openai.Provider {
+func compactingProvider(srv *fakellm.Server) *openai.Responses {
 	return responsesProvider(srv, func(c *openai.Config) {
 		c.NativeCompaction, c.CompactThreshold, c.CompactionHosts = true, 100000, []string{"127.0.0.1"}
 	})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/talaria-agent/talaria/bench/benchscript"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
 // BenchmarkCallBySessionSize is the per-call request work of a session of
@@ -14,7 +15,7 @@ import (
 // call), "incremental" the engine's path now. The growth of ns/op between
 // sizes divided by the messages added is a call's cost per stored message.
 func BenchmarkCallBySessionSize(b *testing.B) {
-	var tc llm.ToolCache
+	var tc toolcache.Cache
 	benchscript.CallBySessionSize(b,
 		func(req *llm.Request) ([]byte, error) { return encodeRequest(req, false) },
 		func(req *llm.Request) ([]byte, string, error) { return encodeIncremental(req, false, &tc) })
@@ -23,7 +24,7 @@ func BenchmarkCallBySessionSize(b *testing.B) {
 // BenchmarkResponsesCallBySessionSize is BenchmarkCallBySessionSize for
 // the Responses body (reasoning replay on, as by default).
 func BenchmarkResponsesCallBySessionSize(b *testing.B) {
-	var tc llm.ToolCache
+	var tc toolcache.Cache
 	o := responsesOptions{replay: true}
 	benchscript.CallBySessionSize(b,
 		func(req *llm.Request) ([]byte, error) { return encodeResponsesRequest(req, o) },

@@ -23,7 +23,7 @@ var errNoEnd = fmt.Errorf("stream ended without finish_reason or [DONE]: %w", io
 
 // reader consumes one successful (2xx) response.
 type reader struct {
-	p      *Provider
+	p      *conn
 	model  string
 	header http.Header
 	asm    assembler

@@ -5,14 +5,16 @@ import (
 	"fmt"
 
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/llm/internal/toolcache"
+	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
 
 // encodedTools returns the tools member of the request body for specs
 // (`,"tools":[…]`, or nothing for no tools), as the full encoder writes it
 // after the messages, from tc (built once while the list does not change);
-// wire builds one tool's wire value from its spec and checked parameters
+// toWire builds one tool's wire value from its spec and checked parameters
 // (a cache serves one format).
-func encodedTools(tc *llm.ToolCache, specs []llm.ToolSpec, wire func(llm.ToolSpec, json.RawMessage) any) ([]byte, error) {
+func encodedTools(tc *toolcache.Cache, specs []llm.ToolSpec, toWire func(llm.ToolSpec, json.RawMessage) any) ([]byte, error) {
 	return tc.Encoded(specs, func(specs []llm.ToolSpec) ([]byte, error) {
 		if len(specs) == 0 {
 			return nil, nil
@@ -23,9 +25,9 @@ func encodedTools(tc *llm.ToolCache, specs []llm.ToolSpec, wire func(llm.ToolSpe
 			if err != nil {
 				return nil, err
 			}
-			tools = append(tools, wire(t, params))
+			tools = append(tools, toWire(t, params))
 		}
-		b, err := llm.MarshalJSON(tools)
+		b, err := wire.MarshalJSON(tools)
 		if err != nil {
 			return nil, fmt.Errorf("encoding request: %w", err)
 		}

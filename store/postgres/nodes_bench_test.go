@@ -33,12 +33,10 @@ func BenchmarkNodes(b *testing.B) {
 		}
 		return fakellm.Text("done")
 	})
-	noop := &testenv.FuncTool{
-		Meta: tool.Info{Name: "noop", Description: "Does nothing.", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+	noop := testenv.MustFunc(tool.Info{Name: "noop", Description: "Does nothing.", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		func(context.Context, json.RawMessage) (tool.Result, error) {
 			return tool.Result{Content: "ok"}, nil
-		},
-	}
+		})
 	for _, nodes := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			dsn := pgtest.New(b)

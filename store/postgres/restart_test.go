@@ -28,16 +28,14 @@ import (
 func TestDatabaseRestartDuringTurns(t *testing.T) {
 	srv := pgtest.StartOwn(t)
 	st := openAt(t, pgtest.NewOn(t, srv.URL()))
-	stopDB := &testenv.FuncTool{
-		Meta: tool.Info{Name: "stop_db", Description: "Stops the database server.",
-			Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	stopDB := testenv.MustFunc(tool.Info{Name: "stop_db", Description: "Stops the database server.",
+		Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 			if err := srv.Stop(); err != nil {
 				return tool.Result{}, err
 			}
 			return tool.Result{Content: "stopped"}, nil
-		},
-	}
+		})
 	// The strict server rejects any request whose transcript is malformed,
 	// so the turn after the restart also proves the repaired transcript.
 	env := testenv.New(t, testenv.Options{ExtraTools: []tool.Tool{stopDB}, NoBuiltins: true,

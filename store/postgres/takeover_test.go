@@ -40,14 +40,12 @@ func TestNodeDiesMidTurnTakeoverAfterTTL(t *testing.T) {
 		return fakellm.Text("node A's answer")
 	})
 	started, release := make(chan struct{}), make(chan struct{})
-	hang := &testenv.FuncTool{
-		Meta: tool.Info{Name: "hang", Description: "Blocks.", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
-		Fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	hang := testenv.MustFunc(tool.Info{Name: "hang", Description: "Blocks.", Parameters: testenv.ObjectSchema(`{}`), ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 			close(started)
 			<-release
 			return tool.Result{Content: "too late"}, nil
-		},
-	}
+		})
 	const ttl = time.Second
 	newNode := func(holder string, st store.Store) *agent.Agent {
 		ag, err := agent.New(agent.Config{Store: st, Tools: []tool.Tool{hang}, Workspace: t.TempDir(), Holder: holder,

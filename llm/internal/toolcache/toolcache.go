@@ -1,26 +1,29 @@
-package llm
+// Package toolcache keeps an adapter's encoded tool list between calls.
+package toolcache
 
 import (
 	"bytes"
 	"sync"
+
+	"github.com/talaria-agent/talaria/llm"
 )
 
-// ToolCache keeps an adapter's encoded tool list (validated, compacted,
+// Cache keeps an adapter's encoded tool list (validated, compacted,
 // in the adapter's wire format) of the last request, so a provider checks
 // and encodes each tool schema once, not on every call: the list only
 // changes when the registry does. One cache serves one encoding; the zero
 // value is ready and it is safe for concurrent use.
-type ToolCache struct {
+type Cache struct {
 	mu    sync.Mutex
 	set   bool
-	specs []ToolSpec // a private copy of the list encoded
+	specs []llm.ToolSpec // a private copy of the list encoded
 	enc   []byte
 }
 
 // Encoded returns build(specs), calling build only when specs differ from
 // the list of the last successful call. The bytes are shared with every
 // later caller and must not be modified. A nil cache builds every time.
-func (c *ToolCache) Encoded(specs []ToolSpec, build func([]ToolSpec) ([]byte, error)) ([]byte, error) {
+func (c *Cache) Encoded(specs []llm.ToolSpec, build func([]llm.ToolSpec) ([]byte, error)) ([]byte, error) {
 	if c == nil {
 		return build(specs)
 	}
@@ -33,15 +36,15 @@ func (c *ToolCache) Encoded(specs []ToolSpec, build func([]ToolSpec) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	c.specs = make([]ToolSpec, len(specs))
+	c.specs = make([]llm.ToolSpec, len(specs))
 	for i, t := range specs {
-		c.specs[i] = ToolSpec{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)}
+		c.specs[i] = llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)}
 	}
 	c.enc, c.set = enc, true
 	return enc, nil
 }
 
-func sameSpecs(a, b []ToolSpec) bool {
+func sameSpecs(a, b []llm.ToolSpec) bool {
 	if len(a) != len(b) {
 		return false
 	}

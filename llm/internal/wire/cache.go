@@ -1,4 +1,7 @@
-package llm
+// Package wire holds what the adapters share to encode request bodies:
+// JSON encoding without HTML escapes, and the per-session cache of encoded
+// message prefixes that lets a call encode only what is new.
+package wire
 
 import (
 	"bytes"
@@ -8,7 +11,7 @@ import (
 	"sync/atomic"
 )
 
-// WireCache keeps, per wire format, the last request body of one session
+// Cache keeps, per wire format, the last request body of one session
 // and how many of its leading messages (see Request.Stable) it encodes, so
 // the next call appends only what is new: in place, in the same buffer,
 // once the transport has finished with the last body, or else after one
@@ -19,7 +22,7 @@ import (
 // changes how a message encodes (format, system prompt, replay options),
 // and record only bytes that do not depend on what follows them (no cache
 // marker, no merge with a later message).
-type WireCache struct {
+type Cache struct {
 	mu      sync.Mutex
 	entries map[string]*wireEntry
 }
@@ -30,21 +33,21 @@ type wireEntry struct {
 	// items of the first cut.Msgs messages follow it, up to prefixEnd.
 	head      int
 	prefixEnd int
-	cut       WireCut
+	cut       Cut
 	// free says the transport finished with body: the next call may write
 	// over everything after prefixEnd.
 	free bool
 }
 
-// WireCut says how much of a body a cache entry covers: the first Msgs
+// Cut says how much of a body a cache entry covers: the first Msgs
 // messages of the request, encoded to Items wire items.
-type WireCut struct {
+type Cut struct {
 	Msgs, Items int
 }
 
 // Reset drops every entry: the messages it encoded may no longer be the
 // request's first ones (the projected prefix started over).
-func (c *WireCache) Reset() {
+func (c *Cache) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = nil
@@ -57,19 +60,19 @@ func (c *WireCache) Reset() {
 // the cached body's own buffer, which the entry then no longer offers to
 // anyone else until Commit. head is the envelope up to and including the
 // message array's opening bracket.
-func (c *WireCache) Begin(key string, head []byte, stable int, sizeHint func(from int) int) ([]byte, WireCut) {
+func (c *Cache) Begin(key string, head []byte, stable int, sizeHint func(from int) int) ([]byte, Cut) {
 	// A fresh body gets what the hint says and no more: the hint already
 	// over-estimates (escapes), and at 50,000 messages an eighth more
 	// would be 3-4 MB the first call never touches.
 	fresh := func() []byte { return append(make([]byte, 0, len(head)+sizeHint(0)), head...) }
 	if c == nil {
-		return fresh(), WireCut{}
+		return fresh(), Cut{}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[key]
 	if e == nil || e.cut.Msgs > stable || e.cut.Msgs == 0 || !bytes.Equal(e.body[:e.head], head) {
-		return fresh(), WireCut{}
+		return fresh(), Cut{}
 	}
 	prefix := e.body[e.head:e.prefixEnd]
 	if e.free {
@@ -86,7 +89,7 @@ func (c *WireCache) Begin(key string, head []byte, stable int, sizeHint func(fro
 // head, then the items of cut.Msgs messages up to prefixEnd. The cache
 // shares body; the caller must not modify it, and calls Release once the
 // transport has read all of it.
-func (c *WireCache) Commit(key string, body []byte, headLen, prefixEnd int, cut WireCut) {
+func (c *Cache) Commit(key string, body []byte, headLen, prefixEnd int, cut Cut) {
 	if c == nil {
 		return
 	}
@@ -104,7 +107,7 @@ func (c *WireCache) Commit(key string, body []byte, headLen, prefixEnd int, cut 
 
 // Release says the transport will not read body again (it wrote the whole
 // request), so the next call may append in place.
-func (c *WireCache) Release(key string, body []byte) {
+func (c *Cache) Release(key string, body []byte) {
 	if c == nil || len(body) == 0 {
 		return
 	}
@@ -120,7 +123,7 @@ func (c *WireCache) Release(key string, body []byte) {
 // transport wrote all of it: it may read a body after the answer has come,
 // when the server answered before reading it all. An empty key (a body the
 // cache did not record) releases nothing.
-func (c *WireCache) ReleaseAfterWrite(ctx context.Context, key string, body []byte) (_ context.Context, release func()) {
+func (c *Cache) ReleaseAfterWrite(ctx context.Context, key string, body []byte) (_ context.Context, release func()) {
 	if c == nil || key == "" {
 		return ctx, func() {}
 	}

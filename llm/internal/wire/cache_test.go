@@ -1,4 +1,4 @@
-package llm
+package wire
 
 import "testing"
 
@@ -11,15 +11,15 @@ func TestWireCacheBodySizing(t *testing.T) {
 	hint := func(from int) int { return 1 << 20 }
 	tests := []struct {
 		name  string
-		cache *WireCache
+		cache *Cache
 	}{
 		{"no cache", nil},
-		{"empty cache", &WireCache{}},
+		{"empty cache", &Cache{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body, cut := tt.cache.Begin("k", head, 3, hint)
-			if cut != (WireCut{}) || string(body) != string(head) {
+			if cut != (Cut{}) || string(body) != string(head) {
 				t.Fatalf("Begin = %q, %+v; want the head alone", body, cut)
 			}
 			if want := len(head) + hint(0); cap(body) != want {

@@ -1,9 +1,11 @@
-package llm
+package toolcache
 
 import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/talaria-agent/talaria/llm"
 )
 
 // The list is built once while it does not change (the same bytes, no
@@ -11,7 +13,7 @@ import (
 // build is not remembered.
 func TestToolCacheBuildsOncePerList(t *testing.T) {
 	builds := 0
-	build := func(specs []ToolSpec) ([]byte, error) {
+	build := func(specs []llm.ToolSpec) ([]byte, error) {
 		builds++
 		var b []byte
 		for _, s := range specs {
@@ -22,14 +24,14 @@ func TestToolCacheBuildsOncePerList(t *testing.T) {
 		}
 		return b, nil
 	}
-	specs := []ToolSpec{{Name: "a", Description: "d", Parameters: []byte(`{"type":"object"}`)}, {Name: "b"}}
-	var c ToolCache
+	specs := []llm.ToolSpec{{Name: "a", Description: "d", Parameters: []byte(`{"type":"object"}`)}, {Name: "b"}}
+	var c Cache
 	first, err := c.Encoded(specs, build)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A caller changing its own slice afterwards must not change the cache.
-	same := []ToolSpec{{Name: "a", Description: "d", Parameters: []byte(`{"type":"object"}`)}, {Name: "b"}}
+	same := []llm.ToolSpec{{Name: "a", Description: "d", Parameters: []byte(`{"type":"object"}`)}, {Name: "b"}}
 	specs[0].Parameters[1] = 'X'
 	again, _ := c.Encoded(same, build)
 	if builds != 1 || &again[0] != &first[0] {
@@ -40,12 +42,12 @@ func TestToolCacheBuildsOncePerList(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		specs []ToolSpec
+		specs []llm.ToolSpec
 	}{
-		{"description", []ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"object"}`)}, {Name: "b"}}},
-		{"parameters", []ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"array"}`)}, {Name: "b"}}},
-		{"name", []ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"array"}`)}, {Name: "c"}}},
-		{"fewer", []ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"array"}`)}}},
+		{"description", []llm.ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"object"}`)}, {Name: "b"}}},
+		{"parameters", []llm.ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"array"}`)}, {Name: "b"}}},
+		{"name", []llm.ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"array"}`)}, {Name: "c"}}},
+		{"fewer", []llm.ToolSpec{{Name: "a", Description: "e", Parameters: []byte(`{"type":"array"}`)}}},
 		{"none", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,10 +59,10 @@ func TestToolCacheBuildsOncePerList(t *testing.T) {
 			}
 		})
 	}
-	if _, err := c.Encoded([]ToolSpec{{Name: "x", Parameters: []byte("bad")}}, build); err == nil {
+	if _, err := c.Encoded([]llm.ToolSpec{{Name: "x", Parameters: []byte("bad")}}, build); err == nil {
 		t.Fatal("a failed build was not reported")
 	}
-	if _, err := c.Encoded([]ToolSpec{{Name: "x", Parameters: []byte("bad")}}, build); err == nil {
+	if _, err := c.Encoded([]llm.ToolSpec{{Name: "x", Parameters: []byte("bad")}}, build); err == nil {
 		t.Fatal("a failed build was remembered as a success")
 	}
 }

@@ -1,4 +1,4 @@
-package llm
+package thinktags
 
 import "testing"
 
@@ -22,7 +22,7 @@ func TestThinkSplitter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Every split point: tags cut across chunks must not leak.
 			for size := 1; size <= len(tc.in); size++ {
-				var s ThinkSplitter
+				var s Splitter
 				var text, reason string
 				for i := 0; i < len(tc.in); i += size {
 					tx, r := s.Feed(tc.in[i:min(i+size, len(tc.in))])

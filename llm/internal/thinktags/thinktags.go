@@ -1,4 +1,6 @@
-package llm
+// Package thinktags moves inline reasoning tags (<think>…</think>) out of
+// answer text.
+package thinktags
 
 import "strings"
 
@@ -7,14 +9,14 @@ import "strings"
 // a reasoning parser; prompted "thinking" models).
 var thinkTags = [...]string{"think", "thinking", "reasoning", "thought"}
 
-// ThinkSplitter moves inline reasoning tags out of streamed answer text:
+// Splitter moves inline reasoning tags out of streamed answer text:
 // "<think>…</think>" becomes reasoning, never text, so it is neither shown
 // as the answer nor stitched into a continued one. A tag opens only where
 // no visible text came before it (the start of the answer, or right after
 // a closed block), so an answer that talks about tags keeps them. Tags cut
 // across chunks are held back until they can be told apart. The zero value
 // is ready to use; it serves one answer.
-type ThinkSplitter struct {
+type Splitter struct {
 	pend    string // held back: a possible partial tag
 	closing string // the close tag of the open block; "" outside a block
 	visible bool   // visible text was emitted: no tag opens any more
@@ -23,7 +25,7 @@ type ThinkSplitter struct {
 
 // Feed takes the next chunk of answer text and returns the parts of it
 // that are answer text and reasoning.
-func (s *ThinkSplitter) Feed(chunk string) (text, reasoning string) {
+func (s *Splitter) Feed(chunk string) (text, reasoning string) {
 	buf := s.pend + chunk
 	s.pend = ""
 	var tb, rb strings.Builder
@@ -76,7 +78,7 @@ func (s *ThinkSplitter) Feed(chunk string) (text, reasoning string) {
 
 // Flush returns what is still held back at the end of the answer: an
 // unfinished tag is text, an unclosed block's tail reasoning.
-func (s *ThinkSplitter) Flush() (text, reasoning string) {
+func (s *Splitter) Flush() (text, reasoning string) {
 	p := s.pend
 	s.pend = ""
 	if s.closing != "" {
@@ -120,10 +122,10 @@ func partialSuffix(s, tag string) int {
 	return 0
 }
 
-// SplitThinkTags splits a whole answer text the way a ThinkSplitter fed
+// Split splits a whole answer text the way a Splitter fed
 // with it at once would.
-func SplitThinkTags(text string) (answer, reasoning string) {
-	var s ThinkSplitter
+func Split(text string) (answer, reasoning string) {
+	var s Splitter
 	t, r := s.Feed(text)
 	ft, fr := s.Flush()
 	return t + ft, r + fr
