@@ -319,7 +319,7 @@ func (e *Engine) observeTool(st *state, c llm.ToolCall, res *tool.Result, took t
 // observeLeaseLost reports that the turn's lease went to another holder.
 func (e *Engine) observeLeaseLost(st *state) {
 	if st.obs != nil {
-		e.observe(st, &Event{Kind: EventLeaseLost, Class: string(failover.ClassLeaseLost)})
+		e.observe(st, &Event{Kind: EventLeaseLost, Class: string(ExitLeaseLost)})
 	}
 }
 

@@ -23,6 +23,9 @@ const (
 	ExitBusy                 Exit = "busy"                  // the session's turn lease could not be had in time
 	ExitSpendLimit           Exit = "spend_limit"           // the next call would pass the principal's daily spending limit
 	ExitHandoffLimit         Exit = "handoff_limit"         // its node died more often than the turn may be handed off (serve.handoff_max)
+	ExitSessionFailed        Exit = "session_failed"        // the session could not be loaded, taken over or followed to its tip
+	ExitCredentialsFailed    Exit = "credentials_failed"    // no API key could be chosen (the key store failed)
+	ExitConfigurationFailed  Exit = "configuration_failed"  // a server cannot run the session's provider, model or workspace
 )
 
 // Pricing says how a turn's CostUSD is known. Its values are the wire
