@@ -515,8 +515,10 @@ func (s *Server) stopReason(res *turn.Result) (any, error) {
 		r = StopMaxTurnRequests
 	default:
 		data := map[string]any{"exit": res.Exit}
-		if res.Failure != nil {
-			data["class"] = res.Failure.Class
+		if f := res.Failure; f != nil && f.Class != "" {
+			// A provider's failure; the turn's own failures are named by
+			// exit alone.
+			data["class"] = f.Class
 		}
 		msg := res.Explanation
 		if msg == "" {

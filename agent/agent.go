@@ -20,7 +20,6 @@ import (
 
 	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -296,8 +295,7 @@ func (a *Agent) RunTurn(ctx context.Context, sessionID string, in Input) (res tu
 	res = turn.Result{SessionID: sessionID, TurnID: turnID}
 	sess, err := store.ResolveTip(ctx, a.cfg.Store, sessionID)
 	if err != nil {
-		res.Exit = turn.ExitFailed
-		res.Failure = &turn.Failure{Class: failover.ClassSession, Message: sessionError(sessionID, err), Detail: err.Error()}
+		res.Fail(turn.ExitSessionFailed, &turn.Failure{Message: sessionError(sessionID, err), Detail: err.Error()})
 		res.Explanation = res.Failure.Message
 		return res, err
 	}
@@ -366,7 +364,8 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 		if p := recover(); p != nil {
 			a.log.Error("turn facade panicked", "session", sess.ID, "panic", p, "stack", string(debug.Stack()))
 			f := turn.PanicFailure(p)
-			res = turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitPanic, Explanation: f.Message, Failure: f}
+			res = turn.Result{SessionID: sess.ID, TurnID: turnID, Explanation: f.Message}
+			res.Fail(turn.ExitPanic, f)
 		}
 	}()
 	ti := turn.Input{
@@ -397,11 +396,14 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 func (a *Agent) resumeTurn(ctx context.Context, sess *store.Session, turnID string, in Input) (turn.Result, error) {
 	sess, lease, err := a.leaseTip(ctx, sess)
 	if err != nil {
-		res := turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitFailed,
-			Failure: &turn.Failure{Class: failover.ClassSession, Message: "Could not take the session over to continue the turn: " + err.Error(), Detail: err.Error()}}
+		res := turn.Result{SessionID: sess.ID, TurnID: turnID}
+		f := &turn.Failure{Message: "Could not take the session over to continue the turn: " + err.Error(), Detail: err.Error()}
 		var held *store.LeaseHeldError
 		if errors.As(err, &held) {
-			res.Exit, res.Failure.Class, res.Failure.Retryable = turn.ExitBusy, failover.ClassBusy, true
+			f.Retryable = true
+			res.Fail(turn.ExitBusy, f)
+		} else {
+			res.Fail(turn.ExitSessionFailed, f)
 		}
 		res.Explanation = res.Failure.Message
 		return res, err
@@ -424,7 +426,7 @@ func userMessage(in Input) llm.Message {
 func sessionError(id string, err error) string {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Sprintf("There is no session %q; list them with `talaria sessions list`.", id)
+		return fmt.Sprintf("There is no session %q.", id)
 	case errors.Is(err, store.ErrEnded):
 		return fmt.Sprintf("Session %q has ended and has no live continuation; start a new session.", id)
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -181,13 +180,12 @@ func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message,
 	case err == nil:
 		return sess, lease, user, nil, nil
 	case errors.As(err, &te):
-		res := &turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: turn.ExitFailed,
-			Failure: &turn.Failure{Class: failover.ClassSession, Message: sessionError(te.id, te.err), Detail: te.err.Error()}}
+		res := &turn.Result{SessionID: sess.ID, TurnID: turnID}
+		res.Fail(turn.ExitSessionFailed, &turn.Failure{Message: sessionError(te.id, te.err), Detail: te.err.Error()})
 		res.Explanation = res.Failure.Message
 		return sess, store.Lease{}, nil, res, err
 	case errors.As(err, &held):
 		return sess, store.Lease{}, nil, a.early(ctx, sess, msg, turnID, turn.ExitBusy, &turn.Failure{
-			Class:     failover.ClassBusy,
 			Retryable: true,
 			Message: fmt.Sprintf("Session %s is busy: another turn (held by %s) is still running. Your message was saved but not sent; send it again when that turn ends.",
 				sess.ID, held.Holder),
@@ -201,8 +199,8 @@ func (a *Agent) admit(ctx context.Context, sess *store.Session, msg llm.Message,
 // early builds the result of a turn that was never admitted and keeps the
 // user's message as an unsent row.
 func (a *Agent) early(ctx context.Context, sess *store.Session, msg llm.Message, turnID string, exit turn.Exit, f *turn.Failure) *turn.Result {
-	res := &turn.Result{SessionID: sess.ID, TurnID: turnID, Exit: exit, Failure: f,
-		Provider: sess.Provider, Model: sess.Model}
+	res := &turn.Result{SessionID: sess.ID, TurnID: turnID, Provider: sess.Provider, Model: sess.Model}
+	res.Fail(exit, f)
 	if exit == turn.ExitInterrupted {
 		res.Explanation = "The turn was interrupted while waiting for the session to become free; your message was saved but not sent."
 	} else if f != nil {

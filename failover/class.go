@@ -1,6 +1,9 @@
 package failover
 
-// Class names one kind of failure; each class has a distinct recovery.
+// Class names one kind of provider failure (an error of a model call, or
+// an answer no retry makes usable); each class has a distinct recovery. A
+// turn's own endings (persistence, panic, busy, ...) are turn.Exit values,
+// not classes: no name is in both.
 type Class string
 
 // The failure vocabulary of DESIGN.md ("Error classes").
@@ -60,55 +63,6 @@ const (
 	ClassUnknown  Class = "unknown"
 )
 
-// Turn classes: failures that are not a provider's. The engine and the
-// agent end a turn with them; Classify never returns them and Decide never
-// sees them. They are declared here so that every failure_reason a turn can
-// carry is one vocabulary, with one exit family and one explanation.
-const (
-	// ClassPersistence: a durable write or read failed; the store's cause
-	// (locked, disk full, ...) travels next to it as a store.ErrorKind.
-	ClassPersistence Class = "persistence"
-	// ClassPanic: a bug, recovered; the session is intact.
-	ClassPanic Class = "panic"
-	// ClassToolLoop: an unattended turn stopped an identical-call loop.
-	ClassToolLoop Class = "tool_loop"
-	// ClassLeaseLost: another process took over the session's turn.
-	ClassLeaseLost Class = "lease_lost"
-	// ClassBusy: the session's turn lease could not be had in time.
-	ClassBusy Class = "busy"
-	// ClassCompressionFailed: summarising an over-long conversation failed.
-	ClassCompressionFailed Class = "compression_failed"
-	// ClassSession: the session could not be loaded or followed to its tip.
-	ClassSession Class = "session"
-	// ClassCredentials: no API key could be chosen (the key store failed).
-	ClassCredentials Class = "credentials"
-	// ClassConfiguration: a server cannot build the session's provider,
-	// model or workspace.
-	ClassConfiguration Class = "configuration"
-	// ClassSpendLimit: the principal's daily spending limit (serve.limits)
-	// would be passed by the next model call; the call was not made.
-	ClassSpendLimit Class = "spend_limit"
-)
-
-// TurnClasses lists the turn classes.
-func TurnClasses() []Class {
-	return []Class{
-		ClassPersistence, ClassPanic, ClassToolLoop, ClassLeaseLost, ClassBusy,
-		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration, ClassSpendLimit,
-	}
-}
-
-// IsTurnClass reports whether c is one of TurnClasses: not a provider's
-// failure.
-func (c Class) IsTurnClass() bool {
-	switch c {
-	case ClassPersistence, ClassPanic, ClassToolLoop, ClassLeaseLost, ClassBusy,
-		ClassCompressionFailed, ClassSession, ClassCredentials, ClassConfiguration, ClassSpendLimit:
-		return true
-	}
-	return false
-}
-
 // recovery is the default recovery profile of a class; Classify may adjust
 // it for one error (a format error that another route could accept, an
 // upstream rate limit that must not rotate the key).
@@ -141,16 +95,13 @@ func recoveryOf(c Class) (r recovery, ok bool) {
 		ClassReasoningExhausted, ClassEmptyResponse:
 		return recovery{}, true
 	}
-	if c.IsTurnClass() {
-		return recovery{}, true
-	}
 	return recovery{}, false
 }
 
 // Classes lists every class, in the order of DESIGN.md's table, then the
-// ones only the engine decides, then the turn classes.
+// ones only the engine decides.
 func Classes() []Class {
-	return append([]Class{
+	return []Class{
 		ClassAuth, ClassAuthPermanent, ClassBilling, ClassRateLimit, ClassUpstreamRateLimit,
 		ClassOverloaded, ClassServerError, ClassTimeout, ClassSSLCert, ClassContextOverflow,
 		ClassPayloadTooLarge, ClassImageTooLarge, ClassImageCorrupt, ClassModelNotFound,
@@ -160,7 +111,7 @@ func Classes() []Class {
 		ClassImageUnsupported, ClassEndpointNotFound, ClassLongContextUnavailable,
 		ClassToolCallTruncated, ClassReasoningExhausted, ClassEmptyResponse,
 		ClassCanceled, ClassUnknown,
-	}, TurnClasses()...)
+	}
 }
 
 // ShapeRepairable reports whether the class is a request-shape rejection
@@ -177,10 +128,10 @@ func (c Class) ShapeRepairable() bool {
 }
 
 // EngineOnly reports whether the class is decided by the turn engine from
-// an answer (a cut tool call, a thinking-only or empty reply) or is a turn
-// class, never by Classify from an error.
+// an answer (a cut tool call, a thinking-only or empty reply), never by
+// Classify from an error.
 func (c Class) EngineOnly() bool {
-	return c == ClassToolCallTruncated || c == ClassReasoningExhausted || c == ClassEmptyResponse || c.IsTurnClass()
+	return c == ClassToolCallTruncated || c == ClassReasoningExhausted || c == ClassEmptyResponse
 }
 
 // CooldownClass reads a key cooldown's stored reason: a class name, or the

@@ -122,9 +122,6 @@ func TestRecoveryProfiles(t *testing.T) {
 		ClassImageUnsupported: {}, ClassToolCallTruncated: {}, ClassReasoningExhausted: {},
 		ClassEndpointNotFound: {fallback: true}, ClassLongContextUnavailable: {fallback: true, compress: true},
 		ClassCanceled: {}, ClassUnknown: {retry: true, fallback: true}, ClassEmptyResponse: {},
-		// Turn classes have no recovery of the retry loop's.
-		ClassPersistence: {}, ClassPanic: {}, ClassToolLoop: {}, ClassLeaseLost: {}, ClassBusy: {},
-		ClassCompressionFailed: {}, ClassSession: {}, ClassCredentials: {}, ClassConfiguration: {}, ClassSpendLimit: {},
 	}
 	for _, c := range Classes() {
 		t.Run(string(c), func(t *testing.T) {

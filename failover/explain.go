@@ -56,9 +56,6 @@ func certainty(c Classified) string {
 }
 
 func retryText(c Classified) string {
-	if c.Class.IsTurnClass() {
-		return turnRetryText(c.Class)
-	}
 	switch {
 	case c.Class == ClassCanceled:
 		return "not applicable; the request was stopped on this side."
@@ -126,22 +123,6 @@ func actionText(c Classified) string {
 		return "stops after one call; continuing would only produce more reasoning."
 	case ClassEmptyResponse:
 		return "resends the request (after tool results, with a nudge to go on) a few times, then falls back to the next model if one is configured, else stops."
-	case ClassPersistence:
-		return "stops the turn at the failed write; a tool whose call could not be saved never runs."
-	case ClassPanic:
-		return "recovers, stops the turn and keeps the session intact."
-	case ClassToolLoop:
-		return "stops an unattended turn once the same call has returned the same result too many times in a row (guards.tool_loop_stop)."
-	case ClassLeaseLost:
-		return "stops writing at once; the process that took over goes on with the session."
-	case ClassBusy:
-		return "waits for the running turn to end (admit_wait), then stops; your message is saved but not sent."
-	case ClassCompressionFailed:
-		return "stops the turn and keeps the history as it was."
-	case ClassSession, ClassCredentials, ClassConfiguration:
-		return "stops before any model call."
-	case ClassSpendLimit:
-		return "stops before the model call that would pass the daily spending limit."
 	}
 	if c.Class.ShapeRepairable() {
 		return "repairs the request shape once and retries, then stops if it fails again."
@@ -149,71 +130,35 @@ func actionText(c Classified) string {
 	return "retries with backoff."
 }
 
-// turnRetryText says whether running the turn again can help after a turn
-// class.
-func turnRetryText(c Class) string {
-	switch c {
-	case ClassBusy:
-		return "can help once the other turn ends."
-	case ClassLeaseLost:
-		return "not needed; the process that took over carries on with the session."
-	case ClassPanic:
-		return "the next turn can run; this one stopped."
-	case ClassToolLoop:
-		return "the same request will likely loop again; rephrase the task."
-	case ClassCompressionFailed:
-		return "can help; the summarising call may succeed the next time."
-	case ClassPersistence:
-		return "can help once the database's problem is fixed."
-	case ClassSpendLimit:
-		return "can help after 00:00 UTC, when the day's spend starts again."
-	}
-	return "will not help until the cause is fixed."
-}
+// Rule names a provider-specific rule of Classify.
+type Rule string
 
-// ExitFamily maps a terminal class to the CLI exit-code family: "auth",
-// "rate_limit", "context", "bad_request", "limit", "busy", "interrupted"
-// or "other".
-func ExitFamily(c Class) string {
-	switch c {
-	case ClassAuth, ClassAuthPermanent, ClassBilling:
-		return "auth"
-	case ClassRateLimit, ClassUpstreamRateLimit, ClassOverloaded:
-		return "rate_limit"
-	case ClassContextOverflow, ClassPayloadTooLarge, ClassOutputCap, ClassToolCallTruncated, ClassReasoningExhausted:
-		return "context"
-	case ClassFormatError, ClassContentPolicyBlocked, ClassProviderPolicyBlocked, ClassModelNotFound,
-		ClassRoleAlternation, ClassThinkingSignature, ClassInvalidEncryptedContent, ClassReasoningMandatory,
-		ClassMultimodalToolContent, ClassLlamaCppGrammar, ClassImageTooLarge, ClassImageCorrupt, ClassImageUnsupported,
-		ClassEndpointNotFound, ClassLongContextUnavailable:
-		return "bad_request"
-	case ClassCompressionFailed:
-		return "context"
-	case ClassToolLoop, ClassSpendLimit:
-		return "limit"
-	case ClassBusy:
-		return "busy"
-	case ClassCanceled:
-		return "interrupted"
-	}
-	return "other"
-}
+const (
+	// RuleAnthropicErrorTypes reads Anthropic's error types in a body
+	// without Anthropic's {"type":"error"} envelope.
+	RuleAnthropicErrorTypes Rule = "anthropic_error_types"
+	// RuleOpenRouterUpstream reads OpenRouter's relayed upstream rate
+	// limits on a 429.
+	RuleOpenRouterUpstream Rule = "openrouter_upstream_rate_limit"
+	// RuleProviderName puts the provider's name in the advice and in key
+	// cooldowns.
+	RuleProviderName Rule = "provider_name"
+)
 
 // ProviderRulesSkipped lists, for an Input without a provider, the
 // provider-specific rules Classify could not apply; nil when the provider
-// (or, for a rule, what stands in for it) is known. explain-error prints it
-// so a person knows what naming the provider might change.
-func ProviderRulesSkipped(in Input) []string {
+// (or, for a rule, what stands in for it: the wire API, the base URL) is
+// known. A front end says what naming the provider might change.
+func ProviderRulesSkipped(in Input) []Rule {
 	if in.Provider != "" {
 		return nil
 	}
-	var out []string
+	var out []Rule
 	if in.API == "" {
-		out = append(out, "Anthropic's error types in a body without Anthropic's {\"type\":\"error\"} envelope (--provider anthropic or --api anthropic)")
+		out = append(out, RuleAnthropicErrorTypes)
 	}
 	if !isOpenRouter(in) {
-		out = append(out, "OpenRouter's relayed upstream rate limits on a 429 (--provider openrouter or --base-url)")
+		out = append(out, RuleOpenRouterUpstream)
 	}
-	out = append(out, "the provider's name in the advice and in key cooldowns")
-	return out
+	return append(out, RuleProviderName)
 }

@@ -105,42 +105,6 @@ func TestExplainEveryClassSaysWhatTalariaDoes(t *testing.T) {
 	}
 }
 
-func TestExitFamily(t *testing.T) {
-	want := map[Class]string{
-		ClassAuth: "auth", ClassAuthPermanent: "auth", ClassBilling: "auth",
-		ClassRateLimit: "rate_limit", ClassUpstreamRateLimit: "rate_limit", ClassOverloaded: "rate_limit",
-		ClassContextOverflow: "context", ClassPayloadTooLarge: "context", ClassOutputCap: "context",
-		ClassFormatError: "bad_request", ClassContentPolicyBlocked: "bad_request", ClassProviderPolicyBlocked: "bad_request",
-		ClassModelNotFound: "bad_request", ClassRoleAlternation: "bad_request", ClassThinkingSignature: "bad_request",
-		ClassInvalidEncryptedContent: "bad_request", ClassReasoningMandatory: "bad_request",
-		ClassMultimodalToolContent: "bad_request", ClassLlamaCppGrammar: "bad_request",
-		ClassImageTooLarge: "bad_request", ClassImageCorrupt: "bad_request", ClassImageUnsupported: "bad_request",
-		ClassEndpointNotFound: "bad_request", ClassLongContextUnavailable: "bad_request",
-		// A cut tool call and a thinking-only answer are the output-limit
-		// family (exit 5), like output_cap.
-		ClassToolCallTruncated: "context", ClassReasoningExhausted: "context",
-		ClassCanceled:    "interrupted",
-		ClassServerError: "other", ClassTimeout: "other", ClassSSLCert: "other", ClassUnknown: "other",
-		ClassEmptyResponse: "other",
-		// Turn classes: a tool loop is a limit (7), a busy session its own
-		// code (8), a failed compression the context family (5).
-		ClassToolLoop: "limit", ClassBusy: "busy", ClassCompressionFailed: "context",
-		ClassPersistence: "other", ClassPanic: "other", ClassLeaseLost: "other",
-		ClassSession: "other", ClassCredentials: "other", ClassConfiguration: "other", ClassSpendLimit: "limit",
-	}
-	for _, c := range Classes() {
-		t.Run(string(c), func(t *testing.T) {
-			w, ok := want[c]
-			if !ok {
-				t.Fatalf("class %s has no expected exit family in this test", c)
-			}
-			if got := ExitFamily(c); got != w {
-				t.Errorf("ExitFamily(%s) = %q, want %q", c, got, w)
-			}
-		})
-	}
-}
-
 func TestAdviceMentionsResetTime(t *testing.T) {
 	c := Classified{Class: ClassRateLimit, Provider: "openai", ResetAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)}
 	if a := advice(c); !strings.Contains(a, "03:04:05") {

@@ -128,26 +128,6 @@ func summary(c Classified) string {
 		return modelName(c) + " keeps returning empty answers"
 	case ClassCanceled:
 		return "request canceled by the caller"
-	case ClassPersistence:
-		return "the database refused a durable write"
-	case ClassPanic:
-		return "a bug in Talaria stopped the turn"
-	case ClassToolLoop:
-		return "the model repeated the same tool call without progress"
-	case ClassLeaseLost:
-		return "another process took over this session"
-	case ClassBusy:
-		return "the session is busy with another turn"
-	case ClassCompressionFailed:
-		return "summarising the conversation to fit the model failed"
-	case ClassSession:
-		return "the session could not be loaded"
-	case ClassCredentials:
-		return "no API key could be chosen"
-	case ClassConfiguration:
-		return "the session's provider, model or workspace is not available here"
-	case ClassSpendLimit:
-		return "the daily spending limit is reached"
 	}
 	return p + " call failed" + s
 }
@@ -211,9 +191,9 @@ func advice(c Classified) string {
 		return "The requested output length exceeds what the model can produce; lowering max_tokens to the model's limit fixes it."
 	case ClassEndpointNotFound:
 		if c.Malformed {
-			return "The server answered " + strconv.Itoa(c.Status) + " with a body that is not a model answer (a malformed response), so there was nothing to retry or price; the base URL most likely points at another service or a proxy page: check base_url or --base-url."
+			return "The server answered " + strconv.Itoa(c.Status) + " with a body that is not a model answer (a malformed response), so there was nothing to retry or price; the base URL most likely points at another service or a proxy page: check the provider's base URL."
 		}
-		return "The server answered 404 for the API path itself, not for a model: the base URL is most likely wrong (a missing or extra /v1, the native API instead of the OpenAI-compatible one, a proxy path). Check base_url in the config."
+		return "The server answered 404 for the API path itself, not for a model: the base URL is most likely wrong (a missing or extra /v1, the native API instead of the OpenAI-compatible one, a proxy path). Check the provider's base URL."
 	case ClassLongContextUnavailable:
 		return "The account cannot use the long-context (1M token) beta. Remove the context-1m beta header from the provider's headers, or use a model or account with the larger window; the conversation must fit the standard window."
 	case ClassImageUnsupported:
@@ -233,28 +213,8 @@ func advice(c Classified) string {
 		return "The model answered with nothing at all, again and again; rephrase the request, or configure a fallback model."
 	case ClassCanceled:
 		return "The request was canceled on this side (interrupt or shutdown); the provider did nothing wrong."
-	case ClassPersistence:
-		return "The failure's message names the database's problem (locked, full, read-only, damaged or unreachable) and what to do about it."
-	case ClassPanic:
-		return "This is a bug in Talaria; the session is intact and the next turn can run. Please report it with the log."
-	case ClassToolLoop:
-		return "Rephrase the task, or check why the call does not make progress."
-	case ClassLeaseLost:
-		return "Nothing this turn saved is lost; continue in the process that now holds the session."
-	case ClassBusy:
-		return "Send the message again when the running turn ends."
-	case ClassCompressionFailed:
-		return "Your history is kept: retry, run /compact, or set compression.on_failure: placeholder."
-	case ClassSession:
-		return "Check the session ID (talaria sessions list); a session continued after compression lives on in its newest session."
-	case ClassCredentials:
-		return "Check the keys of the provider and the database that keeps their cooldowns (talaria keys status)."
-	case ClassConfiguration:
-		return "Configure the session's provider and model on this server, or start a new session."
-	case ClassSpendLimit:
-		return "Wait for the limit to reset at 00:00 UTC, or ask the operator to raise serve.limits spend_usd_per_day."
 	}
-	return "The failure was not recognised; Talaria retries it with backoff. If it keeps failing, run `talaria explain-error` on the logged error and report it."
+	return "The failure was not recognised; Talaria retries it with backoff. If it keeps failing, report it with the logged error."
 }
 
 func untilText(c Classified) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 func (h *harness) metrics(t *testing.T) string {
@@ -267,11 +268,12 @@ func TestMetricsCountTurnsFailedBeforeTheEngine(t *testing.T) {
 	s := h.open(h.token, cs.ID, 0)
 	tid := h.send(h.token, cs.ID, "hello")
 	evs := s.until(t, 10*time.Second, finished(tid))
-	if last := evs[len(evs)-1]; !strings.Contains(last.Raw, `"failed"`) {
-		t.Fatalf("turn_finished = %s, want a failed turn", last.Raw)
+	last := evs[len(evs)-1]
+	if r, _ := last.Data["result"].(map[string]any); r["exit"] != string(turn.ExitConfigurationFailed) {
+		t.Fatalf("turn_finished = %s, want exit configuration_failed", last.Raw)
 	}
 	scrape := telemetrytest.ParseProm(t, h.metrics(t))
-	if got, _, _ := scrape.Value("talaria_turns_total", map[string]string{"talaria_exit": "failed"}); got != 1 {
-		t.Errorf("talaria_turns_total{exit=failed} = %v, want 1", got)
+	if got, _, _ := scrape.Value("talaria_turns_total", map[string]string{"talaria_exit": string(turn.ExitConfigurationFailed)}); got != 1 {
+		t.Errorf("talaria_turns_total{exit=configuration_failed} = %v, want 1", got)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -375,7 +374,7 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	publishData func(EventType, []byte)) (turn.Result, error) {
 	sess, err := g.store.GetSession(ctx, sessionID)
 	if err != nil {
-		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassSession, "Could not load the session: "+err.Error())), err
+		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, turn.ExitSessionFailed, "Could not load the session: "+err.Error())), err
 	}
 	// A session stored without a provider or model (made before either was
 	// recorded, or by another writer) runs on the server's default route:
@@ -388,11 +387,11 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 	}
 	if sess.Principal != "" && !g.modelAllowed(sess.Principal, provider, model) {
 		err := errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+sess.Provider+"/"+sess.Model+" is not available to this principal")
-		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's model is no longer allowed for its principal (serve.limits models); start a new session.")), err
+		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, turn.ExitConfigurationFailed, "This session's model is no longer allowed for its principal (serve.limits models); start a new session.")), err
 	}
 	a, err := g.agentFor(sess.Principal, sess.Cwd, sess.Provider, sess.Model)
 	if err != nil {
-		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, failover.ClassConfiguration, "This session's provider, model or workspace is not available on this server: "+err.Error())), err
+		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, turn.ExitConfigurationFailed, "This session's provider, model or workspace is not available on this server: "+err.Error())), err
 	}
 	hooks := turn.Hooks{Sink: func(u turn.Update) {
 		switch u := u.(type) {
@@ -443,7 +442,7 @@ func (g *Gateway) steered(sessionID, into string, m turn.Steered, publish func(E
 
 // failedEarly reports a turn that failed before an engine ran it to the
 // same observers engine turns report to, so /metrics and traces count it
-// (talaria_turns_total{exit="failed"}) like any other failed turn.
+// (talaria_turns_total{exit="configuration_failed"}) like any other failed turn.
 func (g *Gateway) failedEarly(ctx context.Context, q store.QueuedMessage, res turn.Result) turn.Result {
 	obs := turn.MultiObserver(g.cfg.Agent.Observer, g.m.observer)
 	if obs == nil {
@@ -455,9 +454,10 @@ func (g *Gateway) failedEarly(ctx context.Context, q store.QueuedMessage, res tu
 	return res
 }
 
-func failedResult(sessionID, turnID string, class failover.Class, msg string) turn.Result {
-	return turn.Result{SessionID: sessionID, TurnID: turnID, Exit: turn.ExitFailed, Explanation: msg,
-		Failure: &turn.Failure{Class: class, Message: msg}}
+func failedResult(sessionID, turnID string, x turn.Exit, msg string) turn.Result {
+	res := turn.Result{SessionID: sessionID, TurnID: turnID, Explanation: msg}
+	res.Fail(x, &turn.Failure{Message: msg})
+	return res
 }
 
 // interrupt stops a running turn, or drops a queued one (its text is kept

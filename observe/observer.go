@@ -445,7 +445,7 @@ func (t *turnObs) End(res *turn.Result) {
 		attribute.Int64(attrOutputTokens, u.OutputTokens),
 		attribute.Int64(attrCacheRead, u.CacheReadTokens),
 		attribute.Int64(attrCacheWrite, u.CacheWriteTokens),
-		attribute.String("talaria.pricing", res.Pricing),
+		attribute.String("talaria.pricing", string(res.Pricing)),
 	}
 	if t.answeredBy != "" {
 		attrs = append(attrs, attribute.String(attrResponseModel, t.answeredBy))
@@ -453,7 +453,7 @@ func (t *turnObs) End(res *turn.Result) {
 	if res.SessionID != t.info.SessionID {
 		attrs = append(attrs, attribute.String("talaria.session.continued_as", res.SessionID))
 	}
-	if res.Pricing == "priced" || res.Pricing == "unpriced" || res.Pricing == "partly subscription" {
+	if res.Pricing.HasCost() {
 		attrs = append(attrs, attribute.Float64("talaria.cost_usd", res.CostUSD))
 	}
 	if s, ok := t.o.scrub.Content(res.FinalText); ok && res.FinalText != "" {

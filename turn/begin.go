@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -55,7 +54,6 @@ func (e *Engine) interrupted(ctx context.Context, st *state) bool {
 			e.observeLeaseLost(st)
 		}
 		st.setExit(ExitLeaseLost, &Failure{
-			Class:   failover.ClassLeaseLost,
 			Message: "Another process took over this session, so this turn stopped writing. Nothing it saved is lost.",
 		})
 	} else {

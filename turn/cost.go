@@ -32,18 +32,18 @@ func (e *Engine) priceCall(st *state, resp *llm.Response) (usd float64, p Price,
 }
 
 // pricing summarises how a turn's cost is known, for Result.Pricing.
-func pricing(st *state) string {
+func pricing(st *state) Pricing {
 	switch {
 	case st.res.APICalls == 0:
-		return ""
+		return PricingNone
 	case st.subscription && !st.priced:
-		return "subscription"
+		return PricingSubscription
 	case st.subscription:
-		return "partly subscription"
+		return PricingPartlySubscription
 	case !st.res.CostKnown:
-		return "unpriced"
+		return PricingUnknown
 	}
-	return "priced"
+	return PricingPriced
 }
 
 // accountCall adds an answered call's cost to the turn and reports it.

@@ -108,7 +108,7 @@ func (e *Engine) finalizeSafely(ctx context.Context, st *state) (res Result) {
 			e.log.Error("finalizer panicked", "panic", p, "stack", string(debug.Stack()))
 			res = st.res
 			res.SessionID = st.sessionID()
-			res.Exit = ExitPanic
+			res.Fail(ExitPanic, PanicFailure(p))
 		}
 	}()
 	return e.finalize(ctx, st)

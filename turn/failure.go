@@ -3,7 +3,6 @@ package turn
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/talaria-agent/talaria/failover"
@@ -12,21 +11,28 @@ import (
 )
 
 // Failure explains a turn that did not complete. Its cause is typed: the
-// class, and where they apply the store's cause and the transport failure.
-// Callers branch on those, never on the text.
+// turn's outcome, the provider's class when a provider's failure ended it,
+// the store's cause and the transport failure where they apply. Callers
+// branch on those, never on the text.
 type Failure struct {
-	// Class is the failure class: a provider's (failover.Classes) or a
-	// turn class (failover.TurnClasses). On the wire it is cause.class
-	// (and failure_reason, Reason, for one more release).
-	Class failover.Class `json:"-"`
-	// Store is the store's cause of a persistence failure (Class
-	// persistence): locked, disk full, read-only, ... (cause.store)
-	Store store.ErrorKind `json:"-"`
+	// Outcome is how the turn ended: Result.Exit, repeated so that a
+	// failure read alone (a subagent's, a delegate result) says it.
+	Outcome Exit `json:"outcome"`
+	// Class is the provider's failure class (failover.Classes) when a
+	// model call or answer ended the turn; "" for the turn's own failures
+	// (Outcome persistence_failed, panic, busy, ...).
+	Class failover.Class `json:"class,omitempty"`
+	// Store is the store's cause of a persistence failure (Outcome
+	// persistence_failed): locked, disk full, read-only, ...
+	Store store.ErrorKind `json:"store,omitempty"`
 	// Retryable says whether running the same turn again could succeed.
 	Retryable bool   `json:"failure_retryable"`
 	Provider  string `json:"provider,omitempty"`
 	Model     string `json:"model,omitempty"`
 	Status    int    `json:"status,omitempty"`
+	// RetryAfter is the provider's own hint of when to come back (0 =
+	// none); on the wire retry_after_ms.
+	RetryAfter time.Duration `json:"-"`
 	// Message is one sentence a person can act on.
 	Message           string `json:"message"`
 	BillingUnverified bool   `json:"billing_unverified,omitempty"`
@@ -39,8 +45,8 @@ type Failure struct {
 	Connect   llm.ConnectCause  `json:"connect_cause,omitempty"`
 	// Bench is the cooldown on the provider's key behind a billing or auth
 	// failure: the one this failure put on it, or (NotSent) the one that
-	// kept the request from being sent at all. A front end says how to lift
-	// it early (the CLI: `talaria keys reset PROVIDER`).
+	// kept the request from being sent at all. A front end may say how to
+	// lift it early.
 	Bench *KeyBench `json:"bench,omitempty"`
 }
 
@@ -88,56 +94,99 @@ func benches(c failover.Class) bool {
 	return c == failover.ClassBilling || c == failover.ClassAuth || c == failover.ClassAuthPermanent
 }
 
-// Reason is the failure_reason scripts read: the class, and for a
-// persistence failure the store's cause after it ("persistence:locked").
-func (f *Failure) Reason() string {
-	if f.Class == failover.ClassPersistence && f.Store != "" {
-		return string(f.Class) + ":" + string(f.Store)
-	}
-	return string(f.Class)
+// legacyNames are the names the turn's own endings had as failure
+// classes before they became outcomes; failure_reason and cause.class
+// carry them for one more release.
+var legacyNames = map[Exit]string{
+	ExitPersistenceFailed: "persistence", ExitPanic: "panic", ExitToolLoop: "tool_loop",
+	ExitLeaseLost: "lease_lost", ExitBusy: "busy", ExitCompressionFailed: "compression_failed",
+	ExitSessionFailed: "session", ExitCredentialsFailed: "credentials",
+	ExitConfigurationFailed: "configuration", ExitSpendLimit: "spend_limit",
 }
 
-// Cause is a failure's typed cause as it travels in JSON ("cause"): the
-// class, and for a persistence failure the store's cause.
-type Cause struct {
-	Class failover.Class  `json:"class"`
+// Reason is the deprecated failure_reason: the provider's class, else the
+// outcome's former class name, and for a persistence failure the store's
+// cause after it ("persistence:locked"). For display and old scripts
+// only; branch on Outcome, Class and Store.
+func (f *Failure) Reason() string {
+	if c := f.legacyCause(); c.Store != "" {
+		return c.Class + ":" + string(c.Store)
+	}
+	return f.legacyCause().Class
+}
+
+// legacyCause is the deprecated cause: the provider's class, else the
+// outcome's former class name; the store's cause for a persistence
+// failure.
+func (f *Failure) legacyCause() legacyCause {
+	if f.Class != "" {
+		return legacyCause{Class: string(f.Class)}
+	}
+	name, ok := legacyNames[f.Outcome]
+	if !ok {
+		name = string(f.Outcome)
+	}
+	if f.Outcome == ExitPersistenceFailed {
+		return legacyCause{Class: name, Store: f.Store}
+	}
+	return legacyCause{Class: name}
+}
+
+// legacyCause is the deprecated "cause" object: Reason's two parts.
+type legacyCause struct {
+	Class string          `json:"class"`
 	Store store.ErrorKind `json:"store,omitempty"`
 }
 
 // failureFields is Failure without its JSON methods.
 type failureFields Failure
 
-// failureWire is the JSON form: the typed cause, and failure_reason, its
-// "class:kind" string, kept for scripts for one release (deprecated).
+// failureWire is the JSON form: the fields, retry_after_ms, and for one
+// release the deprecated cause object and failure_reason string.
 type failureWire struct {
-	Cause  *Cause `json:"cause"`
-	Reason string `json:"failure_reason"`
 	*failureFields
+	RetryAfterMS int64        `json:"retry_after_ms,omitempty"`
+	Cause        *legacyCause `json:"cause,omitempty"`
+	Reason       string       `json:"failure_reason,omitempty"`
 }
 
-// MarshalJSON writes the typed cause (and failure_reason), then the fields.
+// MarshalJSON writes the typed fields, then the deprecated aliases.
 func (f Failure) MarshalJSON() ([]byte, error) {
-	return json.Marshal(failureWire{&Cause{Class: f.Class, Store: f.Store}, f.Reason(), (*failureFields)(&f)})
+	c := f.legacyCause()
+	return json.Marshal(failureWire{(*failureFields)(&f), f.RetryAfter.Milliseconds(), &c, f.Reason()})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, the typed cause included:
-// a client of the gateway branches on the same fields as the server. A
-// writer that sent only failure_reason (an older server) is read too.
+// UnmarshalJSON reads the typed fields MarshalJSON writes: a client of the
+// gateway branches on the same values as the server. The deprecated
+// aliases are not read back; they are derived.
 func (f *Failure) UnmarshalJSON(b []byte) error {
 	j := failureWire{failureFields: (*failureFields)(f)}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	if j.Cause != nil {
-		f.Class, f.Store = j.Cause.Class, j.Cause.Store
-		return nil
-	}
-	class, kind, _ := strings.Cut(j.Reason, ":")
-	f.Class, f.Store = failover.Class(class), ""
-	if f.Class == failover.ClassPersistence {
-		f.Store = store.ErrorKind(kind)
-	}
+	f.RetryAfter = time.Duration(j.RetryAfterMS) * time.Millisecond
 	return nil
+}
+
+// outcomeOf is the outcome of a turn that a provider's failure of class c
+// ended, no recovery being left: the one place a provider class becomes a
+// turn outcome. (A context overflow that compression could not fix ends
+// compression_exhausted: that is the compressor's verdict, not the class's.)
+func outcomeOf(c failover.Class) Exit {
+	if c == failover.ClassCanceled {
+		// The caller's own context ended: not the provider's failure.
+		return ExitInterrupted
+	}
+	return ExitFailed
+}
+
+// Fail ends r with x and the failure that explains it (nil for none),
+// keeping the failure's Outcome and the result's Exit one fact.
+func (r *Result) Fail(x Exit, f *Failure) {
+	r.Exit, r.Failure = x, f
+	if f != nil {
+		f.Outcome = x
+	}
 }
 
 // StoreFailure is a persistence failure: doing says what could not be
@@ -145,7 +194,7 @@ func (f *Failure) UnmarshalJSON(b []byte) error {
 // helps.
 func StoreFailure(doing string, err error) *Failure {
 	kind := store.KindOf(err)
-	f := &Failure{Class: failover.ClassPersistence, Store: kind, Detail: err.Error()}
+	f := &Failure{Outcome: ExitPersistenceFailed, Store: kind, Detail: err.Error()}
 	msg := doing + ": " + store.Describe(err)
 	switch kind {
 	case store.KindLocked, store.KindDiskFull:
@@ -169,6 +218,6 @@ func persistFailure(what string, err error) *Failure {
 
 // PanicFailure is a recovered panic: a bug, with the session intact.
 func PanicFailure(p any) *Failure {
-	return &Failure{Class: failover.ClassPanic,
+	return &Failure{Outcome: ExitPanic,
 		Message: fmt.Sprintf("Talaria hit an internal error (%v); the session is intact and the next turn can run. Please report this with the log.", p)}
 }

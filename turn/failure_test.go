@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
@@ -13,46 +14,43 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// The wire form keeps failure_reason as scripts know it ("rate_limit",
-// "persistence:locked") and reads back into the same typed cause, for every
-// class and every store cause: a gateway client branches on what the
-// server's engine set.
-// A failure written by an older server (failure_reason only) reads into
-// the same typed cause; one with both reads the object.
-func TestFailureJSONReadsReasonAlone(t *testing.T) {
-	for _, tc := range []struct {
-		wire  string
-		class failover.Class
-		kind  store.ErrorKind
-	}{
-		{`{"failure_reason":"persistence:locked","message":"m"}`, failover.ClassPersistence, store.KindLocked},
-		{`{"failure_reason":"rate_limit","message":"m"}`, failover.ClassRateLimit, ""},
-		{`{"cause":{"class":"persistence","store":"disk_full"},"failure_reason":"persistence:locked"}`, failover.ClassPersistence, store.KindDiskFull},
-	} {
-		var f turn.Failure
-		if err := json.Unmarshal([]byte(tc.wire), &f); err != nil {
-			t.Fatal(err)
-		}
-		if f.Class != tc.class || f.Store != tc.kind {
-			t.Errorf("%s: read class %q store %q, want %q %q", tc.wire, f.Class, f.Store, tc.class, tc.kind)
-		}
-	}
-}
-
+// The failure travels as typed fields (outcome, class, store,
+// retry_after_ms) and reads back into the same Failure, for every provider
+// class, every turn outcome and every store cause: a gateway client
+// branches on what the server's engine set. failure_reason and cause stay
+// on the wire for one release, derived, in their old spelling
+// ("rate_limit", "persistence:locked", "session").
 func TestFailureJSONRoundTrip(t *testing.T) {
-	var cases []turn.Failure
+	type tc struct {
+		f      turn.Failure
+		reason string // the deprecated failure_reason
+	}
+	var cases []tc
 	for _, c := range failover.Classes() {
-		cases = append(cases, turn.Failure{Class: c, Retryable: true, Provider: "p", Model: "m", Message: "say why"})
+		cases = append(cases, tc{turn.Failure{Outcome: turn.ExitFailed, Class: c, Retryable: true, Provider: "p", Model: "m",
+			Status: 429, RetryAfter: 1500 * time.Millisecond, Message: "say why"}, string(c)})
 	}
 	for _, k := range []store.ErrorKind{store.KindLocked, store.KindDiskFull, store.KindCorrupt, store.KindReadOnly,
 		store.KindLeaseLost, store.KindEnded, store.KindUnavailable, store.KindOther} {
-		cases = append(cases, turn.Failure{Class: failover.ClassPersistence, Store: k, Message: "could not save"})
+		cases = append(cases, tc{turn.Failure{Outcome: turn.ExitPersistenceFailed, Store: k, Message: "could not save"},
+			"persistence:" + string(k)})
 	}
-	cases = append(cases, turn.Failure{Class: failover.ClassTimeout, Transport: llm.TransportConnect, Connect: llm.ConnectRefused,
-		Provider: "local", Detail: "dial tcp: connect: connection refused"})
-	for _, f := range cases {
-		t.Run(f.Reason(), func(t *testing.T) {
-			b, err := json.Marshal(turn.Result{Exit: turn.ExitFailed, Failure: &f})
+	for x, reason := range map[turn.Exit]string{
+		turn.ExitPanic: "panic", turn.ExitToolLoop: "tool_loop", turn.ExitLeaseLost: "lease_lost", turn.ExitBusy: "busy",
+		turn.ExitCompressionFailed: "compression_failed", turn.ExitSessionFailed: "session",
+		turn.ExitCredentialsFailed: "credentials", turn.ExitConfigurationFailed: "configuration",
+		turn.ExitSpendLimit: "spend_limit", turn.ExitHandoffLimit: "handoff_limit",
+	} {
+		cases = append(cases, tc{turn.Failure{Outcome: x, Message: "m"}, reason})
+	}
+	cases = append(cases,
+		tc{turn.Failure{Outcome: turn.ExitCompressionExhausted, Class: failover.ClassContextOverflow, Provider: "p"}, "context_overflow"},
+		tc{turn.Failure{Outcome: turn.ExitFailed, Class: failover.ClassTimeout, Transport: llm.TransportConnect, Connect: llm.ConnectRefused,
+			Provider: "local", Detail: "dial tcp: connect: connection refused"}, "timeout"})
+	for _, c := range cases {
+		f := c.f
+		t.Run(c.reason, func(t *testing.T) {
+			b, err := json.Marshal(turn.Result{Exit: f.Outcome, Failure: &f})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,21 +60,26 @@ func TestFailureJSONRoundTrip(t *testing.T) {
 			if err := json.Unmarshal(b, &wire); err != nil {
 				t.Fatal(err)
 			}
-			want := string(f.Class)
-			if f.Store != "" {
-				want += ":" + string(f.Store)
+			w := wire.Failure
+			if w["outcome"] != string(f.Outcome) || (f.Class != "") != (w["class"] == string(f.Class)) ||
+				(f.Class == "") != (w["class"] == nil) || (f.Store != "") != (w["store"] == string(f.Store)) {
+				t.Errorf("typed fields on the wire: %s", b)
 			}
-			if wire.Failure["failure_reason"] != want || wire.Failure["failure_retryable"] != f.Retryable {
-				t.Errorf("wire form %s; want failure_reason %q", b, want)
+			if ms, _ := w["retry_after_ms"].(float64); int64(ms) != f.RetryAfter.Milliseconds() {
+				t.Errorf("retry_after_ms %v, want %d", w["retry_after_ms"], f.RetryAfter.Milliseconds())
 			}
-			// The typed cause travels as an object: no client splits the string.
-			cause, _ := wire.Failure["cause"].(map[string]any)
-			if cause["class"] != string(f.Class) || (f.Store != "" && cause["store"] != string(f.Store)) ||
-				(f.Store == "" && cause["store"] != nil) {
-				t.Errorf("wire cause %v; want class %q store %q", wire.Failure["cause"], f.Class, f.Store)
+			// The deprecated aliases, in their old spelling.
+			name, kind, _ := strings.Cut(c.reason, ":")
+			cause, _ := w["cause"].(map[string]any)
+			if w["failure_reason"] != c.reason || cause["class"] != name || (kind != "") != (cause["store"] == kind) ||
+				w["failure_retryable"] != f.Retryable {
+				t.Errorf("deprecated fields: %s; want failure_reason %q", b, c.reason)
 			}
-			for _, gone := range []string{"Class", "Store", "class"} {
-				if _, ok := wire.Failure[gone]; ok {
+			if f.Reason() != c.reason {
+				t.Errorf("Reason() = %q, want %q", f.Reason(), c.reason)
+			}
+			for _, gone := range []string{"Class", "Store", "Outcome", "RetryAfter"} {
+				if _, ok := w[gone]; ok {
 					t.Errorf("wire form carries %q: %s", gone, b)
 				}
 			}
@@ -88,6 +91,19 @@ func TestFailureJSONRoundTrip(t *testing.T) {
 				t.Errorf("round trip: got %+v, want %+v", back.Failure, f)
 			}
 		})
+	}
+}
+
+// The deprecated strings are written, never read: a failure carrying only
+// failure_reason and cause decodes to no class and no outcome, so no
+// client branches on a split string.
+func TestFailureJSONIgnoresAliases(t *testing.T) {
+	var f turn.Failure
+	if err := json.Unmarshal([]byte(`{"failure_reason":"persistence:locked","cause":{"class":"persistence","store":"locked"},"message":"m"}`), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Class != "" || f.Outcome != "" || f.Store != "" || f.Message != "m" {
+		t.Errorf("decoded %+v from the aliases alone", f)
 	}
 }
 
@@ -110,7 +126,7 @@ func TestStoreFailure(t *testing.T) {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			err := fmt.Errorf("append: %w", &store.Error{Op: "append", Kind: tt.kind, Path: "/d/state.db", Err: errors.New("cause")})
 			f := turn.StoreFailure("Could not save your message", err)
-			if f.Class != failover.ClassPersistence || f.Store != tt.kind || f.Retryable != tt.retryable {
+			if f.Outcome != turn.ExitPersistenceFailed || f.Class != "" || f.Store != tt.kind || f.Retryable != tt.retryable {
 				t.Errorf("failure %+v", f)
 			}
 			if f.Reason() != "persistence:"+string(tt.kind) {

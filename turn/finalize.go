@@ -30,8 +30,7 @@ func (e *Engine) finalize(ctx context.Context, st *state) Result {
 		}
 		if err != nil {
 			e.log.Error("final answer could not be saved", "session", st.sessionID(), "error", err)
-			st.res.Exit = ExitPersistenceFailed
-			st.res.Failure = persistFailure("the final answer (it is shown above and returned in the result)", err)
+			st.res.Fail(ExitPersistenceFailed, persistFailure("the final answer (it is shown above and returned in the result)", err))
 		}
 	}
 	if st.res.Exit != ExitLeaseLost {

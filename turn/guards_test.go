@@ -408,6 +408,16 @@ func TestEmptyResponses(t *testing.T) {
 			if res.Exit != tc.wantExit || res.APICalls != tc.wantCalls {
 				t.Fatalf("exit %s after %d calls (%s); want %s after %d", res.Exit, res.APICalls, res.Explanation, tc.wantExit, tc.wantCalls)
 			}
+			wantPricing := turn.PricingUnknown
+			switch {
+			case tc.subscription:
+				wantPricing = turn.PricingSubscription
+			case tc.priced:
+				wantPricing = turn.PricingPriced
+			}
+			if res.Pricing != wantPricing {
+				t.Errorf("pricing %q, want %q", res.Pricing, wantPricing)
+			}
 			for i, r := range env.Srv.Requests() {
 				last := r.Messages[len(r.Messages)-1]
 				nudged := last.Role == "user" && strings.Contains(last.Text, guard.EmptyRetryNudge)

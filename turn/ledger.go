@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -59,7 +58,7 @@ func (e *Engine) ledgerFinish(ctx context.Context, st *state, rec *store.ToolCal
 // recorded; the call did not run.
 func ledgerRefused(st *state, err error) {
 	if errors.Is(err, store.ErrLeaseLost) {
-		st.setExit(ExitLeaseLost, &Failure{Class: failover.ClassLeaseLost,
+		st.setExit(ExitLeaseLost, &Failure{
 			Message: "Another process took over this session before a tool call could start, so it was not run here. Nothing this turn saved is lost."})
 		return
 	}

@@ -85,7 +85,7 @@ func TestLineageResolvesToTip(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := env.Agent.RunTurn(context.Background(), ids[0], agentInput("hi"))
-		if !errors.Is(err, store.ErrEnded) || res.Exit != turn.ExitFailed || res.Failure == nil {
+		if !errors.Is(err, store.ErrEnded) || res.Exit != turn.ExitSessionFailed || res.Failure == nil {
 			t.Fatalf("RunTurn = %s, %v; want a failure wrapping ErrEnded", res.Exit, err)
 		}
 		for _, id := range ids {

@@ -100,7 +100,7 @@ func (e *Engine) emptyAnswer(ctx context.Context, st *state, resp *llm.Response)
 		msg = "Gave up: " + st.empty.Summary() + ", the same way each time with no output at all, so resending it would not help. Rephrase the request, or configure a fallback model."
 	}
 	st.currentRoute().Outcome = string(failover.ClassEmptyResponse)
-	st.setExit(ExitFailed, &Failure{
+	st.setExit(outcomeOf(failover.ClassEmptyResponse), &Failure{
 		Class:     failover.ClassEmptyResponse,
 		Retryable: action != guard.EmptyFallback,
 		Provider:  r.Provider.Name(),
@@ -148,7 +148,7 @@ func (e *Engine) filtered(st *state, resp *llm.Response) verdict {
 		return restart
 	}
 	st.currentRoute().Outcome = string(c.Class)
-	st.setExit(ExitFailed, &Failure{
+	st.setExit(outcomeOf(failover.ClassContentPolicyBlocked), &Failure{
 		Class:    failover.ClassContentPolicyBlocked,
 		Provider: r.Provider.Name(),
 		Model:    r.Model,

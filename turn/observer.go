@@ -124,14 +124,18 @@ const (
 	PriceSubscription              // the route is included in a subscription: no per-call cost
 )
 
-func (p Price) String() string {
+func (p Price) String() string { return string(p.Pricing()) }
+
+// Pricing is the turn-level Pricing of a turn made of this one call: the
+// call's price and the turn's share one set of wire strings.
+func (p Price) Pricing() Pricing {
 	switch p {
 	case PriceKnown:
-		return "priced"
+		return PricingPriced
 	case PriceSubscription:
-		return "subscription"
+		return PricingSubscription
 	}
-	return "unpriced"
+	return PricingUnknown
 }
 
 // Event is one thing that happened in a turn. Only the fields its Kind
@@ -315,7 +319,7 @@ func (e *Engine) observeTool(st *state, c llm.ToolCall, res *tool.Result, took t
 // observeLeaseLost reports that the turn's lease went to another holder.
 func (e *Engine) observeLeaseLost(st *state) {
 	if st.obs != nil {
-		e.observe(st, &Event{Kind: EventLeaseLost, Class: string(failover.ClassLeaseLost)})
+		e.observe(st, &Event{Kind: EventLeaseLost, Class: string(ExitLeaseLost)})
 	}
 }
 

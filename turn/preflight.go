@@ -104,11 +104,11 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 	var why string
 	switch {
 	case e.cfg.Compressor == nil:
-		why = "compression is disabled (compression.disabled in the config)"
+		why = "compression is disabled"
 	case st.budget.Blocked():
 		why = fmt.Sprintf("compressing it made no further progress (%d pass(es) this turn)", st.budget.Used())
 	default:
-		why = fmt.Sprintf("%d compression passes this turn (compression.attempts) did not make it fit", st.budget.Used())
+		why = fmt.Sprintf("%d compression passes this turn did not make it fit", st.budget.Used())
 	}
 	if st.emergency {
 		why += ", and an emergency pass that kept only your latest message and the newest tool call and result (cut to a head and tail) still did not fit"
@@ -118,7 +118,7 @@ func (e *Engine) recoverOverflow(ctx context.Context, st *state, c failover.Clas
 		Provider: r.Provider.Name(),
 		Model:    r.Model,
 		Status:   c.Status,
-		Message: fmt.Sprintf("The conversation no longer fits %s's context window and %s. Your history is kept: start a new session, run /compact, or use a model with a larger window.",
+		Message: fmt.Sprintf("The conversation no longer fits %s's context window and %s. Your history is kept: start a new session, compress the conversation, or use a model with a larger window.",
 			r.Model, why),
 		Detail: c.ProviderMessage,
 	})
@@ -157,11 +157,10 @@ func (e *Engine) compress(ctx context.Context, st *state, target int, force bool
 			return finish
 		}
 		st.setExit(ExitCompressionFailed, &Failure{
-			Class:     failover.ClassCompressionFailed,
 			Retryable: true,
 			Provider:  e.route(st).Provider.Name(),
 			Model:     e.route(st).Model,
-			Message:   "The conversation is too long for the model and summarizing it failed; your history is kept. Retry, or set compression.on_failure: placeholder.",
+			Message:   "The conversation is too long for the model and summarizing it failed; your history is kept. Retrying can help.",
 			Detail:    err.Error(),
 		})
 		return finish

@@ -23,7 +23,35 @@ const (
 	ExitBusy                 Exit = "busy"                  // the session's turn lease could not be had in time
 	ExitSpendLimit           Exit = "spend_limit"           // the next call would pass the principal's daily spending limit
 	ExitHandoffLimit         Exit = "handoff_limit"         // its node died more often than the turn may be handed off (serve.handoff_max)
+	ExitSessionFailed        Exit = "session_failed"        // the session could not be loaded, taken over or followed to its tip
+	ExitCredentialsFailed    Exit = "credentials_failed"    // no API key could be chosen (the key store failed)
+	ExitConfigurationFailed  Exit = "configuration_failed"  // a server cannot run the session's provider, model or workspace
 )
+
+// Pricing says how a turn's CostUSD is known. Its values are the wire
+// strings of Result.Pricing; the zero value is PricingNone.
+type Pricing string
+
+const (
+	PricingNone    Pricing = ""         // no API call was made
+	PricingPriced  Pricing = "priced"   // every call had a price: CostUSD is the cost
+	PricingUnknown Pricing = "unpriced" // some call's model has no price: CostUSD is a lower bound
+	// PricingSubscription: every call was included in a subscription (not $0).
+	PricingSubscription Pricing = "subscription"
+	// PricingPartlySubscription: some calls were priced (CostUSD), others
+	// included in a subscription.
+	PricingPartlySubscription Pricing = "partly subscription"
+)
+
+// CostIsLowerBound reports whether CostUSD may be less than the turn's
+// real cost: some call had no price.
+func (p Pricing) CostIsLowerBound() bool { return p == PricingUnknown }
+
+// HasCost reports whether CostUSD is a metered amount (possibly a lower
+// bound): not with no call and not when every call was a subscription's.
+func (p Pricing) HasCost() bool {
+	return p == PricingPriced || p == PricingUnknown || p == PricingPartlySubscription
+}
 
 // RouteAttempt records one provider/model the turn used or tried.
 type RouteAttempt struct {
@@ -51,11 +79,8 @@ type Result struct {
 	Usage      llm.Usage `json:"usage"`
 	CostUSD    float64   `json:"cost_usd"`
 	CostKnown  bool      `json:"cost_known"`
-	// Pricing says how CostUSD is known: "priced", "unpriced" (some call's
-	// model has no price: CostUSD is a lower bound), "subscription" (the
-	// calls are included in a subscription, not $0), "partly subscription";
-	// "" with no API call.
-	Pricing     string         `json:"pricing,omitempty"`
+	// Pricing says how CostUSD is known; PricingNone with no API call.
+	Pricing     Pricing        `json:"pricing,omitempty"`
 	Compactions int            `json:"compactions,omitempty"`
 	Provider    string         `json:"provider"`
 	Model       string         `json:"model"`

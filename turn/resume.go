@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -35,7 +34,7 @@ func (e *Engine) resume(ctx context.Context, st *state) verdict {
 		}
 	}
 	if first < 0 {
-		st.setExit(ExitFailed, &Failure{Class: failover.ClassSession,
+		st.setExit(ExitSessionFailed, &Failure{
 			Message: "This turn cannot be continued: none of its rows is stored in the session. Send the message again."})
 		return finish
 	}

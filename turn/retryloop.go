@@ -204,7 +204,7 @@ func (e *Engine) allowed(ctx context.Context, st *state) verdict {
 	if err == nil {
 		return proceed
 	}
-	st.setExit(ExitSpendLimit, &Failure{Class: failover.ClassSpendLimit, Provider: a.Provider, Model: a.Model,
+	st.setExit(ExitSpendLimit, &Failure{Provider: a.Provider, Model: a.Model,
 		Message: "Stopped before a model call: " + err.Error(), Detail: err.Error()})
 	return finish
 }
@@ -221,7 +221,7 @@ func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 	}
 	var cool *failover.AllCoolingDownError
 	if !errors.As(err, &cool) {
-		st.setExit(ExitFailed, &Failure{Class: failover.ClassCredentials, Message: "Could not choose an API key: " + err.Error(), Detail: err.Error()})
+		st.setExit(ExitCredentialsFailed, &Failure{Message: "Could not choose an API key: " + err.Error(), Detail: err.Error()})
 		return finish
 	}
 	class, unverified := failover.CooldownClass(cool.Reason)
@@ -234,7 +234,7 @@ func (e *Engine) pickCredential(ctx context.Context, st *state) verdict {
 	if e.fallback(st, c) {
 		return restart
 	}
-	st.setExit(ExitFailed, &Failure{
+	st.setExit(outcomeOf(class), &Failure{
 		Class: class,
 		// Only a rate limit clears by itself; a refused key or an empty
 		// account is still refused when its cooldown ends.
@@ -303,8 +303,9 @@ func (e *Engine) fallback(st *state, c failover.Classified) bool {
 // fail ends the turn with a classified provider failure.
 func (e *Engine) fail(st *state, c failover.Classified, note string) {
 	st.currentRoute().Outcome = string(c.Class)
-	if c.Class == failover.ClassCanceled {
-		st.setExit(ExitInterrupted, nil)
+	x := outcomeOf(c.Class)
+	if x == ExitInterrupted {
+		st.setExit(x, nil)
 		return
 	}
 	msg := c.Advice
@@ -328,9 +329,10 @@ func (e *Engine) fail(st *state, c failover.Classified, note string) {
 		bench = &KeyBench{Until: b.Until, SetAt: b.SetAt}
 		msg += " " + bench.sentence()
 	}
-	st.setExit(ExitFailed, &Failure{
+	st.setExit(x, &Failure{
 		Bench:             bench,
 		Class:             c.Class,
+		RetryAfter:        c.RetryAfter,
 		Transport:         c.Transport,
 		Connect:           c.Connect,
 		Retryable:         c.Retryable,

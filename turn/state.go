@@ -151,8 +151,7 @@ func (st *state) setExit(x Exit, f *Failure) {
 	if st.res.Exit != "" {
 		return
 	}
-	st.res.Exit = x
-	st.res.Failure = f
+	st.res.Fail(x, f)
 }
 
 // route returns the route in use.

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -206,14 +205,12 @@ func (e *Engine) recordResult(ctx context.Context, st *state, c llm.ToolCall, ou
 	e.ledgerFinish(ctx, st, out.rec, row)
 	if out.panicked != nil {
 		st.setExit(ExitPanic, &Failure{
-			Class:   failover.ClassPanic,
 			Message: fmt.Sprintf("The tool %s crashed (%v); the turn stopped, the session is intact and the next turn can run.", c.Name, out.panicked),
 		})
 		return finish
 	}
 	if stop {
 		st.setExit(ExitToolLoop, &Failure{
-			Class: failover.ClassToolLoop,
 			Message: fmt.Sprintf("Stopped: the model called %s with the same arguments and got the same result %d times in a row. Rephrase the task or check why the call does not make progress.",
 				c.Name, e.cfg.Guards.ToolLoopStop),
 		})

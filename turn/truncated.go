@@ -47,7 +47,7 @@ func (e *Engine) truncatedCall(ctx context.Context, st *state, resp *llm.Respons
 		if asked > 0 {
 			limit = fmt.Sprintf("the output limit (max_tokens %d)", asked)
 		}
-		st.setExit(ExitFailed, &Failure{
+		st.setExit(outcomeOf(failover.ClassToolCallTruncated), &Failure{
 			Class:    failover.ClassToolCallTruncated,
 			Provider: r.Provider.Name(),
 			Model:    r.Model,
@@ -112,7 +112,7 @@ func (e *Engine) reasoningExhausted(st *state) verdict {
 		limit = fmt.Sprintf("max_tokens (%d)", n)
 	}
 	st.currentRoute().Outcome = string(failover.ClassReasoningExhausted)
-	st.setExit(ExitFailed, &Failure{
+	st.setExit(outcomeOf(failover.ClassReasoningExhausted), &Failure{
 		Class:    failover.ClassReasoningExhausted,
 		Provider: r.Provider.Name(),
 		Model:    r.Model,

@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 
-	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 // dbError is a failure of the database put the way a person at a terminal
@@ -20,7 +20,7 @@ func (e *dbError) Unwrap() error { return e.err }
 func (c *cli) pickExit(err error) int {
 	var se *store.Error
 	if errors.As(err, &se) && se.Kind != store.KindNotFound {
-		return c.fail(classExit(failover.ClassPersistence), "%s", store.Describe(err))
+		return c.fail(exitCode(&turn.Result{Exit: turn.ExitPersistenceFailed}), "%s", store.Describe(err))
 	}
 	return c.fail(exitUsage, "%v", err)
 }

@@ -5,21 +5,10 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// familyExit is the exit code of each failure family (failover.ExitFamily).
-var familyExit = map[string]int{
-	"auth":        exitAuth,
-	"rate_limit":  exitRateLimit,
-	"context":     exitContext,
-	"bad_request": exitBadRequest,
-	"limit":       exitLimit,
-	"busy":        exitBusy,
-	"interrupted": exitInterrupted,
-	"other":       exitOther,
-}
-
-// exitCode maps a turn's ending to the CLI's exit codes: the ending where
-// it decides alone, else the family of the failure's class. It is the one
-// place a class becomes an exit code.
+// exitCode maps a turn's ending to the CLI's exit codes: the outcome where
+// it decides alone, else the provider class behind a failed turn. It is
+// the one place an ending becomes an exit code; the library knows no exit
+// codes.
 func exitCode(r *turn.Result) int {
 	switch r.Exit {
 	case turn.ExitCompleted:
@@ -39,13 +28,32 @@ func exitCode(r *turn.Result) int {
 			return classExit(r.Failure.Class)
 		}
 	}
+	// persistence_failed, panic, lease_lost, session_failed,
+	// credentials_failed, configuration_failed, handoff and unknown
+	// endings.
 	return exitOther
 }
 
-// classExit is the exit code of a failure class.
+// classExit is the exit code of a turn that a provider failure of class c
+// ended.
 func classExit(c failover.Class) int {
-	if code, ok := familyExit[failover.ExitFamily(c)]; ok {
-		return code
+	switch c {
+	case failover.ClassAuth, failover.ClassAuthPermanent, failover.ClassBilling:
+		return exitAuth
+	case failover.ClassRateLimit, failover.ClassUpstreamRateLimit, failover.ClassOverloaded:
+		return exitRateLimit
+	case failover.ClassContextOverflow, failover.ClassPayloadTooLarge, failover.ClassOutputCap,
+		failover.ClassToolCallTruncated, failover.ClassReasoningExhausted:
+		return exitContext
+	case failover.ClassFormatError, failover.ClassContentPolicyBlocked, failover.ClassProviderPolicyBlocked,
+		failover.ClassModelNotFound, failover.ClassEndpointNotFound, failover.ClassLongContextUnavailable:
+		return exitBadRequest
+	case failover.ClassCanceled:
+		return exitInterrupted
+	}
+	if c.ShapeRepairable() {
+		// The request's shape was refused and its one repair did not help.
+		return exitBadRequest
 	}
 	return exitOther
 }

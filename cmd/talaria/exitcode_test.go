@@ -13,27 +13,25 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// The exit code of every ending and of every failure class, as README's
-// table documents them. A turn that reached the CLI through the gateway
-// (JSON) exits the same way: the typed class survives the wire.
+// The exit code of every ending and of every provider failure class, as
+// README's table documents them. A turn that reached the CLI through the
+// gateway (JSON) exits the same way: the typed outcome and class survive
+// the wire.
 func TestExitCode(t *testing.T) {
 	classCode := map[failover.Class]int{}
 	for code, classes := range map[int][]failover.Class{
 		exitAuth:      {failover.ClassAuth, failover.ClassAuthPermanent, failover.ClassBilling},
 		exitRateLimit: {failover.ClassRateLimit, failover.ClassUpstreamRateLimit, failover.ClassOverloaded},
 		exitContext: {failover.ClassContextOverflow, failover.ClassPayloadTooLarge, failover.ClassOutputCap,
-			failover.ClassToolCallTruncated, failover.ClassReasoningExhausted, failover.ClassCompressionFailed},
+			failover.ClassToolCallTruncated, failover.ClassReasoningExhausted},
 		exitBadRequest: {failover.ClassFormatError, failover.ClassModelNotFound, failover.ClassEndpointNotFound,
 			failover.ClassLongContextUnavailable, failover.ClassContentPolicyBlocked, failover.ClassProviderPolicyBlocked,
 			failover.ClassRoleAlternation, failover.ClassThinkingSignature, failover.ClassInvalidEncryptedContent,
 			failover.ClassReasoningMandatory, failover.ClassMultimodalToolContent, failover.ClassLlamaCppGrammar,
 			failover.ClassImageTooLarge, failover.ClassImageCorrupt, failover.ClassImageUnsupported},
-		exitLimit:       {failover.ClassToolLoop, failover.ClassSpendLimit},
-		exitBusy:        {failover.ClassBusy},
 		exitInterrupted: {failover.ClassCanceled},
 		exitOther: {failover.ClassServerError, failover.ClassTimeout, failover.ClassSSLCert, failover.ClassUnknown,
-			failover.ClassEmptyResponse, failover.ClassPersistence, failover.ClassPanic, failover.ClassLeaseLost,
-			failover.ClassSession, failover.ClassCredentials, failover.ClassConfiguration},
+			failover.ClassEmptyResponse},
 	} {
 		for _, c := range classes {
 			classCode[c] = code
@@ -48,15 +46,20 @@ func TestExitCode(t *testing.T) {
 		{"completed", turn.Result{Exit: turn.ExitCompleted}, exitOK},
 		{"interrupted", turn.Result{Exit: turn.ExitInterrupted}, exitInterrupted},
 		{"budget", turn.Result{Exit: turn.ExitBudgetExhausted}, exitLimit},
-		{"tool loop", turn.Result{Exit: turn.ExitToolLoop, Failure: &turn.Failure{Class: failover.ClassToolLoop}}, exitLimit},
-		{"busy", turn.Result{Exit: turn.ExitBusy, Failure: &turn.Failure{Class: failover.ClassBusy}}, exitBusy},
-		{"compression failed", turn.Result{Exit: turn.ExitCompressionFailed, Failure: &turn.Failure{Class: failover.ClassCompressionFailed}}, exitContext},
+		{"tool loop", turn.Result{Exit: turn.ExitToolLoop, Failure: &turn.Failure{Outcome: turn.ExitToolLoop}}, exitLimit},
+		{"spend limit", turn.Result{Exit: turn.ExitSpendLimit, Failure: &turn.Failure{Outcome: turn.ExitSpendLimit}}, exitLimit},
+		{"handoff limit", turn.Result{Exit: turn.ExitHandoffLimit}, exitLimit},
+		{"busy", turn.Result{Exit: turn.ExitBusy, Failure: &turn.Failure{Outcome: turn.ExitBusy}}, exitBusy},
+		{"compression failed", turn.Result{Exit: turn.ExitCompressionFailed, Failure: &turn.Failure{Outcome: turn.ExitCompressionFailed}}, exitContext},
 		// The ending decides: a long-context refusal that compression could
 		// not get around is still "does not fit".
-		{"compression exhausted", turn.Result{Exit: turn.ExitCompressionExhausted, Failure: &turn.Failure{Class: failover.ClassLongContextUnavailable}}, exitContext},
-		{"persistence", turn.Result{Exit: turn.ExitPersistenceFailed, Failure: &turn.Failure{Class: failover.ClassPersistence, Store: store.KindLocked}}, exitOther},
+		{"compression exhausted", turn.Result{Exit: turn.ExitCompressionExhausted, Failure: &turn.Failure{Outcome: turn.ExitCompressionExhausted, Class: failover.ClassLongContextUnavailable}}, exitContext},
+		{"persistence", turn.Result{Exit: turn.ExitPersistenceFailed, Failure: &turn.Failure{Outcome: turn.ExitPersistenceFailed, Store: store.KindLocked}}, exitOther},
 		{"panic", turn.Result{Exit: turn.ExitPanic, Failure: turn.PanicFailure("boom")}, exitOther},
-		{"lease lost", turn.Result{Exit: turn.ExitLeaseLost, Failure: &turn.Failure{Class: failover.ClassLeaseLost}}, exitOther},
+		{"lease lost", turn.Result{Exit: turn.ExitLeaseLost, Failure: &turn.Failure{Outcome: turn.ExitLeaseLost}}, exitOther},
+		{"session failed", turn.Result{Exit: turn.ExitSessionFailed, Failure: &turn.Failure{Outcome: turn.ExitSessionFailed}}, exitOther},
+		{"credentials failed", turn.Result{Exit: turn.ExitCredentialsFailed, Failure: &turn.Failure{Outcome: turn.ExitCredentialsFailed}}, exitOther},
+		{"configuration failed", turn.Result{Exit: turn.ExitConfigurationFailed, Failure: &turn.Failure{Outcome: turn.ExitConfigurationFailed}}, exitOther},
 		{"failed without a failure", turn.Result{Exit: turn.ExitFailed}, exitOther},
 	}
 	for _, c := range failover.Classes() {
@@ -65,7 +68,7 @@ func TestExitCode(t *testing.T) {
 			t.Errorf("class %s has no documented exit code in this test", c)
 			continue
 		}
-		tests = append(tests, tc{"failed " + string(c), turn.Result{Exit: turn.ExitFailed, Failure: &turn.Failure{Class: c}}, want})
+		tests = append(tests, tc{"failed " + string(c), turn.Result{Exit: turn.ExitFailed, Failure: &turn.Failure{Outcome: turn.ExitFailed, Class: c}}, want})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

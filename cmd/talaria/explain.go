@@ -108,7 +108,7 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 		in.API = guessAPI(in.Provider)
 	}
 	cl := failover.Classify(in)
-	skipped := failover.ProviderRulesSkipped(in)
+	skipped := skippedRules(failover.ProviderRulesSkipped(in))
 	if *jsonOut {
 		return c.printJSON(struct {
 			failover.Classified
@@ -120,6 +120,25 @@ func (c *cli) explainCmd(_ context.Context, args []string) int {
 		fmt.Fprintln(c.stdout, "Not applied (no --provider): "+strings.Join(skipped, "; ")+".")
 	}
 	return exitOK
+}
+
+// skippedRules words the provider rules explain-error could not apply,
+// with the flag that would apply each.
+func skippedRules(rules []failover.Rule) []string {
+	var out []string
+	for _, r := range rules {
+		switch r {
+		case failover.RuleAnthropicErrorTypes:
+			out = append(out, "Anthropic's error types in a body without Anthropic's {\"type\":\"error\"} envelope (--provider anthropic or --api anthropic)")
+		case failover.RuleOpenRouterUpstream:
+			out = append(out, "OpenRouter's relayed upstream rate limits on a 429 (--provider openrouter or --base-url)")
+		case failover.RuleProviderName:
+			out = append(out, "the provider's name in the advice and in key cooldowns")
+		default:
+			out = append(out, string(r))
+		}
+	}
+	return out
 }
 
 func guessAPI(provider string) string {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 )
 
@@ -247,11 +248,11 @@ func TestRunExitCodes(t *testing.T) {
 	// test while the retries still happen.
 	fast := "retry-after-ms: 1"
 	tests := []struct {
-		name   string
-		steps  []fakellm.Step
-		want   int
-		reason string
-		calls  int // requests the server must see
+		name  string
+		steps []fakellm.Step
+		want  int
+		class failover.Class // the failure's typed class on the --json wire
+		calls int            // requests the server must see
 	}{
 		{"completed", []fakellm.Step{fakellm.Text("hi")}, exitOK, "", 1},
 		{"auth", []fakellm.Step{fakellm.RawError(401, openAIBadKeyBody)}, exitAuth, "auth", 1},
@@ -282,11 +283,11 @@ func TestRunExitCodes(t *testing.T) {
 			}
 			var res struct {
 				Failure *struct {
-					Reason    string `json:"failure_reason"`
-					Retryable bool   `json:"failure_retryable"`
-					Provider  string `json:"provider"`
-					Model     string `json:"model"`
-					Message   string `json:"message"`
+					Class     failover.Class `json:"class"`
+					Retryable bool           `json:"failure_retryable"`
+					Provider  string         `json:"provider"`
+					Model     string         `json:"model"`
+					Message   string         `json:"message"`
 				} `json:"failure"`
 				Routes []struct {
 					Provider, Model string
@@ -295,12 +296,12 @@ func TestRunExitCodes(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &res); err != nil {
 				t.Fatalf("--json result: %v\n%s", err, out)
 			}
-			if tt.reason == "" {
+			if tt.class == "" {
 				return
 			}
 			f := res.Failure
-			if f == nil || f.Reason != tt.reason || f.Provider != "custom" || f.Model != "test-model" || f.Message == "" {
-				t.Fatalf("failure = %+v, want reason %s from custom/test-model with a message", f, tt.reason)
+			if f == nil || f.Class != tt.class || f.Provider != "custom" || f.Model != "test-model" || f.Message == "" {
+				t.Fatalf("failure = %+v, want class %s from custom/test-model with a message", f, tt.class)
 			}
 			if len(res.Routes) != 1 || res.Routes[0].Model != "test-model" {
 				t.Errorf("routes = %+v", res.Routes)

@@ -16,7 +16,48 @@ func (c *cli) failureLine(a *app, res *turn.Result) string {
 	if line, ok := c.unreachableLine(a, res.Failure); ok {
 		return line
 	}
-	return res.Explanation + benchHint(res.Failure)
+	return res.Explanation + benchHint(res.Failure) + cliHint(a, res)
+}
+
+// cliHint adds the command, flag or config key that helps with an ending:
+// the library says what went wrong in terms any front end can use; only
+// this CLI knows its commands and its config file. It reads the typed
+// outcome and class, never the text.
+func cliHint(a *app, res *turn.Result) string {
+	switch res.Exit {
+	case turn.ExitCompressionFailed:
+		return " With compression.on_failure: placeholder in the config, a failed summary is replaced by a note instead."
+	case turn.ExitCompressionExhausted:
+		return " In talaria chat, /compact compresses the conversation now."
+	case turn.ExitSessionFailed:
+		return " `talaria sessions list` shows your sessions."
+	case turn.ExitCredentialsFailed:
+		return " `talaria keys status` shows the keys and their cooldowns."
+	case turn.ExitFailed:
+		if res.Failure == nil {
+			return ""
+		}
+		switch res.Failure.Class {
+		case failover.ClassEndpointNotFound:
+			return " The base URL is set with " + baseURLSetting(a, res.Failure.Provider) + "."
+		case failover.ClassUnknown:
+			return " `talaria explain-error` explains the logged error."
+		}
+	}
+	return ""
+}
+
+// baseURLSetting says where a provider's base URL is set: the flag, and
+// its entry in the config file when it has one.
+func baseURLSetting(a *app, provider string) string {
+	where := "--base-url"
+	if a == nil || a.cfg == nil {
+		return where
+	}
+	if _, inFile := a.cfg.Providers[provider]; inFile && a.cfg.File != "" {
+		where += fmt.Sprintf(", or providers.%s.base_url in %s", provider, a.cfg.File)
+	}
+	return where
 }
 
 // benchHint names the way out of a key bench: the engine says how long it
@@ -51,9 +92,5 @@ func (c *cli) unreachableLine(a *app, f *turn.Failure) (string, bool) {
 			break
 		}
 	}
-	where := "--base-url"
-	if _, inFile := a.cfg.Providers[f.Provider]; inFile && a.cfg.File != "" {
-		where += fmt.Sprintf(", or providers.%s.base_url in %s", f.Provider, a.cfg.File)
-	}
-	return failover.Unreachable(f.Provider, base, f.Connect, where), true
+	return failover.Unreachable(f.Provider, base, f.Connect, baseURLSetting(a, f.Provider)), true
 }

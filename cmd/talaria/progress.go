@@ -246,13 +246,13 @@ func summaryLine(r *turn.Result) string {
 		fmt.Fprintf(&b, " · %d in / %d out tokens", r.Usage.PromptTokens(), r.Usage.OutputTokens)
 	}
 	switch r.Pricing {
-	case "priced":
+	case turn.PricingPriced:
 		fmt.Fprintf(&b, " · $%.4f", r.CostUSD)
-	case "subscription":
+	case turn.PricingSubscription:
 		b.WriteString(" · included in subscription")
-	case "partly subscription":
+	case turn.PricingPartlySubscription:
 		fmt.Fprintf(&b, " · $%.4f + subscription", r.CostUSD)
-	case "unpriced":
+	case turn.PricingUnknown:
 		// Saying $0 would read as free: name what is missing.
 		if r.CostUSD > 0 {
 			fmt.Fprintf(&b, " · ≥ $%.4f (a model has no price)", r.CostUSD)

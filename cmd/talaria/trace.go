@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 var traceHelp = cmdHelp{
@@ -239,15 +240,18 @@ func printTurn(w io.Writer, t tracedTurn, of int) {
 	_ = tw.Flush()
 }
 
+// costNote words a cost by how it is known; pricing is the stored
+// detail's "pricing" (absent: no API call).
 func costNote(usd float64, pricing any) string {
-	switch pricing {
-	case "subscription":
+	p, _ := pricing.(string)
+	switch turn.Pricing(p) {
+	case turn.PricingSubscription:
 		return "included in subscription"
-	case "partly subscription":
+	case turn.PricingPartlySubscription:
 		return money(usd) + " + subscription"
-	case "unpriced":
+	case turn.PricingUnknown:
 		return "cost unknown (≥ " + money(usd) + ": a model has no price)"
-	case nil, "":
+	case turn.PricingNone:
 		return "no API call"
 	}
 	return money(usd)

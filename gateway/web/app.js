@@ -364,7 +364,7 @@ function handle(ev) {
       $("status").textContent = r.exit === "completed" ? "" : "turn ended: " + r.exit;
       if (r.exit !== "completed" && r.explanation && !(state.failed && state.failed[d.turn_id])) {
         const box = el("div", "msg failure");
-        box.append(el("div", "", "Turn " + r.exit + (r.failure ? " (" + r.failure.failure_reason + (r.failure.failure_retryable ? ", retryable" : "") + ")" : "")));
+        box.append(el("div", "", "Turn " + r.exit + (r.failure ? " (" + (r.failure.class || r.failure.outcome) + (r.failure.store ? ": " + r.failure.store : "") + (r.failure.failure_retryable ? ", retryable" : "") + ")" : "")));
         box.append(el("div", "explain", r.explanation));
         t.append(box);
       }
