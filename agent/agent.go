@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/talaria-agent/talaria/catalogue"
-	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -29,53 +27,29 @@ import (
 // Config configures an Agent: what an embedder sets. Only Store and Routes
 // are required; every other zero value is a default (of the package that
 // defines the setting: see turn.Limits, turn.GuardConfig, compact).
+//
+// The engine's settings are the embedded turn.Config (Routes, Catalogue,
+// Approver, Limits, Guards, compression, PromptCache, Observer, Allow, Now,
+// Logger), used as they are. Its Store, Tools and Node are the agent's to
+// set: Store and Tools below shadow them, and Node is Holder.
 type Config struct {
+	turn.Config
+
 	// Store keeps sessions, messages, leases and usage. It may provide
 	// more, found by type assertion: store.Memories (required when Memory
 	// or Review is enabled) and store.ToolLedger (the engine's tool-call
 	// ledger, see turn.Config.Ledger).
 	Store store.SessionService
-	// Routes are the providers and models a turn may use: Routes[0] is the
-	// primary, the rest the fallback chain in order.
-	Routes []turn.Route
 	// Tools offered to the model, in this order (with the agent's own
 	// delegate and memory tools when those are enabled).
 	Tools []tool.Tool
-	// Approver asks before a tool that changes things runs; nil allows all.
-	Approver turn.Approver
 
-	// Limits bound each turn (iterations, retries, output tokens); Guards
-	// tune the loop and empty-answer guards (all on by default).
-	Limits turn.Limits
-	Guards turn.GuardConfig
-
-	// Compressor compresses a session's context when a prompt outgrows
-	// Threshold (default: compact.DefaultRatio of the model's window), at
-	// most CompressAttempts passes a turn; nil never compresses.
-	Compressor       *compact.Compressor
-	Threshold        compact.Threshold
-	CompressAttempts int
-	// PressureRatio is the context-pressure warning's share of the window
-	// (see turn.Config.PressureRatio).
-	PressureRatio float64
 	// RotateOnCompression continues a session in a child session whenever
 	// its context is compressed (config compression.rotate): the parent
 	// ends with store.EndCompression and keeps its full transcript, the
 	// child starts from the compressed one. Off, compression archives the
 	// old rows in place.
 	RotateOnCompression bool
-
-	// Catalogue knows each model's window, output cap and prices, with the
-	// configuration's overrides; nil is the built-in catalogue.
-	Catalogue *catalogue.Catalogue
-	// PromptCache places provider cache breakpoints (Anthropic).
-	PromptCache bool
-	// Observer watches every turn (telemetry, the timeline `talaria
-	// trace` shows); nil observes nothing.
-	Observer turn.Observer
-	// Allow is asked before each model call (turn.Config.Allow): a
-	// server's per-principal spending limit.
-	Allow func(ctx context.Context, c turn.Allowance) error
 	// AllowModel, when set, is asked before a subagent starts on a model
 	// of its own choosing (the delegate tool's "model"): a server's
 	// per-principal allow-list. ctx is the delegating turn's.
@@ -89,8 +63,9 @@ type Config struct {
 	// is created, so its bytes never change between turns.
 	SystemPrompt      string
 	SystemPromptExtra string
-	// Holder names this process in turn leases (default host:pid:random,
-	// which lets a process on the same host replace a killed holder at once).
+	// Holder names this process in turn leases and the tool ledger
+	// (default host:pid:random, which lets a process on the same host
+	// replace a killed holder at once).
 	Holder string
 	// LeaseTTL is how long a lease lives without a refresh (default 300s);
 	// LeaseRefresh how often the refresher renews it (default 60s).
@@ -106,9 +81,6 @@ type Config struct {
 	Subagents SubagentConfig
 	Memory    MemoryConfig
 	Review    ReviewConfig
-
-	Now    func() time.Time // the clock (default time.Now)
-	Logger *slog.Logger     // default: discard
 }
 
 // Agent runs turns. It is safe for concurrent use; turns of one session
@@ -185,28 +157,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	// The one translation: the engine's settings are the embedder's, with
-	// the agent's store, tool registry and logger; turn.New applies the
-	// defaults, and the agent reads them back from the engine.
-	eng, err := turn.New(turn.Config{
-		Store:            cfg.Store,
-		Routes:           cfg.Routes,
-		Tools:            reg,
-		Catalogue:        cfg.Catalogue,
-		Approver:         cfg.Approver,
-		Limits:           cfg.Limits,
-		Guards:           cfg.Guards,
-		Compressor:       cfg.Compressor,
-		Threshold:        cfg.Threshold,
-		CompressAttempts: cfg.CompressAttempts,
-		PressureRatio:    cfg.PressureRatio,
-		PromptCache:      cfg.PromptCache,
-		Observer:         cfg.Observer,
-		Allow:            cfg.Allow,
-		Now:              cfg.Now,
-		Logger:           cfg.Logger,
-		Node:             cfg.Holder,
-	})
+	// The engine's settings are the embedder's, with the agent's store,
+	// tool registry and holder; turn.New applies the defaults, and the
+	// agent reads them back from the engine.
+	tc := cfg.Config
+	tc.Store, tc.Tools, tc.Node = cfg.Store, reg, cfg.Holder
+	eng, err := turn.New(tc)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

@@ -30,13 +30,9 @@ func TestConfigReachesEngines(t *testing.T) {
 	cat := catalogue.New(map[string]catalogue.Model{"m": {Window: 50_000}})
 	a, err := New(Config{
 		Store:     st,
-		Routes:    []turn.Route{{Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "m"}},
-		Limits:    turn.Limits{MaxIterations: 9},
-		Catalogue: cat,
 		Workspace: t.TempDir(),
 		Subagents: SubagentConfig{Enabled: true, MaxIterations: 4},
-		Now:       now,
-		Logger:    log,
+		Config:    turn.Config{Routes: []turn.Route{{Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "m"}}, Limits: turn.Limits{MaxIterations: 9}, Catalogue: cat, Now: now, Logger: log},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -50,8 +50,8 @@ func Example() {
 	ag, err := agent.New(agent.Config{
 		Store:     st,
 		Tools:     []tool.Tool{add},
-		Routes:    []turn.Route{{Provider: model, Model: "scripted"}},
 		Workspace: dir,
+		Config:    turn.Config{Routes: []turn.Route{{Provider: model, Model: "scripted"}}},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -103,8 +103,8 @@ func Example_resume() {
 		}
 		ag, err := agent.New(agent.Config{
 			Store:     st,
-			Routes:    []turn.Route{{Provider: model, Model: "scripted"}},
 			Workspace: dir,
+			Config:    turn.Config{Routes: []turn.Route{{Provider: model, Model: "scripted"}}},
 		})
 		if err != nil {
 			log.Fatal(err)

@@ -345,9 +345,12 @@ func TestCleanupOnEveryExit(t *testing.T) {
 				fs := testenv.NewFaultStore(st)
 				model := llmtest.New(llmtest.Calls(llmtest.ToolCall("work", `{}`)), llmtest.Text("worked"))
 				ag, err := agent.New(agent.Config{
-					Store: fs, Workspace: dir, Tools: []tool.Tool{work},
-					Routes:       []turn.Route{{Provider: model, Model: "scripted"}},
-					LeaseRefresh: 10 * time.Millisecond, LeaseTTL: time.Minute,
+					Store:        fs,
+					Workspace:    dir,
+					Tools:        []tool.Tool{work},
+					LeaseRefresh: 10 * time.Millisecond,
+					LeaseTTL:     time.Minute,
+					Config:       turn.Config{Routes: []turn.Route{{Provider: model, Model: "scripted"}}},
 				})
 				if err != nil {
 					t.Fatal(err)

@@ -23,10 +23,10 @@ func newTestAgent(t *testing.T, st store.Store) *Agent {
 		Workspace: t.TempDir(),
 		Holder:    "me",
 		LeaseTTL:  time.Minute,
-		Routes: []turn.Route{{
+		Config: turn.Config{Routes: []turn.Route{{
 			Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}),
 			Model:    "test-model",
-		}},
+		}}},
 	})
 	if err != nil {
 		t.Fatal(err)

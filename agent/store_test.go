@@ -23,7 +23,7 @@ func TestStoreMemoryIsOptional(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	route := []turn.Route{{Provider: openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "m"}}
+	route := []turn.Route{{Provider: openai.NewChat(openai.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "unused"}), Model: "m"}}
 	for _, tt := range []struct {
 		name    string
 		st      store.SessionService
@@ -37,7 +37,7 @@ func TestStoreMemoryIsOptional(t *testing.T) {
 		{"memory kept, memory on", st, MemoryConfig{Enabled: true}, ReviewConfig{}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := New(Config{Store: tt.st, Routes: route, Workspace: t.TempDir(), Memory: tt.mem, Review: tt.review})
+			a, err := New(Config{Store: tt.st, Config: turn.Config{Routes: route}, Workspace: t.TempDir(), Memory: tt.mem, Review: tt.review})
 			if tt.wantErr {
 				if err == nil {
 					a.Close()

@@ -51,9 +51,9 @@ func Example() {
 	g, err := gateway.New(gateway.Config{
 		Store: st,
 		Agent: agent.Config{
-			Routes:    []turn.Route{{Provider: model, Model: "scripted"}},
 			Tools:     []tool.Tool{upper},
 			Workspace: dir,
+			Config:    turn.Config{Routes: []turn.Route{{Provider: model, Model: "scripted"}}},
 		},
 	})
 	if err != nil {

@@ -35,9 +35,9 @@ func syncAgent(t *testing.T, p llm.Provider) (*agent.Agent, string) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	ag, err := agent.New(agent.Config{
-		Store: st, Workspace: dir,
-		Routes: []turn.Route{{Provider: p, Model: "scripted"}},
-		Limits: turn.Limits{Backoff: failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}},
+		Store:     st,
+		Workspace: dir,
+		Config:    turn.Config{Routes: []turn.Route{{Provider: p, Model: "scripted"}}, Limits: turn.Limits{Backoff: failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: time.Minute}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -206,7 +206,7 @@ func TestTurnWaitingDuringRotationAdoptsTip(t *testing.T) {
 		}
 		defer st.Close()
 		ag, err := agent.New(agent.Config{Store: st, Workspace: dir,
-			Routes: []turn.Route{{Provider: llmtest.New(llmtest.Text("answered in the child")), Model: "scripted"}}})
+			Config: turn.Config{Routes: []turn.Route{{Provider: llmtest.New(llmtest.Text("answered in the child")), Model: "scripted"}}}})
 		if err != nil {
 			t.Fatal(err)
 		}

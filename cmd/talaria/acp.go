@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	root "github.com/talaria-agent/talaria/app"
 	"log/slog"
 	"time"
 
 	"github.com/talaria-agent/talaria/acp"
 	"github.com/talaria-agent/talaria/agent"
-	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool/builtin"
@@ -53,7 +53,7 @@ func (c *cli) acpCmd(ctx context.Context, args []string) int {
 		return c.setupExit(err)
 	}
 	defer b.close()
-	cat := catalogue.New(modelOverrides(b.cfg))
+	cat := root.Catalogue(b.cfg)
 	// The configured mode bounds the modes an editor may pick; a bad name
 	// is reported when the first session's sandbox is built.
 	top, _ := sandbox.ParseMode(acpConfiguredMode(rf.sandbox, b.cfg))
@@ -93,20 +93,21 @@ func (c *cli) acpBase(ctx context.Context, rf *routeFlags) (*acpBase, error) {
 	if err != nil {
 		return nil, err
 	}
-	routes, err := c.routes(cfg, rf, st, log)
+	o := c.options(rf, log)
+	routes, err := root.Routes(cfg, o, st)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
 	}
-	obs, tel, err := c.observers(ctx, cfg, st, log)
+	obs, tel, err := root.Observers(ctx, cfg, o, st)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
 	}
-	reapOrphans(log)
+	root.ReapOrphans(log)
 	return &acpBase{rf: rf, cfg: cfg, store: st, routes: routes, obs: turn.MultiObserver(obs, c.memory), log: log,
 		close: func() {
-			shutdownTelemetry(tel, log)
+			root.ShutdownTelemetry(tel, log)
 			_ = st.Close()
 		}}, nil
 }
@@ -126,7 +127,7 @@ func (c *cli) acpAgent(ctx context.Context, b *acpBase, w acp.Workspace) (*agent
 		}
 		mode = string(top.Narrower(w.Mode))
 	}
-	sb, err := sandboxPolicy(ctx, cfg, mode, w.Cwd)
+	sb, err := root.SandboxPolicy(ctx, cfg, mode, w.Cwd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,10 +137,10 @@ func (c *cli) acpAgent(ctx context.Context, b *acpBase, w acp.Workspace) (*agent
 		return nil, nil, fmt.Errorf("workspace %s: %w", w.Cwd, err)
 	}
 	release := func() {}
-	servers := mcpServers(cfg, sb)
+	servers := root.MCPServers(cfg, sb)
 	for _, s := range w.MCPServers {
 		sc := mcp.ServerConfig{Name: s.Name, Command: s.Command, Args: s.Args, URL: s.URL, Dir: w.Cwd,
-			Sandbox: mcpPolicy(sb, nil), EnvNames: cfg.Sandbox.Env}
+			Sandbox: root.MCPPolicy(sb, nil), EnvNames: cfg.Sandbox.Env}
 		if s.Type == "sse" {
 			sc.Transport = "sse"
 		}
@@ -178,7 +179,7 @@ func (c *cli) acpAgent(ctx context.Context, b *acpBase, w acp.Workspace) (*agent
 			m.Close()
 		}
 	}
-	ac := agentConfig(cfg, b.routes, b.rf.maxIter)
+	ac := root.AgentConfig(cfg, b.routes, b.rf.maxIter)
 	ac.Observer, ac.Store, ac.Tools, ac.Workspace, ac.Logger = b.obs, b.store, tools, w.Cwd, b.log
 	ac.AdmitWait = 30 * time.Second
 	if !b.rf.yes && cfg.Approvals != "auto" {
@@ -186,7 +187,7 @@ func (c *cli) acpAgent(ctx context.Context, b *acpBase, w acp.Workspace) (*agent
 	}
 	ac.Subagents = agent.SubagentConfig{Enabled: boolOr(cfg.Subagents.Enabled, true), MaxDepth: cfg.Subagents.MaxDepth,
 		MaxParallel: cfg.Subagents.MaxParallel, MaxIterations: cfg.Subagents.MaxIterations}
-	ac.Memory = agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens}
+	ac.Memory = root.MemoryConfig(cfg)
 	ag, err := agent.New(ac)
 	if err != nil {
 		release()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	root "github.com/talaria-agent/talaria/app"
 	"io"
 
 	"github.com/talaria-agent/talaria/agent"
@@ -26,7 +27,7 @@ func noteUnknownModels(w io.Writer, a *app) {
 		seen[r.Model] = true
 		if info := cat.Lookup(r.Model); !info.Known {
 			fmt.Fprintf(w, "talaria: model %q is not in the catalogue: assuming a %d-token context window and %d output tokens, price unknown (set models.%s in %s to declare them)\n",
-				r.Model, info.Window, info.MaxOutput, r.Model, configPath(a.cfg))
+				r.Model, info.Window, info.MaxOutput, r.Model, root.ConfigPath(a.cfg))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,20 +87,9 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		srv.Script(demoScript()...)
 	}
 
-	var prov llm.Provider
-	switch *api {
-	case config.APIAnthropic:
-		prov = anthropic.New(anthropic.Config{Name: "fakellm", BaseURL: srv.AnthropicBaseURL(), APIKey: "demo"})
-	case config.APIOpenAIResponses:
-		prov = openai.NewResponses(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo", ReasoningSummary: "auto"})
-	case config.APIGemini:
-		g, err := gemini.New(gemini.Config{Name: "fakellm", BaseURL: srv.GeminiBaseURL(), APIKey: "demo"})
-		if err != nil {
-			return c.fail(exitOther, "%v", err)
-		}
-		prov = g
-	default:
-		prov = openai.NewChat(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo"})
+	prov, err := demoProvider(*api, srv)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
 	}
 	dbPath := filepath.Join(dir, "state.db")
 	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{})
@@ -115,8 +105,8 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		Store:     st,
 		Tools:     tools,
 		Workspace: ws,
-		Routes:    []turn.Route{{Provider: prov, Model: "demo-model", API: *api, BaseURL: srv.URL()}},
 		Subagents: agent.SubagentConfig{Enabled: *delegate},
+		Config:    turn.Config{Routes: []turn.Route{{Provider: prov, Model: "demo-model", API: *api, BaseURL: srv.URL()}}},
 	})
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
@@ -142,31 +132,7 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		return c.fail(exitOther, "%v", err)
 	}
 	fmt.Fprintln(out)
-	if b, err := os.ReadFile(filepath.Join(ws, "low_stock.md")); err == nil {
-		fmt.Fprintf(out, "low_stock.md, written by the agent's tool call:\n%s\n", indent(string(b)))
-	}
-	rows, err := st.Messages(ctx, sess.ID, store.MessageQuery{})
-	if err == nil {
-		fmt.Fprintf(out, "The database holds %d messages for this session:", len(rows))
-		for _, r := range rows {
-			fmt.Fprintf(out, " %s", r.Role)
-		}
-		fmt.Fprintln(out)
-	}
-	if *delegate {
-		if tree, err := childTree(ctx, st, sess.ID); err == nil && len(tree) > 0 {
-			sp, _ := agent.SpendOf(ctx, st, sess.ID)
-			printChildren(out, sp, tree)
-		}
-	}
-	fmt.Fprintf(out, "The model server received %d requests; strict validation problems: %d\n", len(srv.Requests()), len(srv.Violations()))
-	for _, v := range srv.Violations() {
-		fmt.Fprintln(out, "  "+v)
-	}
-	if !res.OK() && res.Explanation != "" {
-		fmt.Fprintln(out, "talaria: "+res.Explanation)
-	}
-	fmt.Fprintln(out, summaryLine(&res))
+	demoReport(ctx, out, st, srv, ws, sess.ID, &res, *delegate)
 	if *keep {
 		fmt.Fprintf(out, "kept: %s (TALARIA_DB=%s talaria sessions show %s)\n", dir, dbPath, sess.ID)
 	}
@@ -179,6 +145,50 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		return exitOther
 	}
 	return exitCode(&res)
+}
+
+// demoProvider is the client of wire format api for the scripted server.
+func demoProvider(api string, srv *fakellm.Server) (llm.Provider, error) {
+	switch api {
+	case config.APIAnthropic:
+		return anthropic.New(anthropic.Config{Name: "fakellm", BaseURL: srv.AnthropicBaseURL(), APIKey: "demo"}), nil
+	case config.APIOpenAIResponses:
+		return openai.NewResponses(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo", ReasoningSummary: "auto"}), nil
+	case config.APIGemini:
+		return gemini.New(gemini.Config{Name: "fakellm", BaseURL: srv.GeminiBaseURL(), APIKey: "demo"})
+	default:
+		return openai.NewChat(openai.Config{Name: "fakellm", BaseURL: srv.OpenAIBaseURL(), APIKey: "demo"}), nil
+	}
+}
+
+// demoReport shows what the turn left behind: the file the agent wrote,
+// the stored messages, the subagents (delegate) and what the server saw.
+func demoReport(ctx context.Context, out io.Writer, st store.Store, srv *fakellm.Server, ws, sid string, res *turn.Result, delegate bool) {
+	if b, err := os.ReadFile(filepath.Join(ws, "low_stock.md")); err == nil {
+		fmt.Fprintf(out, "low_stock.md, written by the agent's tool call:\n%s\n", indent(string(b)))
+	}
+	rows, err := st.Messages(ctx, sid, store.MessageQuery{})
+	if err == nil {
+		fmt.Fprintf(out, "The database holds %d messages for this session:", len(rows))
+		for _, r := range rows {
+			fmt.Fprintf(out, " %s", r.Role)
+		}
+		fmt.Fprintln(out)
+	}
+	if delegate {
+		if tree, err := childTree(ctx, st, sid); err == nil && len(tree) > 0 {
+			sp, _ := agent.SpendOf(ctx, st, sid)
+			printChildren(out, sp, tree)
+		}
+	}
+	fmt.Fprintf(out, "The model server received %d requests; strict validation problems: %d\n", len(srv.Requests()), len(srv.Violations()))
+	for _, v := range srv.Violations() {
+		fmt.Fprintln(out, "  "+v)
+	}
+	if !res.OK() && res.Explanation != "" {
+		fmt.Fprintln(out, "talaria: "+res.Explanation)
+	}
+	fmt.Fprintln(out, summaryLine(res))
 }
 
 func writeDemoWorkspace(ws string) error {

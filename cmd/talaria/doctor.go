@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	root "github.com/talaria-agent/talaria/app"
 	"os"
 	"time"
 
@@ -79,7 +80,7 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 		add("ok", "configuration", "no file at %s/config.yaml; using defaults and the environment", cfg.Home)
 	}
 	if ws, err := os.Getwd(); err == nil {
-		switch sb, err := sandboxPolicy(ctx, cfg, "", ws); {
+		switch sb, err := root.SandboxPolicy(ctx, cfg, "", ws); {
 		case err != nil:
 			add("fail", "sandbox", "%v", err)
 		case sb.Mode == sandbox.Off:
@@ -115,8 +116,8 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 				status = "fail"
 			}
 		}
-		where := storeopen.Describe(dbOptions(cfg, nil))
-		if backend, _, _ := storeopen.Target(dbOptions(cfg, nil)); backend == storeopen.Postgres {
+		where := storeopen.Describe(root.StoreOptions(cfg, nil))
+		if backend, _, _ := storeopen.Target(root.StoreOptions(cfg, nil)); backend == storeopen.Postgres {
 			add(status, "database", "PostgreSQL %s (%d sessions)", where, len(list))
 		} else {
 			add(status, "database", "%s (%d sessions, synchronous=%s)", where, len(list), cfg.Database.Synchronous)
@@ -130,6 +131,17 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 		}
 		_ = st.Close()
 	}
+	c.doctorProviders(cfg, add)
+	c.doctorMCP(ctx, cfg, add)
+	if wd, err := os.Getwd(); err == nil {
+		add("ok", "workspace", "%s", wd)
+	}
+	return out
+}
+
+// doctorProviders checks each provider entry: its key, endpoint and
+// model window.
+func (c *cli) doctorProviders(cfg *config.Config, add func(status, item, format string, a ...any)) {
 	if cfg.Provider == "" {
 		add("fail", "provider", "none chosen; set OPENAI_API_KEY or ANTHROPIC_API_KEY, or `provider:` in the config")
 	}
@@ -149,11 +161,11 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 		switch {
 		case len(keys) > 0:
 			add("ok", item, "%s API at %s, model %s (%s), %d key(s)", p.API, p.BaseURL, p.Model, window, len(keys))
-		case !officialHost(p.BaseURL) && p.KeyEnv != "":
+		case !root.OfficialHost(p.BaseURL) && p.KeyEnv != "":
 			// A named key that is not there: said, not failed (the
 			// server may need none), as run and chat say it.
 			add("warn", item, "%s API at %s, model %s (%s): key_env %s is not set, so no key is sent (fine if the server needs none)", p.API, p.BaseURL, p.Model, window, p.KeyEnv)
-		case !officialHost(p.BaseURL):
+		case !root.OfficialHost(p.BaseURL):
 			// As in run: a local server (vLLM, llama.cpp, Ollama) usually
 			// needs no key.
 			add("ok", item, "%s API at %s, model %s (%s), no key (a local server usually needs none)", p.API, p.BaseURL, p.Model, window)
@@ -163,11 +175,6 @@ func (c *cli) doctorChecks(ctx context.Context, dbURL string) []check {
 			add("info", item, "%s API at %s, model %s: no key (%s unset); not usable until set", p.API, p.BaseURL, p.Model, p.KeyEnv)
 		}
 	}
-	c.doctorMCP(ctx, cfg, add)
-	if wd, err := os.Getwd(); err == nil {
-		add("ok", "workspace", "%s", wd)
-	}
-	return out
 }
 
 // doctorMCP starts every configured MCP server and lists its tools.

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	root "github.com/talaria-agent/talaria/app"
 	"io"
 	"log/slog"
 	"os"
@@ -91,7 +92,7 @@ type cli struct {
 	// lastError is the last one-line error fail printed, for --json.
 	lastError string
 	// clients are the providers' shared HTTP clients.
-	clients httpClients
+	clients root.Clients
 	// memory, when set, joins the turns' observers (memoryObserver).
 	memory turn.Observer
 }

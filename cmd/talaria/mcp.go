@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	root "github.com/talaria-agent/talaria/app"
 	"io"
 	"log/slog"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/talaria-agent/talaria/internal/config"
 	"github.com/talaria-agent/talaria/tool/mcp"
 	"github.com/talaria-agent/talaria/tool/sandbox"
-	"github.com/talaria-agent/talaria/tool/sandbox/egress"
 )
 
 const mcpUsage = `Commands:
@@ -75,43 +75,11 @@ func (c *cli) mcpCmd(ctx context.Context, args []string) int {
 	return c.usageError(mcpHelp, "unknown mcp command %q; use list, test or serve", args[0])
 }
 
-// mcpServers maps the config file's mcp_servers onto the manager's
-// configuration (${VAR} references stay unexpanded until start); each
-// stdio server runs under its own sandbox (mcpPolicy).
-func mcpServers(cfg *config.Config, sess *sandbox.Policy, only ...string) []mcp.ServerConfig {
-	var out []mcp.ServerConfig
-	for _, name := range cfg.MCPServerNames() {
-		if len(only) > 0 && name != only[0] {
-			continue
-		}
-		s := cfg.MCPServers[name]
-		out = append(out, mcp.ServerConfig{
-			Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir,
-			URL: s.URL, Headers: s.Headers, Transport: s.Transport,
-			Disabled: !s.IsEnabled(), Timeout: time.Duration(s.Timeout), StartTimeout: time.Duration(s.StartTimeout),
-			Allow: s.Tools.Allow, Deny: s.Tools.Deny, AutoApprove: s.Approval == "auto", PerSession: s.PerSession,
-			Sandbox: mcpPolicy(sess, s.Sandbox), EnvNames: cfg.Sandbox.Env,
-		})
-	}
-	return out
-}
-
-// newMCP builds the process's MCP manager; status lines go to status.
-// sess is the session's sandbox (nil: the config's, for the current
-// directory, as mcp list and test use).
+// newMCP builds the process's MCP manager (app.NewMCP); status lines go
+// to status. sess is the session's sandbox (nil: the config's, for the
+// current directory, as mcp list and test use).
 func (c *cli) newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, status func(string), sess *sandbox.Policy, only ...string) (*mcp.Manager, error) {
-	if sess == nil {
-		sess = configPolicy(ctx, cfg)
-		// mcp list and test: the process ends with the command.
-		sess.Egress = egress.NewPool(selfPath(), log)
-	}
-	m, err := mcp.New(mcp.Options{
-		Servers: mcpServers(cfg, sess, only...), Getenv: c.getenv, Logger: log, Status: status, Version: version,
-	})
-	if err != nil {
-		return nil, &setupError{err.Error()}
-	}
-	return m, nil
+	return root.NewMCP(ctx, cfg, root.Options{Getenv: c.getenv, Logger: log, Status: status, Version: version}, sess, only...)
 }
 
 // statusPrinter prints status lines to w, one at a time.
@@ -143,7 +111,7 @@ func (c *cli) mcpList(ctx context.Context, args []string) int {
 			fmt.Fprintln(c.stdout, "[]")
 			return exitOK
 		}
-		fmt.Fprintf(c.stdout, "no MCP servers configured (add mcp_servers: to %s)\n", configPath(cfg))
+		fmt.Fprintf(c.stdout, "no MCP servers configured (add mcp_servers: to %s)\n", root.ConfigPath(cfg))
 		return exitOK
 	}
 	// Failures are part of the listing, so status lines are not printed.

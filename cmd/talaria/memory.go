@@ -117,28 +117,7 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 
 	switch sub {
 	case "list":
-		entries, err := st.Memories(ctx, q)
-		if err != nil {
-			return c.fail(exitOther, "%v", err)
-		}
-		if *jsonOut {
-			out := make([]memoryOut, len(entries))
-			for i, e := range entries {
-				out[i] = memoryOut{ID: e.ID, Text: e.Text, User: e.User, SourceSession: e.SourceSession, CreatedAt: e.CreatedAt}
-			}
-			return c.printJSON(out)
-		}
-		if len(entries) == 0 {
-			fmt.Fprintf(c.stdout, "no memory for %s\n", dir)
-			return exitOK
-		}
-		for _, e := range entries {
-			src := e.SourceSession
-			if src == "" {
-				src = "by hand"
-			}
-			fmt.Fprintf(c.stdout, "%d  %s  (%s, %s)\n", e.ID, oneLine(e.Text), src, e.CreatedAt.Local().Format("2006-01-02 15:04"))
-		}
+		return c.memoryList(ctx, st, q, *jsonOut)
 	case "add":
 		text := strings.TrimSpace(strings.Join(pos, " "))
 		e := store.MemoryEntry{Workspace: dir, User: q.User, Text: text}
@@ -164,6 +143,33 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 			return c.fail(exitOther, "%v", err)
 		}
 		fmt.Fprintf(c.stdout, "removed %d entries\n", n)
+	}
+	return exitOK
+}
+
+// memoryList prints the memory q selects.
+func (c *cli) memoryList(ctx context.Context, st store.Store, q store.MemoryQuery, jsonOut bool) int {
+	entries, err := st.Memories(ctx, q)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	if jsonOut {
+		out := make([]memoryOut, len(entries))
+		for i, e := range entries {
+			out[i] = memoryOut{ID: e.ID, Text: e.Text, User: e.User, SourceSession: e.SourceSession, CreatedAt: e.CreatedAt}
+		}
+		return c.printJSON(out)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(c.stdout, "no memory for %s\n", q.Workspace)
+		return exitOK
+	}
+	for _, e := range entries {
+		src := e.SourceSession
+		if src == "" {
+			src = "by hand"
+		}
+		fmt.Fprintf(c.stdout, "%d  %s  (%s, %s)\n", e.ID, oneLine(e.Text), src, e.CreatedAt.Local().Format("2006-01-02 15:04"))
 	}
 	return exitOK
 }

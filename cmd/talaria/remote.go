@@ -153,45 +153,54 @@ func (c *cli) chatRemote(ctx context.Context, server, sessionID, model string, c
 			}
 			sid = s
 		}
-		tctx, cancel := context.WithCancel(ctx)
-		prog := newProgress(c.stderr, c.stdout)
-		done := make(chan struct{})
-		var res turn.Result
-		var terr error
-		go func() {
-			defer close(done)
-			res, terr = cl.RunTurn(tctx, sid, line, prog.hooks(), ap)
-		}()
-		quit := false
-	wait:
-		for {
-			select {
-			case <-done:
-				break wait
-			case <-sig:
-				if quit {
-					cancel()
-					return exitInterrupted
-				}
-				quit = true
-				prompt.lastSig = time.Now()
-				fmt.Fprintln(c.stderr, "\n· stopping the turn (Ctrl+C again to quit)")
-				cancel()
-			}
+		if code, stop := c.remoteTurn(ctx, cl, sid, line, ap, sig, prompt); stop {
+			return code
 		}
-		cancel()
-		prog.mu.Lock()
-		prog.endLine()
-		prog.mu.Unlock()
-		if terr != nil && res.Exit == "" {
-			fmt.Fprintln(c.stderr, "talaria: "+terr.Error())
-			continue
-		}
-		if !res.OK() && res.Explanation != "" {
-			fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
-		}
-		fmt.Fprintln(c.stderr, summaryLine(&res))
 	}
+}
+
+// remoteTurn runs one turn on the server, its progress on stderr; the first
+// Ctrl+C stops the turn, a second quits (stop, with code).
+func (c *cli) remoteTurn(ctx context.Context, cl *client.Client, sid, line string, ap *askApprover, sig <-chan os.Signal, prompt *chatPrompt) (code int, stop bool) {
+	tctx, cancel := context.WithCancel(ctx)
+	prog := newProgress(c.stderr, c.stdout)
+	done := make(chan struct{})
+	var res turn.Result
+	var terr error
+	go func() {
+		defer close(done)
+		res, terr = cl.RunTurn(tctx, sid, line, prog.hooks(), ap)
+	}()
+	quit := false
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-sig:
+			if quit {
+				cancel()
+				return exitInterrupted, true
+			}
+			quit = true
+			prompt.lastSig = time.Now()
+			fmt.Fprintln(c.stderr, "\n· stopping the turn (Ctrl+C again to quit)")
+			cancel()
+		}
+	}
+	cancel()
+	prog.mu.Lock()
+	prog.endLine()
+	prog.mu.Unlock()
+	if terr != nil && res.Exit == "" {
+		fmt.Fprintln(c.stderr, "talaria: "+terr.Error())
+		return 0, false
+	}
+	if !res.OK() && res.Explanation != "" {
+		fmt.Fprintln(c.stderr, "talaria: "+res.Explanation)
+	}
+	fmt.Fprintln(c.stderr, summaryLine(&res))
+	return 0, false
 }
 
 // remoteUsageText words a server session's usage as local chat's /usage

@@ -1,30 +1,26 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/talaria-agent/talaria/agent"
+	root "github.com/talaria-agent/talaria/app"
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/internal/config"
-	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
-	"github.com/talaria-agent/talaria/tool"
-	"github.com/talaria-agent/talaria/tool/builtin"
-	"github.com/talaria-agent/talaria/tool/sandbox"
-	"github.com/talaria-agent/talaria/turn"
 )
 
 var serveHelp = cmdHelp{
@@ -76,21 +72,39 @@ shown only now. Tokens of one principal see the same sessions.`,
 		examples: []string{"talaria serve token revoke laptop"}},
 }
 
+// serveFlags are serve's own flags beside the route flags.
+type serveFlags struct {
+	rf               routeFlags
+	addr             string
+	drain            time.Duration
+	tlsCert, tlsKey  string
+	busy             string
+	maxTurns         int
+	leaseTTL         time.Duration
+	cert             tls.Certificate
+	hasCert          bool
+	scheme, announce string
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	f.rf.register(fs)
+	fs.StringVar(&f.addr, "addr", "", "listen address (default serve.addr, else 127.0.0.1:7420)")
+	fs.DurationVar(&f.drain, "drain", 0, "on shutdown, how long running turns may finish before they are interrupted (default serve.drain, else 30s)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (serve HTTPS)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS key file")
+	fs.StringVar(&f.busy, "busy", "", "a message for a busy session: queue, interrupt, reject or steer (default serve.busy, else queue)")
+	fs.IntVar(&f.maxTurns, "max-concurrent-turns", 0, "turns running at once (default serve.max_concurrent_turns, else 64)")
+	fs.DurationVar(&f.leaseTTL, "lease-ttl", 0, "turn lease lifetime: how soon another node takes over a dead node's sessions on a shared PostgreSQL database (default serve.lease_ttl, else 5m)")
+}
+
 func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if len(args) > 0 && args[0] == "token" {
 		return c.tokenCmd(ctx, args[1:])
 	}
 	h := serveHelp
 	fs := h.flags()
-	var rf routeFlags
-	rf.register(fs)
-	addr := fs.String("addr", "", "listen address (default serve.addr, else 127.0.0.1:7420)")
-	drain := fs.Duration("drain", 0, "on shutdown, how long running turns may finish before they are interrupted (default serve.drain, else 30s)")
-	tlsCert := fs.String("tls-cert", "", "TLS certificate file (serve HTTPS)")
-	tlsKey := fs.String("tls-key", "", "TLS key file")
-	busy := fs.String("busy", "", "a message for a busy session: queue, interrupt, reject or steer (default serve.busy, else queue)")
-	maxTurns := fs.Int("max-concurrent-turns", 0, "turns running at once (default serve.max_concurrent_turns, else 64)")
-	leaseTTL := fs.Duration("lease-ttl", 0, "turn lease lifetime: how soon another node takes over a dead node's sessions on a shared PostgreSQL database (default serve.lease_ttl, else 5m)")
+	var f serveFlags
+	f.register(fs)
 	if code, done := c.parseFlags(fs, h, args); done {
 		return code
 	}
@@ -101,211 +115,81 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	sc := cfg.Serve
-	pick := func(flagV, cfgV, def string) string {
-		if flagV != "" {
-			return flagV
-		}
-		if cfgV != "" {
-			return cfgV
-		}
-		return def
+	if code, ok := c.serveDefaults(&f, cfg.Serve); !ok {
+		return code
 	}
-	*addr = pick(*addr, sc.Addr, "127.0.0.1:7420")
-	*tlsCert, *tlsKey = pick(*tlsCert, sc.TLSCert, ""), pick(*tlsKey, sc.TLSKey, "")
-	if (*tlsCert == "") != (*tlsKey == "") {
-		return c.usageError(h, "--tls-cert and --tls-key go together")
+	log := c.logger(cfg, f.rf.verbose)
+	o := c.options(&f.rf, log)
+	g, err := root.NewGateway(ctx, cfg, o, root.GatewayOptions{Busy: f.busy, MaxConcurrentTurns: f.maxTurns, LeaseTTL: f.leaseTTL})
+	if err != nil {
+		return c.setupExit(err)
+	}
+	defer g.Close()
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return c.fail(exitUsage, "listen on %s: %v", f.addr, err)
+	}
+	if code, ok := c.serveStart(ctx, g, &f, cfg.Serve, ln, log); !ok {
+		_ = ln.Close()
+		return code
+	}
+	return c.serveUntilStopped(ctx, g, &f, cfg.Serve, ln, log)
+}
+
+// serveDefaults fills serve's flags from the config's serve section and
+// loads the TLS pair; !ok: a usage error was printed (code).
+func (c *cli) serveDefaults(f *serveFlags, sc config.Serve) (int, bool) {
+	pick := func(flagV, cfgV, def string) string { return cmp.Or(flagV, cfgV, def) }
+	f.addr = pick(f.addr, sc.Addr, "127.0.0.1:7420")
+	f.tlsCert, f.tlsKey = pick(f.tlsCert, sc.TLSCert, ""), pick(f.tlsKey, sc.TLSKey, "")
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return c.usageError(serveHelp, "--tls-cert and --tls-key go together"), false
 	}
 	// Loaded before anything is announced: a missing or mismatched file is
 	// a setup error, not a "serving on https://…" that then dies.
-	var cert tls.Certificate
-	if *tlsCert != "" {
-		if cert, err = tls.LoadX509KeyPair(*tlsCert, *tlsKey); err != nil {
-			return c.fail(exitUsage, "TLS certificate %s and key %s cannot be loaded: %v; check the paths and that the key belongs to the certificate", *tlsCert, *tlsKey, err)
+	if f.tlsCert != "" {
+		var err error
+		if f.cert, err = tls.LoadX509KeyPair(f.tlsCert, f.tlsKey); err != nil {
+			return c.fail(exitUsage, "TLS certificate %s and key %s cannot be loaded: %v; check the paths and that the key belongs to the certificate", f.tlsCert, f.tlsKey, err), false
+		}
+		f.hasCert = true
+	}
+	if f.drain == 0 {
+		f.drain = time.Duration(sc.Drain)
+		if f.drain == 0 {
+			f.drain = 30 * time.Second
 		}
 	}
-	if *drain == 0 {
-		*drain = time.Duration(sc.Drain)
-		if *drain == 0 {
-			*drain = 30 * time.Second
-		}
-	}
-	log := c.logger(cfg, rf.verbose)
-	st, err := openStore(ctx, cfg, rf.database, log)
-	if err != nil {
-		return c.fail(exitOther, "%s", store.Describe(err))
-	}
-	defer st.Close()
-	routes, err := c.routes(cfg, &rf, st, log)
-	if err != nil {
-		return c.setupExit(err)
-	}
-	ws := rf.workspace
-	if ws == "" {
-		if ws, err = os.Getwd(); err != nil {
-			return c.fail(exitOther, "%v", err)
-		}
-	}
-	if ws, err = filepath.Abs(ws); err != nil {
-		return c.fail(exitOther, "%v", err)
-	}
-	sb, err := sandboxPolicy(ctx, cfg, rf.sandbox, ws)
-	if err != nil {
-		return c.setupExit(err)
-	}
-	statusPrinter(c.stderr)(sandboxLine(sb))
-	defer withEgress(sb, log)() // after the MCP servers and every session's tools
-	reapOrphans(log)
-	shellTimeout := time.Duration(cfg.ShellTimeout)
-	if err := principalSandboxes(ctx, sb, sc.Limits); err != nil {
-		return c.setupExit(err)
-	}
-	toolsFor := func(dir string, ss gateway.SessionSandbox) ([]tool.Tool, error) {
-		// Each session's workspace is its own sandbox's writable part,
-		// and its principal's sandbox narrows the server's (checked at start).
-		p, err := sessionPolicy(*sb, ss)
-		if err != nil {
-			return nil, err
-		}
-		p.Workspace = dir
-		return builtin.New(builtin.Options{Root: dir, ShellTimeout: shellTimeout, Sandbox: &p, EnvNames: cfg.Sandbox.Env})
-	}
-	tools, err := toolsFor(ws, gateway.SessionSandbox{})
-	if err != nil {
-		return c.fail(exitUsage, "workspace %s: %v", ws, err)
-	}
-	if len(cfg.MCPServers) > 0 {
-		// One MCP manager for the process, and one set of MCP tools shared
-		// by every session of this server (per_session servers too, for
-		// now), offered next to each workspace's built-ins.
-		mgr, err := c.newMCP(ctx, cfg, log, statusPrinter(c.stderr), sb)
-		if err != nil {
-			return c.setupExit(err)
-		}
-		defer mgr.Close()
-		reserved := make([]string, len(tools))
-		for i, t := range tools {
-			reserved[i] = t.Info().Name
-		}
-		msess, err := mgr.Session(ctx, reserved...)
-		if err != nil {
-			return c.setupExit(err)
-		}
-		defer msess.Close()
-		mcpTools := msess.Tools()
-		tools = append(tools, mcpTools...)
-		builtins := toolsFor
-		toolsFor = func(dir string, ss gateway.SessionSandbox) ([]tool.Tool, error) {
-			t, err := builtins(dir, ss)
-			if m, _ := sandbox.ParseMode(ss.Mode); (ss.Mode != "" && m.Narrower(sb.Mode) != sb.Mode) || ss.Network != nil {
-				// The MCP servers run under the server's sandbox, wider
-				// than this principal's: it does not get their tools.
-				return t, err
-			}
-			return append(t, mcpTools...), err
-		}
-	}
-	workspaces, err := serveWorkspaces(sc.Workspaces)
-	if err != nil {
-		return c.setupExit(err)
-	}
-	ac := agentConfig(cfg, routes, rf.maxIter)
-	// OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT or telemetry:) and
-	// the recorded timelines `talaria trace` reads, as for run and chat.
-	// /metrics is one more reader on the same MeterProvider: the turns
-	// record once, into the instruments both the collector and /metrics
-	// read.
-	promReader := observe.NewPromReader()
-	obs, tel, err := c.observers(ctx, cfg, st, log, promReader)
-	if err != nil {
-		return c.setupExit(err)
-	}
-	defer shutdownTelemetry(tel, log)
-	ac.Observer, ac.Store, ac.Tools, ac.Workspace, ac.Logger = obs, st, tools, ws, log
-	// Memory as in run and chat; each principal has its own (the agent keys
-	// it by the session's principal) and writes go through approvals.
-	ac.Memory = agent.MemoryConfig{Enabled: boolOr(cfg.Memory.Enabled, true), User: cfg.Memory.User, MaxTokens: cfg.Memory.MaxTokens}
-	metrics, err := gateway.SharedMetrics(promReader, tel)
-	if err != nil {
-		return c.fail(exitOther, "%v", err)
-	}
-	gcfg := gateway.Config{
-		Store:           st,
-		Agent:           ac,
-		AutoApprove:     rf.yes || cfg.Approvals == "auto",
-		ApprovalTimeout: time.Duration(sc.ApprovalTimeout),
-		Tools:           toolsFor,
-		Workspaces:      workspaces,
-		Routes: func(provider, model string) ([]turn.Route, error) {
-			p, ok := cfg.Providers[provider]
-			if !ok {
-				return nil, fmt.Errorf("provider %q is not configured; known: %s", provider, strings.Join(cfg.ProviderNames(), ", "))
-			}
-			if model == "" {
-				model = p.Model
-			}
-			r, err := c.route(cfg, provider, p, model, st, log)
-			if err != nil {
-				return nil, err
-			}
-			return []turn.Route{r}, nil
-		},
-		Busy:               pick(*busy, sc.Busy, gateway.BusyQueue),
-		QueueLimit:         sc.QueueLimit,
-		Handoff:            sc.Handoff,
-		HandoffMax:         sc.HandoffMax,
-		MaxConcurrentTurns: max(*maxTurns, 0),
-		MaxBodyBytes:       sc.MaxBodyBytes,
-		Heartbeat:          time.Duration(sc.Heartbeat),
-		AuthFailures:       sc.AuthFailures,
-		ReadTimeout:        time.Duration(sc.ReadTimeout),
-		Limits:             serveLimits(sc.Limits),
-		MaxAgents:          sc.MaxAgents,
-		MaxIdleSessions:    sc.MaxIdleSessions,
-		Metrics:            metrics,
-		Logger:             log,
-	}
-	if gcfg.MaxConcurrentTurns == 0 {
-		gcfg.MaxConcurrentTurns = sc.MaxConcurrentTurns
-	}
-	if *leaseTTL <= 0 {
-		*leaseTTL = time.Duration(sc.LeaseTTL)
-	}
-	gcfg.Agent.LeaseTTL = *leaseTTL
-	// On PostgreSQL several serve nodes may share the database: queue,
-	// leases and events go through it (see README "Scale out").
-	if cl, ok := st.(store.Cluster); ok {
-		gcfg.Cluster = cl
-	}
-	g, err := gateway.New(gcfg)
-	if err != nil {
-		return c.fail(exitUsage, "%v", err)
-	}
+	return 0, true
+}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return c.fail(exitUsage, "listen on %s: %v", *addr, err)
+// serveStart warns about clear text, makes the configured tokens (and the
+// first one, printed with url) and starts the gateway; !ok: it printed
+// why (code).
+func (c *cli) serveStart(ctx context.Context, g *root.Gateway, f *serveFlags, sc config.Serve, ln net.Listener, log *slog.Logger) (int, bool) {
+	f.scheme = "http"
+	if f.hasCert {
+		f.scheme = "https"
 	}
-	scheme := "http"
-	if *tlsCert != "" {
-		scheme = "https"
-	}
-	url := fmt.Sprintf("%s://%s/", scheme, ln.Addr())
-	if host, _, _ := net.SplitHostPort(ln.Addr().String()); scheme == "http" && !isLoopback(host) {
+	f.announce = fmt.Sprintf("%s://%s/", f.scheme, ln.Addr())
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); f.scheme == "http" && !isLoopback(host) {
 		fmt.Fprintf(c.stderr, "talaria: WARNING: listening on %s without TLS: tokens and conversations cross the network in clear text; use --tls-cert/--tls-key or a TLS proxy\n", ln.Addr())
 	}
-	if err := c.configTokens(ctx, st, sc.Tokens, log); err != nil {
-		_ = ln.Close()
-		return c.setupExit(err)
+	if err := c.configTokens(ctx, g.Store, sc.Tokens, log); err != nil {
+		return c.setupExit(err), false
 	}
-	if err := c.firstToken(ctx, st, url); err != nil {
-		_ = ln.Close()
-		return c.fail(exitOther, "%s", store.Describe(err))
+	if err := c.firstToken(ctx, g.Store, f.announce); err != nil {
+		return c.fail(exitOther, "%s", store.Describe(err)), false
 	}
 	if err := g.Start(ctx); err != nil {
-		_ = ln.Close()
-		return c.fail(exitOther, "%s", store.Describe(err))
+		return c.fail(exitOther, "%s", store.Describe(err)), false
 	}
+	return 0, true
+}
+
+// serveUntilStopped serves g on ln until ctx ends or a signal comes, then
+// drains: running turns get f.drain to finish; a second signal skips it.
+func (c *cli) serveUntilStopped(ctx context.Context, g *root.Gateway, f *serveFlags, sc config.Serve, ln net.Listener, log *slog.Logger) int {
 	// A hostile network: idle keep-alives and slow headers end, and the
 	// connections are capped (total and per client address).
 	srv := &http.Server{Handler: g.Handler(),
@@ -314,15 +198,15 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	ln = gateway.LimitListener(ln, intOr(sc.MaxConnections, 4096), intOr(sc.MaxConnectionsPerAddress, 256))
-	fmt.Fprintf(c.stderr, "talaria: serving on %s (Ctrl+C or SIGTERM to stop; drain %s)\n", url, *drain)
+	fmt.Fprintf(c.stderr, "talaria: serving on %s (Ctrl+C or SIGTERM to stop; drain %s)\n", f.announce, f.drain)
 
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	served := make(chan error, 1)
 	go func() {
-		if *tlsCert != "" {
-			srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		if f.hasCert {
+			srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{f.cert}}
 			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
@@ -337,11 +221,11 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	case <-ctx.Done():
 	case <-sig:
 	}
-	fmt.Fprintf(c.stderr, "talaria: shutting down: running turns get %s to finish\n", *drain)
+	fmt.Fprintf(c.stderr, "talaria: shutting down: running turns get %s to finish\n", f.drain)
 	// The listener stays open during the drain: a new turn gets the
 	// documented 503 shutting_down (not a refused connection), streams
 	// see their turns end; then the server stops.
-	gctx, cancel := context.WithTimeout(context.Background(), *drain+20*time.Second)
+	gctx, cancel := context.WithTimeout(context.Background(), f.drain+20*time.Second)
 	defer cancel()
 	drained := make(chan struct{})
 	go func() {
@@ -353,7 +237,7 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 		case <-drained:
 		}
 	}()
-	if err := g.Shutdown(gctx, *drain); err != nil {
+	if err := g.Shutdown(gctx, f.drain); err != nil {
 		fmt.Fprintf(c.stderr, "talaria: %v\n", err)
 	}
 	close(drained)
@@ -362,38 +246,6 @@ func (c *cli) serveCmd(ctx context.Context, args []string) int {
 	scancel()
 	fmt.Fprintln(c.stderr, "talaria: stopped")
 	return exitOK
-}
-
-// serveWorkspaces checks serve.workspaces: every root an existing
-// directory, named by a plain name.
-func serveWorkspaces(in map[string]config.ServeWorkspace) (map[string]gateway.Workspace, error) {
-	out := map[string]gateway.Workspace{}
-	for name, w := range in {
-		if strings.TrimSpace(name) == "" || strings.ContainsAny(name, "/\\") {
-			return nil, &setupError{fmt.Sprintf("serve.workspaces: %q is not a name (no slashes, not empty)", name)}
-		}
-		if name == gateway.DefaultWorkspace && w.Path != "" {
-			return nil, &setupError{"serve.workspaces.default is the server's own workspace (--workspace); give it principals only"}
-		}
-		root := ""
-		if name != gateway.DefaultWorkspace {
-			abs, err := filepath.Abs(w.Path)
-			if err != nil || w.Path == "" {
-				return nil, &setupError{fmt.Sprintf("serve.workspaces.%s: path is required", name)}
-			}
-			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-				return nil, &setupError{fmt.Sprintf("serve.workspaces.%s: %s is not a directory", name, abs)}
-			}
-			root = abs
-		}
-		for _, p := range w.Principals {
-			if strings.TrimSpace(p) == "" {
-				return nil, &setupError{fmt.Sprintf("serve.workspaces.%s: an empty principal", name)}
-			}
-		}
-		out[name] = gateway.Workspace{Root: root, Principals: w.Principals}
-	}
-	return out, nil
 }
 
 func durationOr(d config.Duration, def time.Duration) time.Duration {
@@ -408,24 +260,6 @@ func intOr(n, def int) int {
 		return n
 	}
 	return def
-}
-
-// serveLimits translates serve.limits.
-func serveLimits(l config.ServeLimits) gateway.Limits {
-	one := func(c config.ServeLimit) gateway.Limit {
-		return gateway.Limit{Turns: c.Turns, Queued: c.Queued, Sessions: c.Sessions, Streams: c.Streams,
-			RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst, Searches: c.Searches,
-			SpendUSDPerDay: c.SpendUSDPerDay, Models: c.Models, Sandbox: c.Sandbox, Network: principalNetwork(c.Network),
-			Handoff: c.Handoff, HandoffMax: c.HandoffMax}
-	}
-	out := gateway.Limits{Default: one(l.Default)}
-	if len(l.Principals) > 0 {
-		out.Principals = map[string]gateway.Limit{}
-		for name, c := range l.Principals {
-			out.Principals[name] = one(c)
-		}
-	}
-	return out
 }
 
 func isLoopback(host string) bool {
@@ -590,77 +424,91 @@ func (c *cli) tokenCmd(ctx context.Context, args []string) int {
 	defer st.Close()
 	switch sub {
 	case "create":
-		scope := ""
-		if *admin {
-			scope = store.ScopeAdmin
-		}
-		secret, _, err := gateway.CreateToken(ctx, st, pos[0], *principal, scope)
-		switch {
-		case errors.Is(err, store.ErrTokenInvalid):
-			return c.usageError(h, "%v", err)
-		case errors.Is(err, store.ErrTokenNameTaken):
-			return c.fail(exitUsage, "a valid token is already named %q; names are unique (revoke it first, or pick another name)", pos[0])
-		case err != nil:
-			return c.fail(exitOther, "%s", store.Describe(err))
-		}
-		fmt.Fprintln(c.stdout, secret)
-		return exitOK
+		return c.tokenCreate(ctx, st, h, pos[0], *principal, *admin)
 	case "list":
-		list, err := st.ListTokens(ctx)
-		if err != nil {
-			return c.fail(exitOther, "%s", store.Describe(err))
+		return c.tokenList(ctx, st, *jsonOut)
+	}
+	return c.tokenRevoke(ctx, st, pos[0])
+}
+
+// tokenCreate prints a new token named name.
+func (c *cli) tokenCreate(ctx context.Context, st store.Tokens, h cmdHelp, name, principal string, admin bool) int {
+	scope := ""
+	if admin {
+		scope = store.ScopeAdmin
+	}
+	secret, _, err := gateway.CreateToken(ctx, st, name, principal, scope)
+	switch {
+	case errors.Is(err, store.ErrTokenInvalid):
+		return c.usageError(h, "%v", err)
+	case errors.Is(err, store.ErrTokenNameTaken):
+		return c.fail(exitUsage, "a valid token is already named %q; names are unique (revoke it first, or pick another name)", name)
+	case err != nil:
+		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	fmt.Fprintln(c.stdout, secret)
+	return exitOK
+}
+
+// tokenList prints the tokens, as JSON with jsonOut.
+func (c *cli) tokenList(ctx context.Context, st store.Tokens, jsonOut bool) int {
+	list, err := st.ListTokens(ctx)
+	if err != nil {
+		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	if jsonOut {
+		type row struct {
+			ID        string     `json:"id"`
+			Name      string     `json:"name"`
+			Principal string     `json:"principal"`
+			Scope     string     `json:"scope,omitempty"`
+			Managed   bool       `json:"managed,omitempty"`
+			CreatedAt time.Time  `json:"created_at"`
+			RevokedAt *time.Time `json:"revoked_at,omitempty"`
 		}
-		if *jsonOut {
-			type row struct {
-				ID        string     `json:"id"`
-				Name      string     `json:"name"`
-				Principal string     `json:"principal"`
-				Scope     string     `json:"scope,omitempty"`
-				Managed   bool       `json:"managed,omitempty"`
-				CreatedAt time.Time  `json:"created_at"`
-				RevokedAt *time.Time `json:"revoked_at,omitempty"`
-			}
-			out := []row{}
-			for _, t := range list {
-				r := row{ID: t.ID, Name: t.Name, Principal: t.Principal, Scope: t.Scope, Managed: t.Managed, CreatedAt: t.CreatedAt}
-				if !t.RevokedAt.IsZero() {
-					r.RevokedAt = &t.RevokedAt
-				}
-				out = append(out, r)
-			}
-			enc := json.NewEncoder(c.stdout)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(out)
-			return exitOK
-		}
+		out := []row{}
 		for _, t := range list {
-			state := "valid"
+			r := row{ID: t.ID, Name: t.Name, Principal: t.Principal, Scope: t.Scope, Managed: t.Managed, CreatedAt: t.CreatedAt}
 			if !t.RevokedAt.IsZero() {
-				state = "revoked " + t.RevokedAt.Local().Format(time.DateTime)
+				r.RevokedAt = &t.RevokedAt
 			}
-			fmt.Fprintf(c.stdout, "%s  %-16s principal %-12s created %s  %s\n", t.ID, t.Name, t.Principal, t.CreatedAt.Local().Format(time.DateTime), state)
+			out = append(out, r)
 		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
 		return exitOK
-	case "revoke":
-		list, err := st.ListTokens(ctx)
-		if err != nil {
+	}
+	for _, t := range list {
+		state := "valid"
+		if !t.RevokedAt.IsZero() {
+			state = "revoked " + t.RevokedAt.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(c.stdout, "%s  %-16s principal %-12s created %s  %s\n", t.ID, t.Name, t.Principal, t.CreatedAt.Local().Format(time.DateTime), state)
+	}
+	return exitOK
+}
+
+// tokenRevoke revokes every valid token with id or name which.
+func (c *cli) tokenRevoke(ctx context.Context, st store.Tokens, which string) int {
+	list, err := st.ListTokens(ctx)
+	if err != nil {
+		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	var ids []string
+	for _, t := range list {
+		if (t.ID == which || t.Name == which) && t.RevokedAt.IsZero() {
+			ids = append(ids, t.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return c.fail(exitUsage, "no valid token with id or name %q (see `talaria serve token list`)", which)
+	}
+	for _, id := range ids {
+		if err := st.RevokeToken(ctx, id); err != nil {
 			return c.fail(exitOther, "%s", store.Describe(err))
 		}
-		var ids []string
-		for _, t := range list {
-			if (t.ID == pos[0] || t.Name == pos[0]) && t.RevokedAt.IsZero() {
-				ids = append(ids, t.ID)
-			}
-		}
-		if len(ids) == 0 {
-			return c.fail(exitUsage, "no valid token with id or name %q (see `talaria serve token list`)", pos[0])
-		}
-		for _, id := range ids {
-			if err := st.RevokeToken(ctx, id); err != nil {
-				return c.fail(exitOther, "%s", store.Describe(err))
-			}
-			fmt.Fprintf(c.stderr, "talaria: revoked %s\n", id)
-		}
+		fmt.Fprintf(c.stderr, "talaria: revoked %s\n", id)
 	}
 	return exitOK
 }

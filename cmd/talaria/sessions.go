@@ -109,157 +109,162 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		return code
 	}
 	pos := fs.Args()
-	need := func(what string) (string, bool) {
-		if len(pos) == 0 {
-			c.usageError(h, "needs %s", what)
-			return "", false
-		}
-		return strings.Join(pos, " "), true
-	}
-	if sub == "compact" {
-		id, ok := need("a session id")
-		if !ok {
-			return exitUsage
-		}
-		return c.compactCmd(ctx, &rf, id)
-	}
-
 	// A missing argument is said before the database is looked for.
 	if len(pos) == 0 && sub != "list" {
 		what := "a session id"
 		if sub == "search" {
 			what = "a query"
 		}
-		_, _ = need(what)
-		return exitUsage
+		return c.usageError(h, "needs %s", what)
 	}
-	cfg, err := c.loadConfig()
-	if err != nil {
-		return c.fail(exitUsage, "%v", err)
+	if sub == "compact" {
+		return c.compactCmd(ctx, &rf, strings.Join(pos, " "))
 	}
-	// list and show open the database read-only; delete writes; search
-	// writes only to bring its index up to date (read-only fallback below).
-	st, err := c.openStoreFor(ctx, cfg, rf.database, sub != "delete" && sub != "search")
-	if err != nil && sub == "search" {
-		// Search first indexes the newest rows, which needs the write
-		// lock; without it, search the index as it is.
-		st, err = c.openStoreFor(ctx, cfg, rf.database, true)
-	}
-	var missing *storeopen.MissingError
-	if errors.As(err, &missing) && sub == "list" && defaultDatabase(cfg, rf.database) {
-		// A fresh install: nothing to list, and nothing is created. A
-		// path the user named that holds no database is an error below.
-		if *jsonOut {
-			return c.printJSON(sessionsJSON(nil))
-		}
-		fmt.Fprintf(c.stdout, "no sessions yet (no database at %s; the first `talaria run` creates it)\n", missing.Path)
-		return exitOK
-	}
-	if err != nil {
-		return c.fail(exitOther, "%v", err)
+	st, code, ok := c.sessionsStore(ctx, sub, rf.database, jsonOut != nil && *jsonOut)
+	if !ok {
+		return code
 	}
 	defer st.Close()
 
+	arg := strings.Join(pos, " ")
 	switch sub {
 	case "list":
-		list, err := st.ListSessions(ctx, store.ListOptions{Limit: *limit})
-		if err != nil {
-			return c.fail(exitOther, "%s", store.Describe(err))
-		}
-		ids := make([]string, len(list))
-		for i, s := range list {
-			ids[i] = s.ID
-		}
-		models, err := st.SessionModels(ctx, ids)
-		if err != nil {
-			return c.fail(exitOther, "%s", store.Describe(err))
-		}
-		if *jsonOut {
-			out := sessionsJSON(list)
-			for i := range out {
-				for _, u := range models[out[i].ID] {
-					out[i].Models = append(out[i].Models, api.Model(u))
-				}
-			}
-			return c.printJSON(out)
-		}
-		if len(list) == 0 {
-			fmt.Fprintln(c.stdout, "no sessions yet")
-			return exitOK
-		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
-		children := 0
-		for _, s := range list {
-			// Subagent and review sessions belong under their parent
-			// (sessions show PARENT draws the tree), not at top level.
-			if s.Kind == store.SessionSubagent || s.Kind == store.SessionReview {
-				children++
-				continue
-			}
-			title := s.Title
-			if s.Kind != "" {
-				title = "[" + s.Kind + " of " + s.ParentID + "] " + title
-			} else if !s.Live() {
-				title += " [ended: " + s.EndReason + "]"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, modelsCell(s, models[s.ID]), clip(title, 60))
-		}
-		_ = tw.Flush()
-		if children > 0 {
-			fmt.Fprintf(c.stdout, "(%d subagent/review sessions not listed: `talaria sessions show PARENT` shows them in its tree; --json lists every session)\n", children)
-		}
+		return c.sessionsList(ctx, st, *limit, *jsonOut)
 	case "show":
-		id, ok := need("a session id")
-		if !ok {
-			return exitUsage
-		}
-		s, err := st.GetSession(ctx, id)
-		if err != nil {
-			return c.lookupExit(id, err)
-		}
-		rows, err := st.Messages(ctx, id, store.MessageQuery{IncludeArchived: *all})
-		if err != nil {
-			return c.fail(exitOther, "%s", store.Describe(err))
-		}
-		chain := lineage(ctx, st, s)
-		tree, err := childTree(ctx, st, s.ID)
-		if err != nil {
-			return c.fail(exitOther, "%v", err)
-		}
-		spend, err := agent.SpendOf(ctx, st, s.ID)
-		if err != nil {
-			return c.fail(exitOther, "%v", err)
-		}
-		if *jsonOut {
-			return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "children": tree,
-				"spend": spend, "messages": messagesJSON(rows)})
-		}
-		printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree) })
+		return c.sessionsShow(ctx, st, arg, *all, *jsonOut)
 	case "search":
-		q, ok := need("a query")
-		if !ok {
-			return exitUsage
+		return c.sessionsSearch(ctx, st, arg, *sessionFilter, *limit, *jsonOut)
+	}
+	return c.deleteSession(ctx, st, arg, *force)
+}
+
+// sessionsStore opens the database for sessions command sub: list and show
+// read-only; delete writes; search writes only to bring its index up to
+// date (read-only when another process holds the write lock). A fresh
+// install's list prints that there are no sessions and creates nothing.
+// !ok: it printed what went wrong or that there is nothing (code).
+func (c *cli) sessionsStore(ctx context.Context, sub, database string, jsonOut bool) (store.Store, int, bool) {
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return nil, c.fail(exitUsage, "%v", err), false
+	}
+	st, err := c.openStoreFor(ctx, cfg, database, sub != "delete" && sub != "search")
+	if err != nil && sub == "search" {
+		// Search first indexes the newest rows, which needs the write
+		// lock; without it, search the index as it is.
+		st, err = c.openStoreFor(ctx, cfg, database, true)
+	}
+	var missing *storeopen.MissingError
+	if errors.As(err, &missing) && sub == "list" && defaultDatabase(cfg, database) {
+		// A fresh install: nothing to list, and nothing is created. A
+		// path the user named that holds no database is an error below.
+		if jsonOut {
+			return nil, c.printJSON(sessionsJSON(nil)), false
 		}
-		hits, err := st.Search(ctx, q, store.SearchOptions{SessionID: *sessionFilter, Limit: *limit})
-		if err != nil {
-			return c.fail(exitOther, "%s", store.Describe(err))
+		fmt.Fprintf(c.stdout, "no sessions yet (no database at %s; the first `talaria run` creates it)\n", missing.Path)
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, c.fail(exitOther, "%v", err), false
+	}
+	return st, exitOK, true
+}
+
+// sessionsList prints the newest sessions (limit, default 50).
+func (c *cli) sessionsList(ctx context.Context, st store.Store, limit int, jsonOut bool) int {
+	list, err := st.ListSessions(ctx, store.ListOptions{Limit: limit})
+	if err != nil {
+		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	models, err := st.SessionModels(ctx, ids)
+	if err != nil {
+		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	if jsonOut {
+		out := sessionsJSON(list)
+		for i := range out {
+			for _, u := range models[out[i].ID] {
+				out[i].Models = append(out[i].Models, api.Model(u))
+			}
 		}
-		if *jsonOut {
-			return c.printJSON(hitsJSON(hits))
+		return c.printJSON(out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(c.stdout, "no sessions yet")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
+	children := 0
+	for _, s := range list {
+		// Subagent and review sessions belong under their parent
+		// (sessions show PARENT draws the tree), not at top level.
+		if s.Kind == store.SessionSubagent || s.Kind == store.SessionReview {
+			children++
+			continue
 		}
-		if len(hits) == 0 {
-			fmt.Fprintln(c.stdout, "no matches")
+		title := s.Title
+		if s.Kind != "" {
+			title = "[" + s.Kind + " of " + s.ParentID + "] " + title
+		} else if !s.Live() {
+			title += " [ended: " + s.EndReason + "]"
 		}
-		for _, h := range hits {
-			fmt.Fprintf(c.stdout, "%s #%d %s %s: %s\n", h.SessionID, h.Seq, h.CreatedAt.Local().Format("2006-01-02 15:04"), h.Role, oneLine(h.Snippet))
-		}
-	case "delete":
-		id, ok := need("a session id")
-		if !ok {
-			return exitUsage
-		}
-		return c.deleteSession(ctx, st, id, *force)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, modelsCell(s, models[s.ID]), clip(title, 60))
+	}
+	_ = tw.Flush()
+	if children > 0 {
+		fmt.Fprintf(c.stdout, "(%d subagent/review sessions not listed: `talaria sessions show PARENT` shows them in its tree; --json lists every session)\n", children)
+	}
+	return exitOK
+}
+
+// sessionsShow prints session id: its lineage, subagent tree, spend and
+// messages (archived ones too with all).
+func (c *cli) sessionsShow(ctx context.Context, st store.Store, id string, all, jsonOut bool) int {
+	s, err := st.GetSession(ctx, id)
+	if err != nil {
+		return c.lookupExit(id, err)
+	}
+	rows, err := st.Messages(ctx, id, store.MessageQuery{IncludeArchived: all})
+	if err != nil {
+		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	chain := lineage(ctx, st, s)
+	tree, err := childTree(ctx, st, s.ID)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	spend, err := agent.SpendOf(ctx, st, s.ID)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
+	if jsonOut {
+		return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "children": tree,
+			"spend": spend, "messages": messagesJSON(rows)})
+	}
+	printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree) })
+	return exitOK
+}
+
+// sessionsSearch prints the full-text matches of q (in one session when
+// sessionFilter is set).
+func (c *cli) sessionsSearch(ctx context.Context, st store.Store, q, sessionFilter string, limit int, jsonOut bool) int {
+	hits, err := st.Search(ctx, q, store.SearchOptions{SessionID: sessionFilter, Limit: limit})
+	if err != nil {
+		return c.fail(exitOther, "%s", store.Describe(err))
+	}
+	if jsonOut {
+		return c.printJSON(hitsJSON(hits))
+	}
+	if len(hits) == 0 {
+		fmt.Fprintln(c.stdout, "no matches")
+	}
+	for _, h := range hits {
+		fmt.Fprintf(c.stdout, "%s #%d %s %s: %s\n", h.SessionID, h.Seq, h.CreatedAt.Local().Format("2006-01-02 15:04"), h.Role, oneLine(h.Snippet))
 	}
 	return exitOK
 }

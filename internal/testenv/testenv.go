@@ -129,11 +129,10 @@ func New(t testing.TB, o Options) *Env {
 		Store:     st,
 		Tools:     tools,
 		Workspace: ws,
-		Routes:    routes,
-		// Fast backoff keeps retry tests quick; the waiting logic itself
-		// is tested in failover.
-		Limits:    turn.Limits{Backoff: failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: 2 * time.Second}},
 		AdmitWait: 2 * time.Second,
+		Config: turn.Config{Routes: routes, // Fast backoff keeps retry tests quick; the waiting logic itself
+			// is tested in failover.
+			Limits: turn.Limits{Backoff: failover.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, RetryAfterCap: 2 * time.Second}}},
 	}
 	if o.Configure != nil {
 		o.Configure(&cfg)

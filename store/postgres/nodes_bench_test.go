@@ -48,9 +48,13 @@ func BenchmarkNodes(b *testing.B) {
 			var workers []worker
 			for n := range nodes {
 				st := openAt(b, dsn)
-				ag, err := agent.New(agent.Config{Store: st, Tools: []tool.Tool{noop}, Workspace: b.TempDir(),
-					Holder: fmt.Sprint("node-", n),
-					Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1", API: "openai", BaseURL: srv.URL()}}})
+				ag, err := agent.New(agent.Config{
+					Store:     st,
+					Tools:     []tool.Tool{noop},
+					Workspace: b.TempDir(),
+					Holder:    fmt.Sprint("node-", n),
+					Config:    turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1", API: "openai", BaseURL: srv.URL()}}},
+				})
 				if err != nil {
 					b.Fatal(err)
 				}

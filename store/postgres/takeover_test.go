@@ -48,10 +48,17 @@ func TestNodeDiesMidTurnTakeoverAfterTTL(t *testing.T) {
 		})
 	const ttl = time.Second
 	newNode := func(holder string, st store.Store) *agent.Agent {
-		ag, err := agent.New(agent.Config{Store: st, Tools: []tool.Tool{hang}, Workspace: t.TempDir(), Holder: holder,
-			LeaseTTL: ttl, LeaseRefresh: ttl / 4, AdmitWait: time.Minute,
-			Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1",
-				API: "openai", BaseURL: srv.URL()}}})
+		ag, err := agent.New(agent.Config{
+			Store:        st,
+			Tools:        []tool.Tool{hang},
+			Workspace:    t.TempDir(),
+			Holder:       holder,
+			LeaseTTL:     ttl,
+			LeaseRefresh: ttl / 4,
+			AdmitWait:    time.Minute,
+			Config: turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1",
+				API: "openai", BaseURL: srv.URL()}}},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -16,14 +16,14 @@ func TestHostListPolicies(t *testing.T) {
 	cfg := &config.Config{Home: t.TempDir()}
 	cfg.Sandbox.Mode = "off" // no bubblewrap needed for the policy itself
 	cfg.Sandbox.Network = config.Network{Set: true, Hosts: []string{"a.com", "*.b.org"}}
-	sess, err := sandboxPolicy(context.Background(), cfg, "", t.TempDir())
+	sess, err := SandboxPolicy(context.Background(), cfg, "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(sess.Hosts, []string{"a.com", "*.b.org"}) || sess.Network {
 		t.Errorf("session policy %+v", sess)
 	}
-	closeEgress := withEgress(sess, nil)
+	closeEgress := WithEgress(sess, nil)
 	defer closeEgress()
 	if sess.Egress == nil {
 		t.Fatal("withEgress set no egress")
@@ -40,13 +40,13 @@ func TestHostListPolicies(t *testing.T) {
 		{"off", &config.MCPSandbox{Network: config.Network{Set: true}}, nil, false},
 		{"read-only drops the list", &config.MCPSandbox{Mode: "read-only", Network: config.Network{Set: true, Hosts: []string{"api.x.com"}}}, nil, false},
 	} {
-		p := mcpPolicy(ws, c.mcp)
+		p := MCPPolicy(ws, c.mcp)
 		if !slices.Equal(p.Hosts, c.hosts) || p.Network != c.net || p.Egress != sess.Egress {
 			t.Errorf("%s: got hosts %q network %v", c.name, p.Hosts, p.Network)
 		}
 	}
 	cfg.Sandbox.Mode = "read-only"
-	if ro, err := sandboxPolicy(context.Background(), cfg, "", t.TempDir()); err == nil && ro.Hosts != nil {
+	if ro, err := SandboxPolicy(context.Background(), cfg, "", t.TempDir()); err == nil && ro.Hosts != nil {
 		t.Errorf("read-only kept the hosts %q", ro.Hosts)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,18 +13,18 @@ import (
 	"github.com/talaria-agent/talaria/tool/sandbox/egress"
 )
 
-// sandboxPolicy builds the policy of a run, chat or serve from the config
-// and --sandbox (flagMode, "" for the config's), for workspace ws. A
+// SandboxPolicy builds the policy of an agent or gateway from the config
+// and an override (flagMode, "" for the config's), for workspace ws. A
 // confined mode nothing on this machine can enforce is a setup error: the
 // operator must install bubblewrap or choose off explicitly.
-func sandboxPolicy(ctx context.Context, cfg *config.Config, flagMode, ws string) (*sandbox.Policy, error) {
+func SandboxPolicy(ctx context.Context, cfg *Config, flagMode, ws string) (*sandbox.Policy, error) {
 	name := cfg.Sandbox.Mode
 	if flagMode != "" {
 		name = flagMode
 	}
 	mode, err := sandbox.ParseMode(name)
 	if err != nil {
-		return nil, &setupError{"sandbox: " + err.Error()}
+		return nil, &ConfigError{"sandbox: " + err.Error()}
 	}
 	// Talaria's home holds the database and the configuration; a command
 	// has no business reading either.
@@ -39,26 +39,26 @@ func sandboxPolicy(ctx context.Context, cfg *config.Config, flagMode, ws string)
 	// MCP servers default to workspace-write even when the session is off.
 	p.Mechanism = sandbox.Detect(ctx)
 	if mode != sandbox.Off && !p.Mechanism.Enforced() {
-		return nil, &setupError{fmt.Sprintf("sandbox mode %s cannot be enforced here: %s; "+
+		return nil, &ConfigError{fmt.Sprintf("sandbox mode %s cannot be enforced here: %s; "+
 			"install bubblewrap, or run without a sandbox by choosing it explicitly (--sandbox off or sandbox.mode: off)",
 			mode, p.Mechanism.Why)}
 	}
 	return p, nil
 }
 
-// sandboxLine is the start-up line naming the sandbox in force.
-func sandboxLine(p *sandbox.Policy) string {
+// SandboxLine is the start-up line naming the sandbox in force.
+func SandboxLine(p *sandbox.Policy) string {
 	if p.Mode == sandbox.Off {
 		return "warning: sandbox off: shell commands and MCP servers run unconfined, with all of your access"
 	}
 	return "sandbox: " + p.String()
 }
 
-// configPolicy is the config's sandbox for the current directory, for
+// ConfigPolicy is the config's sandbox for the current directory, for
 // commands that start MCP servers outside a session (mcp list, mcp test,
 // doctor); a mode that cannot be enforced keeps no mechanism, so confined
 // servers fail to start saying why.
-func configPolicy(ctx context.Context, cfg *config.Config) *sandbox.Policy {
+func ConfigPolicy(ctx context.Context, cfg *Config) *sandbox.Policy {
 	mode, err := sandbox.ParseMode(cfg.Sandbox.Mode)
 	if err != nil {
 		mode = sandbox.ReadOnly
@@ -68,11 +68,11 @@ func configPolicy(ctx context.Context, cfg *config.Config) *sandbox.Policy {
 		Hide: []string{cfg.Home}, Mechanism: sandbox.Detect(ctx)}
 }
 
-// mcpPolicy is one stdio server's sandbox: the mode its config names
+// MCPPolicy is one stdio server's sandbox: the mode its config names
 // (default workspace-write), never wider than the session's, with the
 // network its config allows (default on: most servers need it). Nothing a
 // model says reaches this.
-func mcpPolicy(sess *sandbox.Policy, s *config.MCPSandbox) *sandbox.Policy {
+func MCPPolicy(sess *sandbox.Policy, s *config.MCPSandbox) *sandbox.Policy {
 	mode, net := sandbox.WorkspaceWrite, true
 	var hosts []string
 	if s != nil {
@@ -93,18 +93,20 @@ func mcpPolicy(sess *sandbox.Policy, s *config.MCPSandbox) *sandbox.Policy {
 	return &p
 }
 
-// withEgress gives p the egress proxies its host lists (and its MCP
+// WithEgress gives p the egress proxies its host lists (and its MCP
 // servers') need, started on first use; call the returned func when the
-// command ends. The relay inside the sandbox is this binary.
-func withEgress(p *sandbox.Policy, log *slog.Logger) (closeEgress func()) {
-	pool := egress.NewPool(selfPath(), log)
+// command ends. The relay inside the sandbox is this binary (see
+// egress.RelayMain and sandbox.RelayCommand: a program that embeds app
+// and wants host lists calls RelayMain the way cmd/talaria does).
+func WithEgress(p *sandbox.Policy, log *slog.Logger) (closeEgress func()) {
+	pool := egress.NewPool(SelfPath(), log)
 	p.Egress = pool
 	return func() { _ = pool.Close() }
 }
 
-// selfPath is this binary, resolved before bwrap binds it into the
+// SelfPath is this binary, resolved before bwrap binds it into the
 // sandbox as the relay; "" if unknown (a host list then fails saying so).
-func selfPath() string {
+func SelfPath() string {
 	p, err := os.Executable()
 	if err == nil {
 		p, err = filepath.EvalSymlinks(p)
@@ -115,10 +117,10 @@ func selfPath() string {
 	return p
 }
 
-// reapOrphans kills what the shell commands of a Talaria process that died
+// ReapOrphans kills what the shell commands of a Talaria process that died
 // without cleaning up (kill -9, a crash, power to the container cut) left
 // running, found by their process groups' cgroups.
-func reapOrphans(log *slog.Logger) {
+func ReapOrphans(log *slog.Logger) {
 	if n := sandbox.ReapOrphans(); n > 0 {
 		log.Warn("killed processes left by a Talaria process that died", "processes", n)
 	}
@@ -168,13 +170,13 @@ func principalSandboxes(ctx context.Context, sb *sandbox.Policy, l config.ServeL
 		}
 		m, err := sandbox.ParseMode(mode)
 		if err != nil {
-			return &setupError{fmt.Sprintf("serve.limits: %s: sandbox: %v", name, err)}
+			return &ConfigError{fmt.Sprintf("serve.limits: %s: sandbox: %v", name, err)}
 		}
 		if sb.Mode.Narrower(m) == sandbox.Off || sb.Mechanism.Enforced() {
 			continue
 		}
 		if sb.Mechanism = sandbox.Detect(ctx); !sb.Mechanism.Enforced() {
-			return &setupError{fmt.Sprintf("serve.limits: %s: sandbox mode %s cannot be enforced here: %s; install bubblewrap",
+			return &ConfigError{fmt.Sprintf("serve.limits: %s: sandbox mode %s cannot be enforced here: %s; install bubblewrap",
 				name, m, sb.Mechanism.Why)}
 		}
 	}
@@ -189,7 +191,7 @@ func principalSandboxes(ctx context.Context, sb *sandbox.Policy, l config.ServeL
 		}
 		ss := gateway.SessionSandbox{Mode: lim.Sandbox, Network: principalNetwork(lim.Network)}
 		if _, err := sessionPolicy(*sb, ss); err != nil {
-			return &setupError{fmt.Sprintf("serve.limits: %s: network: %v", name, err)}
+			return &ConfigError{fmt.Sprintf("serve.limits: %s: network: %v", name, err)}
 		}
 		return nil
 	}

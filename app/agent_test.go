@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -41,7 +41,7 @@ func TestGuardsConfigReachesEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := agentConfig(cfg, []turn.Route{{Model: "m"}}, 0).Guards
+			got := AgentConfig(cfg, []turn.Route{{Model: "m"}}, 0).Guards
 			if got != tc.want {
 				t.Errorf("guards = %+v, want %+v", got, tc.want)
 			}
