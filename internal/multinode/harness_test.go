@@ -90,6 +90,7 @@ type node struct {
 	url    string // http://127.0.0.1:port/ (with the slash)
 	stderr *testenv.Buffer
 	done   chan struct{}
+	tracer *os.Process // strace holding the node (holdRenames), killed with it
 }
 
 var servingOn = regexp.MustCompile(`serving on (\S+)`)
@@ -202,6 +203,11 @@ func (nd *node) kill(t testing.TB) {
 	t.Helper()
 	if err := nd.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	if nd.tracer != nil {
+		// A thread stopped by its tracer is reaped only once the tracer
+		// lets go; the pending SIGKILL ends it before its syscall runs.
+		_ = nd.tracer.Kill()
 	}
 	<-nd.done
 }
