@@ -72,9 +72,11 @@ func HashBytes(b []byte) string {
 }
 
 // FileHash is the hex SHA-256 of the file at path, store.HashAbsent when
-// it does not exist, "" when it cannot be read.
+// it does not exist, "" when it cannot be read or is not a regular file.
 func FileHash(path string) string {
-	f, err := os.Open(path)
+	// Non-blocking: a FIFO the model made where it then writes must not
+	// hang the turn in open(2), where no context reaches.
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return store.HashAbsent
 	}
@@ -82,6 +84,9 @@ func FileHash(path string) string {
 		return ""
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return ""

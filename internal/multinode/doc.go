@@ -8,6 +8,9 @@
 //
 // Without PostgreSQL the tests skip with one loud line (they fail under
 // CI=true). TALARIA_SOAK=1 runs the many-sessions test at 200 sessions
-// instead of 30. BenchmarkNodes measures turns per second through 1, 2 and
-// 3 nodes (go test -run '^$' -bench Nodes -benchtime 600x).
+// instead of 30, and the random kill soak at 200 kills instead of 30. The
+// write_file kill points hold a node inside its rename with strace (syscall
+// delay injection); without strace they skip (fail under CI=true).
+// BenchmarkNodes measures turns per second through 1, 2 and 3 nodes (go
+// test -run '^$' -bench Nodes -benchtime 600x).
 package multinode

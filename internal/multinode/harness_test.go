@@ -90,6 +90,7 @@ type node struct {
 	url    string // http://127.0.0.1:port/ (with the slash)
 	stderr *testenv.Buffer
 	done   chan struct{}
+	tracer *os.Process // strace holding the node (holdRenames), killed with it
 }
 
 var servingOn = regexp.MustCompile(`serving on (\S+)`)
@@ -203,6 +204,11 @@ func (nd *node) kill(t testing.TB) {
 	if err := nd.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	if nd.tracer != nil {
+		// A thread stopped by its tracer is reaped only once the tracer
+		// lets go; the pending SIGKILL ends it before its syscall runs.
+		_ = nd.tracer.Kill()
+	}
 	<-nd.done
 }
 
@@ -237,6 +243,11 @@ func (c *cluster) stopAll() {
 
 // call makes an API request and decodes the JSON answer into out.
 func (c *cluster) call(ctx context.Context, nd *node, method, path string, body any, out any) error {
+	return c.callAs(ctx, c.token, nd, method, path, body, out)
+}
+
+// callAs is call with the token tok.
+func (c *cluster) callAs(ctx context.Context, tok string, nd *node, method, path string, body any, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -246,7 +257,7 @@ func (c *cluster) call(ctx context.Context, nd *node, method, path string, body 
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -296,11 +307,16 @@ func (c *cluster) subscribe(ctx context.Context, nd *node, sid string, after int
 
 // subscribeOpen is subscribe calling open once the stream is open.
 func (c *cluster) subscribeOpen(ctx context.Context, nd *node, sid string, after int64, open func(), fn func(sseEvent) bool) error {
+	return c.subscribeAs(ctx, c.token, nd, sid, after, open, fn)
+}
+
+// subscribeAs is subscribeOpen with the token tok.
+func (c *cluster) subscribeAs(ctx context.Context, tok string, nd *node, sid string, after int64, open func(), fn func(sseEvent) bool) error {
 	req, err := http.NewRequestWithContext(ctx, "GET", nd.url+"v1/sessions/"+sid+"/events", nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Accept", "text/event-stream")
 	if after > 0 {
 		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))

@@ -76,12 +76,10 @@ func TestKillNodeMidTurn(t *testing.T) {
 	for _, id := range sids {
 		before[id] = c.rows(id)
 	}
-	killed := time.Now()
-	victim.kill(t)
+	// The node starting in the dead one's place must not take the turns
+	// the live nodes are running for cut off.
+	killed := c.replace(t, victim)
 	t.Logf("killed node %d, which ran %d of %d turns", victim.i, len(running), n)
-	// A node starting now (the dead one's replacement) must not take the
-	// turns the live nodes are running for cut off.
-	c.nodes = append(c.nodes, c.start(talariaBin(t), len(c.nodes)))
 
 	// Subscribers from the start on the surviving nodes.
 	var survivors []*node

@@ -60,10 +60,15 @@ func (f *follower) result(turnID string) (turn.Result, bool) {
 // follow subscribes to sid on node nd from the start and records events
 // until want turns have finished.
 func (c *cluster) follow(ctx context.Context, nd *node, sid string, want int) *follower {
+	return c.followAs(ctx, c.token, nd, sid, want)
+}
+
+// followAs is follow with the token tok.
+func (c *cluster) followAs(ctx context.Context, tok string, nd *node, sid string, want int) *follower {
 	f := &follower{node: nd.i, finished: map[string]turn.Result{}, done: make(chan struct{}), open: make(chan struct{})}
 	go func() {
 		defer close(f.done)
-		f.err = c.subscribeOpen(ctx, nd, sid, 0, func() { close(f.open) }, func(ev sseEvent) bool {
+		f.err = c.subscribeAs(ctx, tok, nd, sid, 0, func() { close(f.open) }, func(ev sseEvent) bool {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.events = append(f.events, ev)

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package turn
+
+const nonBlock = 0
