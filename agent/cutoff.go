@@ -43,6 +43,13 @@ type CutOffOutcome struct {
 	Result  turn.Result   `json:"result"`
 }
 
+// HandoffRecord is a "handoff" turn event's detail: the handoff and the
+// lease fence the turn went on under (0: not recorded, as serve's are not).
+type HandoffRecord struct {
+	turn.Handoff
+	Fence int64 `json:"fence,omitempty"`
+}
+
 // HandoffSeq is where handoff events start in a turn's event log
 // (store.TurnEvent.Seq): above any seq a turn's own recorder gives its
 // events, so a handoff never collides with them.
@@ -54,9 +61,9 @@ const HandoffSeq = 1 << 20
 // allows, or marks it cut off (opt.Interrupt, or the bound reached) with a
 // row that says so. Each continuation is recorded as a "handoff" turn
 // event first, so the bound holds whichever process dies next. nil, nil:
-// the last turn ended (or none ran). A live holder of the lease is waited
-// for as a new turn would; the decision is made again once the lease is
-// held, so a turn that ended meanwhile is left alone.
+// the last turn ended, none ran, or a live process holds the session's
+// lease (the turn is running). The decision is made again once the lease
+// is held, so a turn that ended meanwhile is left alone.
 func (a *Agent) ResumeCutOff(ctx context.Context, sessionID string, opt CutOff) (*CutOffOutcome, error) {
 	sess, err := store.ResolveTip(ctx, a.cfg.Store, sessionID)
 	if err != nil {
@@ -67,7 +74,14 @@ func (a *Agent) ResumeCutOff(ctx context.Context, sessionID string, opt CutOff) 
 	if id, err := a.cutOffTurn(ctx, sess.ID); err != nil || id == "" {
 		return nil, err
 	}
-	sess, lease, err := a.leaseTip(ctx, sess)
+	// One try, no wait: a live holder means the turn is running, not cut
+	// off (the prompt's turn then waits for it as any turn does); a dead
+	// one's lease is taken over at once (acquire).
+	lease, err := a.acquire(ctx, sess.ID, nil)
+	var held *store.LeaseHeldError
+	if errors.As(err, &held) || errors.Is(err, store.ErrEnded) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("take the session over to continue its cut-off turn: %w", err)
 	}
@@ -100,7 +114,7 @@ func (a *Agent) ResumeCutOff(ctx context.Context, sessionID string, opt CutOff) 
 	}
 	h := &turn.Handoff{From: a.lastNode(ctx, sess.ID, turnID), To: cmp.Or(a.cfg.Holder, "this process"),
 		Reason: "the process running it stopped", Count: n + 1, Max: most}
-	detail, _ := json.Marshal(h)
+	detail, _ := json.Marshal(HandoffRecord{Handoff: *h, Fence: lease.Token})
 	ev := store.TurnEvent{SessionID: sess.ID, TurnID: turnID, Seq: HandoffSeq + n + 1, Kind: "handoff", Name: h.To,
 		Start: a.now(), Detail: string(detail)}
 	if err := a.cfg.Store.AppendTurnEvents(ctx, ev); err != nil {

@@ -198,6 +198,10 @@ func (c *cli) runTurns(ctx context.Context, a *app, sid string, o *runOpts, prin
 				*printed = true
 				return c.endRun(a, &out, o, nil)
 			}
+			if !o.jsonOut && co.Result.FinalText != "" {
+				// Its answer was never shown: the process that ran it died.
+				fmt.Fprintln(c.stdout, strings.TrimRight(co.Result.FinalText, "\n"))
+			}
 		} else if o.prompt == "" {
 			return c.fail(exitUsage, `no prompt, and the session's last turn is not cut off: talaria run -c "what to do next"`)
 		}

@@ -160,6 +160,7 @@ func TestKilledRunContinues(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, h, rows)
 			}
+			checkShownHandoff(t, h, sid, turnID)
 			// Ended now: a second -c has nothing to continue.
 			again, code := h.run("run", "--session", sid, "--json")
 			if code != exitUsage || !again.stderr.Contains("not cut off") {
@@ -194,5 +195,42 @@ func mcpConfig(t *testing.T, h *home, notes string) {
 	cfg := "mcp_servers:\n  t:\n    command: " + srvBin + "\n    sandbox: {mode: off}\n    env: {MCPTEST_DIR: " + notes + "}\n"
 	if err := os.WriteFile(filepath.Join(h.dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkShownHandoff: `sessions show` lists the turn's one handoff, in
+// --json as typed fields, in text as a line.
+func checkShownHandoff(t *testing.T, h *home, sid, turnID string) {
+	t.Helper()
+	out, err := h.command(t.Context(), "sessions", "show", sid, "--json").Output()
+	if err != nil {
+		t.Fatalf("sessions show --json: %v", err)
+	}
+	var shown struct {
+		Handoffs []struct {
+			TurnID  string    `json:"turn_id"`
+			At      time.Time `json:"at"`
+			From    string    `json:"from"`
+			To      string    `json:"to"`
+			Count   int       `json:"count"`
+			Max     int       `json:"max"`
+			Fence   int64     `json:"fence"`
+			Outcome string    `json:"outcome"`
+		} `json:"handoffs"`
+	}
+	if err := json.Unmarshal(out, &shown); err != nil {
+		t.Fatalf("sessions show --json: %v\n%s", err, out)
+	}
+	if len(shown.Handoffs) != 1 {
+		t.Fatalf("sessions show lists %d handoffs; want 1:\n%s", len(shown.Handoffs), out)
+	}
+	ho := shown.Handoffs[0]
+	if ho.TurnID != turnID || ho.At.IsZero() || ho.From == "" || ho.To == "" || ho.From == ho.To ||
+		ho.Count != 1 || ho.Max != 2 || ho.Fence <= 0 || ho.Outcome != string(turn.ExitCompleted) {
+		t.Errorf("the handoff as sessions show --json has it: %+v", ho)
+	}
+	text, err := h.command(t.Context(), "sessions", "show", sid).Output()
+	if err != nil || !strings.Contains(string(text), "handoffs: 1") || !strings.Contains(string(text), "handoff 1 of at most 2") {
+		t.Errorf("sessions show does not list the handoff (%v):\n%s", err, text)
 	}
 }
