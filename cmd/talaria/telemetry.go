@@ -29,7 +29,7 @@ func (c *cli) observers(ctx context.Context, cfg *config.Config, st store.TurnEv
 		Endpoint: t.Endpoint, Protocol: t.Protocol, Headers: t.Headers,
 		ServiceName: t.ServiceName, ServiceVersion: version,
 		Capture: t.Capture, MaxContent: t.MaxContent, Disabled: t.Disabled,
-		OwnKeys: own, Readers: readers,
+		OwnKeys: own, Readers: readers, Spans: st,
 	}, c.getenv)
 	if err != nil {
 		return nil, nil, &setupError{err.Error()}

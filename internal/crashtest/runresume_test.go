@@ -3,6 +3,7 @@
 package crashtest
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -15,8 +16,10 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
+	"github.com/talaria-agent/talaria/internal/telemetrytest"
 	"github.com/talaria-agent/talaria/internal/testenv"
 	"github.com/talaria-agent/talaria/llm"
+	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -113,6 +116,10 @@ func TestKilledRunContinues(t *testing.T) {
 				return fakellm.Text(tc.answer)
 			})
 			h := newHome(t, srv)
+			// Spans go to a real OTLP/HTTP collector: the continued
+			// turn's span must link to the killed attempt's.
+			otlp := telemetrytest.NewReceiver(t)
+			h.env = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlp.URL, "OTEL_METRICS_EXPORTER=none"}
 			if tc.mcp {
 				mcpConfig(t, h, filepath.Join(h.dir, "notes"))
 			}
@@ -161,6 +168,7 @@ func TestKilledRunContinues(t *testing.T) {
 				tc.check(t, h, rows)
 			}
 			checkShownHandoff(t, h, sid, turnID)
+			checkSpanLink(t, h, otlp, sid, turnID)
 			// Ended now: a second -c has nothing to continue.
 			again, code := h.run("run", "--session", sid, "--json")
 			if code != exitUsage || !again.stderr.Contains("not cut off") {
@@ -232,5 +240,47 @@ func checkShownHandoff(t *testing.T, h *home, sid, turnID string) {
 	text, err := h.command(t.Context(), "sessions", "show", sid).Output()
 	if err != nil || !strings.Contains(string(text), "handoffs: 1") || !strings.Contains(string(text), "handoff 1 of at most 2") {
 		t.Errorf("sessions show does not list the handoff (%v):\n%s", err, text)
+	}
+}
+
+// checkSpanLink: the continued turn's span, as the collector got it,
+// carries a link to the span the killed process started for the turn (its
+// id kept in the turn's "span" event as that attempt began).
+func checkSpanLink(t *testing.T, h *home, otlp *telemetrytest.Receiver, sid, turnID string) {
+	t.Helper()
+	evs, err := h.reader.TurnEvents(t.Context(), sid, turnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead struct {
+		TraceID string `json:"trace_id"`
+		SpanID  string `json:"span_id"`
+	}
+	for _, e := range evs {
+		if e.Kind == observe.SpanEventKind && e.Seq == observe.SpanSeq {
+			_ = json.Unmarshal([]byte(e.Detail), &dead)
+		}
+	}
+	if dead.SpanID == "" {
+		t.Fatalf("the killed attempt's span was not kept; events %+v", evs)
+	}
+	var linked, turns int
+	for _, s := range otlp.Spans() {
+		a := telemetrytest.Attrs(s.Attributes)
+		if s.Name != "turn" || a["talaria.turn.id"] != turnID {
+			continue
+		}
+		turns++
+		if hex.EncodeToString(s.SpanId) == dead.SpanID {
+			t.Errorf("the killed attempt's span was exported: it never ended")
+		}
+		for _, l := range s.Links {
+			if hex.EncodeToString(l.SpanId) == dead.SpanID && hex.EncodeToString(l.TraceId) == dead.TraceID {
+				linked++
+			}
+		}
+	}
+	if turns != 1 || linked != 1 {
+		t.Errorf("%d turn spans of %s exported, %d linking to the killed attempt's span %s; want 1 and 1", turns, turnID, linked, dead.SpanID)
 	}
 }
