@@ -67,7 +67,7 @@ const HandoffSeq = 1 << 20
 func (a *Agent) ResumeCutOff(ctx context.Context, sessionID string, opt CutOff) (*CutOffOutcome, error) {
 	sess, err := store.ResolveTip(ctx, a.cfg.Store, sessionID)
 	if err != nil {
-		return nil, err
+		return nil, &sessionErr{msg: sessionError(sessionID, err), err: err}
 	}
 	// Unleased first: most sessions' last turn ended, and taking the
 	// lease for nothing would make a concurrent turn wait.
@@ -236,3 +236,13 @@ func (a *Agent) markCutOff(ctx context.Context, lease store.Lease, turnID, text 
 	}
 	return nil
 }
+
+// sessionErr says in plain words why the session cannot be used (the
+// message a turn's result would give), wrapping the store's error.
+type sessionErr struct {
+	msg string
+	err error
+}
+
+func (e *sessionErr) Error() string { return e.msg }
+func (e *sessionErr) Unwrap() error { return e.err }

@@ -270,7 +270,7 @@ func (c *cli) resumeExit(err error) int {
 		return c.fail(exitBusy, "the session is busy with another turn: %v", err)
 	}
 	if k := store.KindOf(err); k == store.KindNotFound || k == store.KindEnded {
-		return c.fail(exitUsage, "%s", store.Describe(err))
+		return c.fail(exitUsage, "%v", err)
 	}
 	return c.fail(exitOther, "continuing the session's cut-off turn: %s", store.Describe(err))
 }
