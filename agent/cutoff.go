@@ -43,6 +43,10 @@ type CutOffOutcome struct {
 	Result  turn.Result   `json:"result"`
 }
 
+// cutOffReason is why a turn continued by ResumeCutOff moved (its
+// Handoff.Reason), as serve says "its lease expired".
+const cutOffReason = "the process running it stopped"
+
 // HandoffRecord is a "handoff" turn event's detail: the handoff and the
 // lease fence the turn went on under (0: not recorded, as serve's are not).
 type HandoffRecord struct {
@@ -113,7 +117,7 @@ func (a *Agent) ResumeCutOff(ctx context.Context, sessionID string, opt CutOff) 
 		return out, a.markCutOff(ctx, lease, turnID, "Turn interrupted: "+out.Result.Explanation)
 	}
 	h := &turn.Handoff{From: a.lastNode(ctx, sess.ID, turnID), To: cmp.Or(a.cfg.Holder, "this process"),
-		Reason: "the process running it stopped", Count: n + 1, Max: most}
+		Reason: cutOffReason, Count: n + 1, Max: most}
 	detail, _ := json.Marshal(HandoffRecord{Handoff: *h, Fence: lease.Token})
 	ev := store.TurnEvent{SessionID: sess.ID, TurnID: turnID, Seq: HandoffSeq + n + 1, Kind: "handoff", Name: h.To,
 		Start: a.now(), Detail: string(detail)}
