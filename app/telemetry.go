@@ -29,7 +29,7 @@ func Observers(ctx context.Context, cfg *Config, o Options, st store.TurnEvents,
 		Endpoint: t.Endpoint, Protocol: t.Protocol, Headers: t.Headers,
 		ServiceName: t.ServiceName, ServiceVersion: o.Version,
 		Capture: t.Capture, MaxContent: t.MaxContent, Disabled: t.Disabled,
-		OwnKeys: own, Readers: readers,
+		OwnKeys: own, Readers: readers, Spans: st,
 	}, o.Getenv)
 	if err != nil {
 		return nil, nil, &ConfigError{err.Error()}

@@ -37,6 +37,10 @@ type Options struct {
 	MaxContent int
 	// OwnKeys are the API keys Talaria holds: never recorded, in any mode.
 	OwnKeys []string
+	// Spans, when set, keeps where each turn's span is (a "span" turn
+	// event), so a turn continued after its process died links its span
+	// to the dead attempt's (see spanlink.go).
+	Spans SpanStore
 }
 
 // Observer is a turn.Observer that emits OpenTelemetry spans and metrics.
@@ -45,6 +49,7 @@ type Observer struct {
 	tracer trace.Tracer
 	inst   *instruments
 	scrub  *Scrubber
+	spans  SpanStore
 }
 
 // New builds an Observer.
@@ -52,7 +57,7 @@ func New(opt Options) (*Observer, error) {
 	if opt.Capture == "" {
 		opt.Capture = CaptureRedacted
 	}
-	o := &Observer{scrub: NewScrubber(opt.Capture, opt.MaxContent, opt.OwnKeys)}
+	o := &Observer{scrub: NewScrubber(opt.Capture, opt.MaxContent, opt.OwnKeys), spans: opt.Spans}
 	if opt.TracerProvider != nil {
 		o.tracer = opt.TracerProvider.Tracer(ScopeName)
 	}
@@ -120,7 +125,12 @@ func (o *Observer) StartTurn(ctx context.Context, t turn.TurnInfo) turn.TurnObse
 				attrs = append(attrs, attribute.String("talaria.user_message", s))
 			}
 		}
-		to.ctx, to.span = o.tracer.Start(ctx, "turn", trace.WithTimestamp(t.Start), trace.WithAttributes(attrs...))
+		opts := []trace.SpanStartOption{trace.WithTimestamp(t.Start), trace.WithAttributes(attrs...)}
+		if l, ok := o.deadAttempt(ctx, t); ok {
+			opts = append(opts, trace.WithLinks(l))
+		}
+		to.ctx, to.span = o.tracer.Start(ctx, "turn", opts...)
+		o.keepSpan(ctx, t, to.span.SpanContext())
 	} else {
 		to.ctx = ctx
 	}

@@ -42,6 +42,8 @@ type Settings struct {
 	// gateway's Prometheus /metrics: NewPromReader), so every exporter
 	// reads the same instruments.
 	Readers []sdkmetric.Reader
+	// Spans: see Options.Spans.
+	Spans SpanStore
 	// ExportInterval is how often metrics are pushed (default 60s, or
 	// OTEL_METRIC_EXPORT_INTERVAL in ms).
 	ExportInterval time.Duration
@@ -145,7 +147,7 @@ func Setup(ctx context.Context, s Settings, getenv func(string) string) (*Teleme
 		t.mp = sdkmetric.NewMeterProvider(opts...)
 		t.MeterProvider = t.mp
 	}
-	o := Options{Capture: capture, MaxContent: s.MaxContent, OwnKeys: s.OwnKeys}
+	o := Options{Capture: capture, MaxContent: s.MaxContent, OwnKeys: s.OwnKeys, Spans: s.Spans}
 	if t.tp != nil {
 		o.TracerProvider = t.tp
 	}

@@ -147,17 +147,24 @@ func unansweredOf(st *state, calls []llm.ToolCall) []llm.ToolCall {
 // was cut off while it ran: it was not run again.
 func uncertainResult(c llm.ToolCall, rec store.ToolCallRecord) string {
 	head := fmt.Sprintf("[handoff: the node running this %s call stopped before it finished (node %s); it was not run again.", c.Name, rec.Node)
+	return head + effectVerdict(rec) + "]"
+}
+
+// effectVerdict says whether a call that changes things and was cut off
+// while it ran took effect, as far as its ledger record tells: for a file
+// it changes, by the file's hash now against the one before the call.
+func effectVerdict(rec store.ToolCallRecord) string {
 	if rec.Path == "" || rec.BeforeHash == "" {
-		return head + " It may or may not have taken effect: check its effect before calling it again.]"
+		return " It may or may not have taken effect: check its effect before calling it again."
 	}
 	now := FileHash(rec.Path)
 	switch {
 	case now == "":
-		return head + " The file " + rec.Path + " cannot be read now, so whether the call took effect is unknown: check it before calling it again.]"
+		return " The file " + rec.Path + " cannot be read now, so whether the call took effect is unknown: check it before calling it again."
 	case now == rec.BeforeHash:
-		return head + " The file " + rec.Path + " is exactly as it was before the call: the call did not take effect. Call it again if it is still needed.]"
+		return " The file " + rec.Path + " is exactly as it was before the call: the call did not take effect. Call it again if it is still needed."
 	case now == store.HashAbsent:
-		return head + " The file " + rec.Path + " does not exist now, though it did before the call: check what happened before calling it again.]"
+		return " The file " + rec.Path + " does not exist now, though it did before the call: check what happened before calling it again."
 	}
-	return head + " The file " + rec.Path + " changed after the call started: the call most likely took effect. Read the file to check before calling it again.]"
+	return " The file " + rec.Path + " changed after the call started: the call most likely took effect. Read the file to check before calling it again."
 }

@@ -48,15 +48,13 @@ func TestResumeAfterRotation(t *testing.T) {
 	var frozen *freezable
 	var dieN atomic.Int32
 	thaw := make(chan struct{})
-	die := &testenv.FuncTool{
-		Meta: tool.Info{Name: "die", Description: "changes things", Parameters: testenv.ObjectSchema(`{}`)},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+	die := testenv.MustFunc(tool.Info{Name: "die", Description: "changes things", Parameters: testenv.ObjectSchema(`{}`)},
+		func(context.Context, json.RawMessage) (tool.Result, error) {
 			dieN.Add(1)
 			frozen.frozen.Store(true) // the process stops here
 			<-thaw
 			return tool.Result{Content: "died late"}, nil
-		},
-	}
+		})
 	env := testenv.New(t, testenv.Options{NoBuiltins: true,
 		ExtraTools: []tool.Tool{testenv.FetchTool(fetchSize), die},
 		Configure: func(c *agent.Config) {

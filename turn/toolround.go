@@ -159,8 +159,22 @@ func (e *Engine) runTool(ctx context.Context, st *state, c llm.ToolCall) (out to
 	if err != nil {
 		res = tool.Result{Content: err.Error(), IsError: true}
 	}
-	out.res = res
+	out.res = cutShort(ctx, c, info, rec, res)
 	return out
+}
+
+// cutShort is the result of a call that changes things and was stopped by
+// an interrupt (Ctrl+C) while it ran: what the tool returned, then the
+// ledger's verdict, by the same rules a continued turn uses for a call its
+// dead process left unfinished (effectVerdict), so the next turn's model
+// is told whether it took effect. Other results pass through.
+func cutShort(ctx context.Context, c llm.ToolCall, info tool.Info, rec *store.ToolCallRecord, res tool.Result) tool.Result {
+	if rec == nil || ctx.Err() == nil || info.ReadOnly || info.Idempotent || errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		return res
+	}
+	res.IsError = true
+	res.Content = strings.TrimRight(res.Content, "\n") + "\n[interrupted: this " + c.Name + " call was stopped while it ran." + effectVerdict(*rec) + "]"
+	return res
 }
 
 // recordResult applies the identical-call guard and appends the result.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
+	"github.com/talaria-agent/talaria/turn"
 )
 
 var runHelp = cmdHelp{
@@ -34,102 +37,193 @@ approvals: auto. Exit codes: talaria --help.`,
 	},
 }
 
+// runOpts is `talaria run` as its flags and prompt say.
+type runOpts struct {
+	rf        routeFlags
+	prompt    string
+	sessionID string
+	cont      bool
+	quiet     bool
+	jsonOut   bool
+	wait      time.Duration
+	server    string
+	// handoff is what a cut-off last turn of a continued session gets:
+	// continue (default: serve.handoff) or interrupt.
+	handoff string
+}
+
 func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
-	fs := runHelp.flags()
-	var rf routeFlags
-	rf.register(fs)
-	jsonOut := fs.Bool("json", false, "print the turn result as JSON on stdout (a failure before the turn: an error object)")
+	var o runOpts
 	printed := false // the turn result is on stdout
 	defer func() {
-		if *jsonOut && !printed && code != exitOK {
+		if o.jsonOut && !printed && code != exitOK {
 			c.printJSONError(code)
 		}
 	}()
-	sessionID := fs.String("session", "", "continue the session with this id")
-	var cont bool
-	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
-	fs.BoolVar(&cont, "c", false, "short for --continue")
-	quiet := fs.Bool("quiet", false, "print no progress on stderr")
-	wait := fs.Duration("wait", 5*time.Second, "how long to wait for a session busy with another turn")
-	server := fs.String("server", "", "run the turn on a `talaria serve` at this URL (token from TALARIA_TOKEN)")
-	if code, done := c.parseFlags(fs, runHelp, args); done {
+	if code, done := c.runFlags(args, &o); done {
 		return code
 	}
-	if err := rf.check(fs); err != nil {
-		return c.usageError(runHelp, "%v", err)
+	if o.server != "" {
+		return c.runRemote(ctx, o.server, o.prompt, o.sessionID, o.rf.model, o.cont, o.rf.yes, o.jsonOut, o.quiet)
 	}
-	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	o.rf.quiet = o.quiet
+	a, err := c.setup(ctx, &o.rf, refuseChanges{}, o.wait)
+	if err != nil {
+		return c.setupExit(err)
+	}
+	defer a.Close()
+	if msg, ok := promptFits(a, o.prompt); !ok {
+		return c.fail(exitContext, "%s", msg)
+	}
+	sid, err := c.pickSession(ctx, a, o.sessionID, o.cont)
+	if err != nil {
+		return c.pickExit(err)
+	}
+	return c.runTurns(ctx, a, sid, &o, &printed)
+}
+
+// runFlags parses run's flags and reads its prompt into o; done: exit
+// with code.
+func (c *cli) runFlags(args []string, o *runOpts) (code int, done bool) {
+	fs := runHelp.flags()
+	o.rf.register(fs)
+	fs.BoolVar(&o.jsonOut, "json", false, "print the turn result as JSON on stdout (a failure before the turn: an error object)")
+	fs.StringVar(&o.sessionID, "session", "", "continue the session with this id")
+	fs.BoolVar(&o.cont, "continue", false, "continue the most recent session")
+	fs.BoolVar(&o.cont, "c", false, "short for --continue")
+	fs.BoolVar(&o.quiet, "quiet", false, "print no progress on stderr")
+	fs.DurationVar(&o.wait, "wait", 5*time.Second, "how long to wait for a session busy with another turn")
+	fs.StringVar(&o.server, "server", "", "run the turn on a `talaria serve` at this URL (token from TALARIA_TOKEN)")
+	fs.StringVar(&o.handoff, "handoff", "", "a continued session's cut-off last turn: continue (default) or interrupt")
+	if code, done := c.parseFlags(fs, runHelp, args); done {
+		return code, true
+	}
+	if err := o.rf.check(fs); err != nil {
+		return c.usageError(runHelp, "%v", err), true
+	}
+	if o.handoff != "" && o.handoff != "continue" && o.handoff != "interrupt" {
+		return c.usageError(runHelp, "--handoff is continue or interrupt, not %q", o.handoff), true
+	}
+	resuming := o.sessionID != "" || o.cont
+	if code, done := c.runPrompt(fs.Args(), o, resuming); done {
+		return code, true
+	}
+	if o.sessionID != "" && o.cont {
+		return c.fail(exitUsage, "--session and --continue cannot be used together"), true
+	}
+	if o.server != "" {
+		if err := remoteFlags(fs, resuming); err != nil {
+			return c.usageError(runHelp, "%v", err), true
+		}
+		if o.prompt == "" {
+			return c.fail(exitUsage, `no prompt: talaria run --server URL "what to do"`), true
+		}
+	}
+	return 0, false
+}
+
+// runPrompt reads the prompt (and piped stdin) into o.prompt. Without
+// one, only a continued session may go on: its cut-off turn is finished.
+func (c *cli) runPrompt(args []string, o *runOpts, resuming bool) (code int, done bool) {
+	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "-" {
 		b, err := io.ReadAll(c.stdin)
 		if err != nil {
-			return c.fail(exitUsage, "reading the prompt from stdin: %v", err)
+			return c.fail(exitUsage, "reading the prompt from stdin: %v", err), true
 		}
 		prompt = strings.TrimSpace(string(b))
 	}
-	if prompt == "" {
-		return c.fail(exitUsage, `no prompt: talaria run "what to do" (or "-" to read it from stdin)`)
+	if prompt == "" && !resuming {
+		return c.fail(exitUsage, `no prompt: talaria run "what to do" (or "-" to read it from stdin)`), true
 	}
-	if fs.NArg() > 0 && prompt != "-" && pipedStdin(c.stdin) {
+	if len(args) > 0 && prompt != "-" && pipedStdin(c.stdin) {
 		// `git diff | talaria run "review this"`: piped input goes with
 		// the prompt, as codex and Claude Code do.
 		data, err := io.ReadAll(io.LimitReader(c.stdin, maxStdinAttach+1))
 		if err != nil {
-			return c.fail(exitUsage, "reading stdin: %v", err)
+			return c.fail(exitUsage, "reading stdin: %v", err), true
 		}
 		if len(data) > maxStdinAttach {
-			return c.fail(exitUsage, "stdin holds more than %d KiB, the most run attaches to a prompt; pipe less (head -c), or save it to a file in the workspace and name it in the prompt", maxStdinAttach/1024)
+			return c.fail(exitUsage, "stdin holds more than %d KiB, the most run attaches to a prompt; pipe less (head -c), or save it to a file in the workspace and name it in the prompt", maxStdinAttach/1024), true
 		}
 		if !utf8.Valid(data) {
-			return c.fail(exitUsage, "stdin is not UTF-8 text, so it cannot go with the prompt; save it to a file in the workspace and name it in the prompt")
+			return c.fail(exitUsage, "stdin is not UTF-8 text, so it cannot go with the prompt; save it to a file in the workspace and name it in the prompt"), true
 		}
 		if text := strings.TrimRight(string(data), "\n"); strings.TrimSpace(text) != "" {
 			prompt += "\n\n<stdin>\n" + text + "\n</stdin>"
 		}
 	}
-	if *sessionID != "" && cont {
-		return c.fail(exitUsage, "--session and --continue cannot be used together")
-	}
+	o.prompt = prompt
+	return 0, false
+}
 
-	if *server != "" {
-		if err := remoteFlags(fs, *sessionID != "" || cont); err != nil {
-			return c.usageError(runHelp, "%v", err)
-		}
-		return c.runRemote(ctx, *server, prompt, *sessionID, rf.model, cont, rf.yes, *jsonOut, *quiet)
-	}
-	ctx, stop := interruptible(ctx)
-	defer stop()
-	rf.quiet = *quiet
-	a, err := c.setup(ctx, &rf, refuseChanges{}, *wait)
-	if err != nil {
-		return c.setupExit(err)
-	}
-	defer a.Close()
+// runOutput is run's --json result: the turn it ran, and the cut-off
+// turn it decided first when the continued session had one.
+type runOutput struct {
+	turn.Result
+	Resumed *agent.CutOffOutcome `json:"resumed,omitempty"`
+}
 
-	if msg, ok := promptFits(a, prompt); !ok {
-		return c.fail(exitContext, "%s", msg)
-	}
-	sid, err := c.pickSession(ctx, a, *sessionID, cont)
-	if err != nil {
-		return c.pickExit(err)
-	}
-	in := agent.Input{Text: prompt, Unattended: rf.yes || a.cfg.Approvals == "auto"}
+// runTurns runs the continued session's cut-off last turn to its end (or
+// marks it, handoff: interrupt), then the prompt's turn, if any.
+func (c *cli) runTurns(ctx context.Context, a *app, sid string, o *runOpts, printed *bool) int {
+	unattended := o.rf.yes || a.cfg.Approvals == "auto"
 	var prog *progress
-	if !*quiet {
+	var hooks turn.Hooks
+	if !o.quiet {
 		noteUnknownModels(c.stderr, a)
 		var unwatch func()
 		prog, unwatch = c.newProgress(a, nil)
 		defer unwatch()
-		in.Hooks = prog.hooks()
+		hooks = prog.hooks()
 	}
-	res, err := a.agent.RunTurn(ctx, sid, in)
+	var out runOutput
+	if o.sessionID != "" || o.cont {
+		co, err := a.agent.ResumeCutOff(ctx, sid, agent.CutOff{Interrupt: cmp.Or(o.handoff, a.cfg.Serve.Handoff) == "interrupt",
+			Max: a.cfg.Serve.HandoffMax, Hooks: hooks, Unattended: unattended})
+		if err != nil {
+			return c.resumeExit(err)
+		}
+		out.Resumed = co
+		if co != nil {
+			if prog != nil {
+				prog.finish()
+			}
+			c.sayCutOff(co, o.quiet)
+			if o.prompt == "" || co.Result.Exit == turn.ExitInterrupted && co.Outcome == agent.CutOffContinued {
+				// Nothing more to run, or Ctrl+C stopped the continued turn.
+				out.Result = co.Result
+				*printed = true
+				return c.endRun(a, &out, o, nil)
+			}
+			if !o.jsonOut && co.Result.FinalText != "" {
+				// Its answer was never shown: the process that ran it died.
+				fmt.Fprintln(c.stdout, strings.TrimRight(co.Result.FinalText, "\n"))
+			}
+		} else if o.prompt == "" {
+			return c.fail(exitUsage, `no prompt, and the session's last turn is not cut off: talaria run -c "what to do next"`)
+		}
+	}
+	res, err := a.agent.RunTurn(ctx, sid, agent.Input{Text: o.prompt, Unattended: unattended, Hooks: hooks})
 	if prog != nil {
 		prog.finish()
 	}
-	if *jsonOut {
+	out.Result = res
+	*printed = true
+	return c.endRun(a, &out, o, err)
+}
+
+// endRun prints the turn's result (the answer, or --json) and its
+// failure and summary lines, and returns its exit code. err: no turn
+// could start.
+func (c *cli) endRun(a *app, out *runOutput, o *runOpts, err error) int {
+	res := &out.Result
+	if o.jsonOut {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(res)
-		printed = true
+		_ = enc.Encode(out)
 	} else if res.FinalText != "" {
 		fmt.Fprintln(c.stdout, strings.TrimRight(res.FinalText, "\n"))
 	}
@@ -144,15 +238,41 @@ func (c *cli) runCmd(ctx context.Context, args []string) (code int) {
 	// A failure is said even with --quiet: an exit code alone explains
 	// nothing.
 	if !res.OK() && res.Explanation != "" {
-		fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, &res))
+		fmt.Fprintln(c.stderr, "talaria: "+c.failureLine(a, res))
 	}
 	if res.Truncated {
 		fmt.Fprintln(c.stderr, truncatedLine)
 	}
-	if !*quiet {
-		fmt.Fprintln(c.stderr, summaryLine(&res))
+	if !o.quiet {
+		fmt.Fprintln(c.stderr, summaryLine(res))
 	}
-	return exitCode(&res)
+	return exitCode(res)
+}
+
+// sayCutOff tells the user in one line what became of the session's
+// cut-off turn. A continued one already said it moved (the Handoff
+// status, which progress shows); this says how it ended.
+func (c *cli) sayCutOff(co *agent.CutOffOutcome, quiet bool) {
+	switch {
+	case co.Outcome == agent.CutOffContinued && quiet:
+		return
+	case co.Outcome == agent.CutOffContinued:
+		fmt.Fprintf(c.stderr, "talaria: the cut-off turn %s was continued: %s\n", co.TurnID, co.Result.Exit)
+	default:
+		fmt.Fprintf(c.stderr, "talaria: the session's last turn %s was cut off when its process stopped; %s\n", co.TurnID, co.Result.Explanation)
+	}
+}
+
+// resumeExit is the exit for a cut-off turn that could not be decided.
+func (c *cli) resumeExit(err error) int {
+	var held *store.LeaseHeldError
+	if errors.As(err, &held) {
+		return c.fail(exitBusy, "the session is busy with another turn: %v", err)
+	}
+	if k := store.KindOf(err); k == store.KindNotFound || k == store.KindEnded {
+		return c.fail(exitUsage, "%v", err)
+	}
+	return c.fail(exitOther, "continuing the session's cut-off turn: %s", store.Describe(err))
 }
 
 // maxStdinAttach is the most piped input `run` attaches to a prompt.

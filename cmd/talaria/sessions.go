@@ -242,11 +242,15 @@ func (c *cli) sessionsShow(ctx context.Context, st store.Store, id string, all, 
 	if err != nil {
 		return c.fail(exitOther, "%v", err)
 	}
+	hs, err := handoffsOf(ctx, st, s.ID)
+	if err != nil {
+		return c.fail(exitOther, "%v", err)
+	}
 	if jsonOut {
 		return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "children": tree,
-			"spend": spend, "messages": messagesJSON(rows)})
+			"spend": spend, "handoffs": hs, "messages": messagesJSON(rows)})
 	}
-	printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree) })
+	printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree); printHandoffs(w, hs) })
 	return exitOK
 }
 

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -145,6 +146,9 @@ func groupTurns(evs []store.TurnEvent) []tracedTurn {
 	var turns []tracedTurn
 	idx := map[string]int{}
 	for _, e := range evs {
+		if e.Kind == observe.SpanEventKind {
+			continue // where a turn's span was, for the next attempt's link
+		}
 		i, ok := idx[e.TurnID]
 		if !ok {
 			i = len(turns)

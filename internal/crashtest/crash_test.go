@@ -222,7 +222,9 @@ func killAndResume(t *testing.T, h *home, plan killPlan) (phase string, finished
 	// and the continuation's request passes strict validation.
 	h.srv.Reset()
 	began := time.Now()
-	c, code := h.run("run", "--session", sid, "--yes", "--quiet", "--json", continuePrompt)
+	// handoff interrupt: the cut-off turn is marked, not continued (that
+	// is TestKilledRunContinues), so the prompt's turn is the one request.
+	c, code := h.run("run", "--session", sid, "--yes", "--quiet", "--json", "--handoff", "interrupt", continuePrompt)
 	resume = time.Since(began)
 	if code != 0 {
 		t.Fatalf("continue after the kill (%s): exit %d\nstdout:\n%s\nstderr:\n%s", phase, code, c.stdout, c.stderr)

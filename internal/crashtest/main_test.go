@@ -54,6 +54,8 @@ type home struct {
 	// dbURL, when set, is the PostgreSQL database the processes use
 	// (TALARIA_DATABASE_URL) instead of the SQLite file db.
 	dbURL string
+	// env is added to every process's environment.
+	env []string
 }
 
 // newModelHome is a home whose scripted server answers with the default
@@ -122,6 +124,7 @@ func (h *home) command(ctx context.Context, sub string, args ...string) *exec.Cm
 	if h.dbURL != "" {
 		cmd.Env = append(cmd.Env, "TALARIA_DATABASE_URL="+h.dbURL)
 	}
+	cmd.Env = append(cmd.Env, h.env...)
 	cmd.Dir = h.ws
 	cmd.WaitDelay = 5 * time.Second
 	return cmd

@@ -54,6 +54,11 @@ func TestRunCtrlC(t *testing.T) {
 	p := h.start("run", "--session", sid, "--yes", "--quiet", "--json", slowPrompt)
 	interruptRunning(t, h, p)
 	slowJobStopped(t, h, sid)
+	// The shell call changes things: its result says, by the ledger's
+	// rules, that it may or may not have taken effect.
+	if rows := h.rows(sid); !strings.Contains(rows[2].Text(), "may or may not have taken effect") {
+		t.Errorf("the interrupted shell call's result %q gives no verdict", rows[2].Text())
+	}
 	h.srv.Reset()
 	if c, code := h.run("run", "--session", sid, "--quiet", continuePrompt); code != 0 {
 		t.Fatalf("continue: exit %d\n%s", code, c.stderr)
