@@ -24,6 +24,25 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
+// killCase is one kill point of TestKilledRunContinues.
+type killCase struct {
+	name   string
+	prompt string
+	mcp    bool
+	cont   []string // how the second run names the session
+	// step answers the turn's first request; later ones get its answer.
+	step   fakellm.Step
+	answer string
+	// hold: the process is held inside write_file's rename (strace),
+	// before it takes effect (holdBefore) or after (holdAfter).
+	hold int
+	// setup prepares the workspace before the run starts.
+	setup func(h *home)
+	// killWhen says the process (p) is at the kill point.
+	killWhen func(h *home, srv *fakellm.Server, p *proc) bool
+	check    func(t *testing.T, h *home, rows []store.Message)
+}
+
 // resumedRun is `run --json`'s output with the cut-off turn it decided.
 type resumedRun struct {
 	turn.Result
@@ -39,32 +58,23 @@ func (p *proc) resumed(t *testing.T) resumedRun {
 	return r
 }
 
-// TestKilledRunContinues: SIGKILL a real `talaria run` at four points of a
+// TestKilledRunContinues: SIGKILL a real `talaria run` at five points of a
 // turn — while the model's answer streams, inside a read-only (MCP) tool,
-// inside a shell command that appends to a counter file — then `talaria run
-// -c` (or --session) with no prompt continues that turn from its last
-// durable point to its answer: the stream is asked again, the read-only
-// tool runs again, the shell command does not (its result says it may or
-// may not have taken effect, and the counter shows exactly one append).
-// Every request passes strict validation.
+// inside a shell command that appends to a counter file, inside write_file
+// before and after its rename takes effect — then `talaria run -c` (or
+// --session) with no prompt continues that turn from its last durable
+// point to its answer: the stream is asked again, the read-only tool runs
+// again, the shell command does not (its result says it may or may not
+// have taken effect, and the counter shows exactly one append), write_file
+// does not either (its result says from the ledger's content hashes which
+// state the file is in). Every request passes strict validation.
 func TestKilledRunContinues(t *testing.T) {
-	cases := []struct {
-		name   string
-		prompt string
-		mcp    bool
-		cont   []string // how the second run names the session
-		// step answers the turn's first request; later ones get its answer.
-		step   fakellm.Step
-		answer string
-		// killWhen says the process is at the kill point.
-		killWhen func(h *home, srv *fakellm.Server) bool
-		check    func(t *testing.T, h *home, rows []store.Message)
-	}{
+	cases := []killCase{
 		{
 			name: "model_streams", prompt: "stream", cont: []string{"-c"},
 			step:   fakellm.Text(strings.Repeat("a long answer that streams slowly ", 40)).WithChunkDelay(100 * time.Millisecond),
 			answer: "streamed answer",
-			killWhen: func(h *home, srv *fakellm.Server) bool {
+			killWhen: func(h *home, srv *fakellm.Server, _ *proc) bool {
 				if len(srv.Requests()) == 0 {
 					return false
 				}
@@ -77,7 +87,7 @@ func TestKilledRunContinues(t *testing.T) {
 			name: "readonly_tool", prompt: "slow read", mcp: true,
 			step:   fakellm.Calls(fakellm.ToolCall("t__slow", `{"ms":2000}`)),
 			answer: "read done",
-			killWhen: func(h *home, srv *fakellm.Server) bool {
+			killWhen: func(h *home, srv *fakellm.Server, _ *proc) bool {
 				return testenv.FileExists(h.dir, "notes/started-1")
 			},
 			check: func(t *testing.T, h *home, rows []store.Message) {
@@ -90,7 +100,7 @@ func TestKilledRunContinues(t *testing.T) {
 			name: "shell_appends", prompt: "append", cont: []string{"-c"},
 			step:   fakellm.Calls(fakellm.ToolCall("shell", `{"command":"echo x >> count.txt && sleep 30"}`)),
 			answer: "append done",
-			killWhen: func(h *home, srv *fakellm.Server) bool {
+			killWhen: func(h *home, srv *fakellm.Server, _ *proc) bool {
 				b, _ := os.ReadFile(filepath.Join(h.ws, "count.txt"))
 				return len(b) > 0
 			},
@@ -103,14 +113,23 @@ func TestKilledRunContinues(t *testing.T) {
 				}
 			},
 		},
+		writeCase("write_before", holdBefore, "is exactly as it was before the call: the call did not take effect"),
+		writeCase("write_after", holdAfter, "changed after the call started: the call most likely took effect"),
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakellm.New()
 			t.Cleanup(srv.Close)
-			var first atomic.Bool
+			var first, arrived atomic.Bool
+			held := make(chan struct{})
+			if tc.hold == 0 {
+				close(held)
+			}
 			srv.SetDefault(func(r fakellm.Request) fakellm.Step {
 				if first.CompareAndSwap(false, true) {
+					// A held case's call waits for the tracer.
+					arrived.Store(true)
+					<-held
 					return tc.step
 				}
 				return fakellm.Text(tc.answer)
@@ -123,13 +142,29 @@ func TestKilledRunContinues(t *testing.T) {
 			if tc.mcp {
 				mcpConfig(t, h, filepath.Join(h.dir, "notes"))
 			}
+			if tc.setup != nil {
+				tc.setup(h)
+			}
 			sid := h.newSession()
 			p := h.start("run", "--session", sid, "--yes", "--quiet", tc.prompt)
-			if !testenv.Eventually(30*time.Second, func() bool { return tc.killWhen(h, srv) || p.exited() }) || p.exited() {
+			var tracer *os.Process
+			if tc.hold != 0 {
+				if !testenv.Eventually(30*time.Second, func() bool { return arrived.Load() || p.exited() }) || p.exited() {
+					t.Fatalf("the run never asked the model (exited %v):\n%s\n%s", p.exited(), p.stdout, p.stderr)
+				}
+				tracer = testenv.HoldRenames(t, p.cmd.Process.Pid, tc.hold == holdAfter)
+				close(held)
+			}
+			if !testenv.Eventually(30*time.Second, func() bool { return tc.killWhen(h, srv, p) || p.exited() }) || p.exited() {
 				t.Fatalf("the run never reached its kill point (exited %v):\n%s\n%s", p.exited(), p.stdout, p.stderr)
 			}
 			if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
+			}
+			if tracer != nil {
+				// A thread its tracer stopped is reaped only once the
+				// tracer lets go; the pending SIGKILL ends it first.
+				_ = tracer.Kill()
 			}
 			p.wait(t, 10*time.Second)
 			cut := h.rows(sid)
@@ -179,6 +214,50 @@ func TestKilledRunContinues(t *testing.T) {
 }
 
 const exitUsage = 2
+
+// Where a write_file case holds the process: in its rename, before it
+// takes effect or after.
+const (
+	holdBefore = 1 + iota
+	holdAfter
+)
+
+// writeCase kills the run inside write_file's rename (hold): before it
+// the file does not exist yet; after it the file had "before" and now has
+// "after". The continued turn does not write again; the call's result
+// says which state the ledger's hashes find the file in (verdict).
+func writeCase(name string, hold int, verdict string) killCase {
+	want := "" // the file's content after the kill; "" is no file
+	if hold == holdAfter {
+		want = "after\n"
+	}
+	return killCase{
+		name: name, prompt: "write", cont: []string{"-c"}, hold: hold,
+		step:   fakellm.Calls(fakellm.ToolCall("write_file", `{"path":"out.txt","content":"after\n"}`)),
+		answer: "write done",
+		setup: func(h *home) {
+			if hold == holdAfter {
+				if err := os.WriteFile(filepath.Join(h.ws, "out.txt"), []byte("before\n"), 0o644); err != nil {
+					h.t.Fatal(err)
+				}
+			}
+		},
+		killWhen: func(h *home, _ *fakellm.Server, p *proc) bool {
+			b, _ := os.ReadFile(filepath.Join(h.ws, "out.txt"))
+			// A delay_exit rename passes a brief stop on its way in too.
+			return testenv.InRename(p.cmd.Process.Pid) && string(b) == want
+		},
+		check: func(t *testing.T, h *home, rows []store.Message) {
+			b, err := os.ReadFile(filepath.Join(h.ws, "out.txt"))
+			if string(b) != want || (want == "") != os.IsNotExist(err) {
+				t.Errorf("out.txt has %q (%v); want %q: written at most once, by the killed run", b, err, want)
+			}
+			if !hasResult(rows, verdict) {
+				t.Errorf("no write_file result saying the file %s: rows %v", verdict, testenv.Roles(rows))
+			}
+		},
+	}
+}
 
 func hasResult(rows []store.Message, text string) bool {
 	for _, r := range rows {

@@ -90,7 +90,7 @@ type node struct {
 	url    string // http://127.0.0.1:port/ (with the slash)
 	stderr *testenv.Buffer
 	done   chan struct{}
-	tracer *os.Process // strace holding the node (holdRenames), killed with it
+	tracer *os.Process // strace holding the node (testenv.HoldRenames), killed with it
 }
 
 var servingOn = regexp.MustCompile(`serving on (\S+)`)

@@ -9,11 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -277,85 +275,6 @@ func (c *cluster) replace(t *testing.T, nd *node) time.Time {
 	return killed
 }
 
-// renameSyscalls are the numbers of rename(at)(2) as /proc/…/syscall shows
-// them while a thread is stopped in one.
-var renameSyscalls = map[string][]string{"amd64": {"82", "264", "316"}, "arm64": {"38", "276"}}
-
-// holdRenames makes every rename the node does wait a minute — before it
-// takes effect, or after (exit) — with strace's syscall delay injection, a
-// real stop inside the syscall write_file ends with. It returns once
-// strace traces every thread of the node; killing the node ends strace.
-func (nd *node) holdRenames(t *testing.T, exit bool) {
-	t.Helper()
-	path, err := exec.LookPath("strace")
-	if err != nil || renameSyscalls[runtime.GOARCH] == nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("strace is needed (on amd64 or arm64) to hold a node inside write_file: %v", err)
-		}
-		t.Skipf("SKIPPED: strace is needed (on amd64 or arm64) to hold a node inside write_file: %v", err)
-	}
-	when := "delay_enter"
-	if exit {
-		when = "delay_exit"
-	}
-	pid := nd.cmd.Process.Pid
-	st := exec.Command(path, "-qq", "-f", "-p", strconv.Itoa(pid), "-o", "/dev/null",
-		"-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:"+when+"=60000000")
-	errb := &testenv.Buffer{}
-	st.Stderr = errb
-	if err := st.Start(); err != nil {
-		t.Fatalf("strace: %v", err)
-	}
-	nd.tracer = st.Process
-	done := make(chan struct{})
-	go func() { _ = st.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = st.Process.Signal(syscall.SIGTERM) // detaches from a node still alive
-		<-done
-	})
-	traced := func() bool {
-		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-		for _, f := range tasks {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				continue // the thread ended
-			}
-			if strings.Contains(string(b), "\nTracerPid:\t0\n") {
-				return false
-			}
-		}
-		return len(tasks) > 0
-	}
-	if !testenv.Eventually(30*time.Second, func() bool {
-		select {
-		case <-done:
-			return true
-		default:
-		}
-		return traced()
-	}) || !traced() {
-		t.Fatalf("strace did not attach to node %d: %s", nd.i, errb)
-	}
-}
-
-// inRename reports whether a thread of the node is stopped in a rename.
-func (nd *node) inRename() bool {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", nd.cmd.Process.Pid))
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		nr, _, _ := strings.Cut(string(b), " ")
-		for _, want := range renameSyscalls[runtime.GOARCH] {
-			if nr == want {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // isHandoff reports whether ev is the status event a handoff publishes.
 func isHandoff(ev sseEvent) bool {
 	return ev.Type == "status" && strings.Contains(string(ev.Data), `"kind":"handoff"`)
@@ -521,14 +440,14 @@ func (c *cluster) killTurn(ctx context.Context, t *testing.T, m *killModel, kind
 	case killWriteBefore, killWriteAfter:
 		reached(func() bool { return m.arrived(prompt) })
 		victim = c.holder(t, sid)
-		victim.holdRenames(t, kind == killWriteAfter)
+		victim.tracer = testenv.HoldRenames(t, victim.cmd.Process.Pid, kind == killWriteAfter)
 		m.release(prompt)
 		// Stopped in the rename with the file already replaced (after) or
 		// not (before): a delay_exit rename also passes a brief stop on
 		// its way in, before it takes effect.
 		reached(func() bool {
 			b, _ := os.ReadFile(out)
-			return victim.inRename() && (kind == killWriteAfter) == (string(b) == "after\n")
+			return testenv.InRename(victim.cmd.Process.Pid) && (kind == killWriteAfter) == (string(b) == "after\n")
 		})
 	case killEffect:
 		reached(func() bool { return counter() != "" })
