@@ -14,7 +14,7 @@ import (
 	"github.com/talaria-agent/talaria/acp"
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/tool/builtin"
 	"github.com/talaria-agent/talaria/tool/sandbox"
 )

@@ -46,7 +46,7 @@ if [ -n "$BEFORE" ]; then
   # use only the store's public API), so both trees run the same code.
   mkdir -p "$tmp/before/bench/gendb" && cp bench/gendb/main.go "$tmp/before/bench/gendb/"
   cp store/sqlite/bench_test.go "$tmp/before/store/sqlite/bench_test.go"
-  mkdir -p "$tmp/before/internal/transcriptgen" && cp internal/transcriptgen/*.go "$tmp/before/internal/transcriptgen/"
+  mkdir -p "$tmp/before/internal/testing/transcriptgen" && cp internal/testing/transcriptgen/*.go "$tmp/before/internal/testing/transcriptgen/"
   trees+=("$tmp/before")
   names+=("$BEFORE")
 fi

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
 )
 
 func errCode(out map[string]any) string {

@@ -9,7 +9,7 @@ import (
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // pricedModel prices the test model at $1 per thousand input tokens, so

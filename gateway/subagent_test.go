@@ -7,7 +7,7 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // TestSubagentEvents: a turn over the API that delegates a task shows the

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"

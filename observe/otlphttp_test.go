@@ -17,7 +17,7 @@ import (
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
 )
 
 // The hand-encoded export requests decode as the collector's own

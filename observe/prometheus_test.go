@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/talaria-agent/talaria/internal/promtext"
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/turn"
 )

@@ -9,8 +9,8 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/guard"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/agent"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/turn"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // Extended thinking: the signed thinking of the turn's tool loop goes back

@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/talaria-agent/talaria/internal/transcriptgen"
+	"github.com/talaria-agent/talaria/internal/testing/transcriptgen"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/tool/mcp"
 )
 
@@ -16,7 +16,7 @@ import (
 // real `talaria run` against the mcptest server over stdio.
 func TestMCPCommands(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "mcptestserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("build mcptestserver: %v\n%s", err, out)
 	}
 	const secret = "s3cr3t-value-never-printed"
@@ -24,7 +24,7 @@ func TestMCPCommands(t *testing.T) {
 		notes := t.TempDir()
 		e.env["MY_TOKEN"] = secret
 		// The test server lives in and writes notes to temp dirs a
-		// sandbox would hide; confinement is tested in internal/sandboxtest.
+		// sandbox would hide; confinement is tested in internal/testing/sandboxtest.
 		e.writeConfig(`sandbox: {mode: off}
 mcp_servers:
   test:

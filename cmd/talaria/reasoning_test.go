@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // The model's reasoning is shown as it streams: on stderr in run (never in

@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // servingProc is `talaria serve` running in-process.
@@ -339,7 +339,7 @@ func TestServeConfigTokens(t *testing.T) {
 // sessions, as run does.
 func TestServeMCPTools(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "mcptestserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("build mcptestserver: %v\n%s", err, out)
 	}
 	e := newCLIEnv(t)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // A stream that stalls after its first event ends at timeouts.stream_idle

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
 )
 
 // `talaria run` with only OTEL_EXPORTER_OTLP_ENDPOINT set delivers the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/talaria-agent/talaria/internal/wiretest"
+	"github.com/talaria-agent/talaria/internal/testing/wiretest"
 )
 
 // appendCases are wire messages built from a few strings so the fuzzer

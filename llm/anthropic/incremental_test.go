@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/talaria-agent/talaria/internal/wiretest"
+	"github.com/talaria-agent/talaria/internal/testing/wiretest"
 	"github.com/talaria-agent/talaria/llm"
 )
 

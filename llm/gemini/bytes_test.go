@@ -15,7 +15,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/talaria-agent/talaria/internal/wiretest"
+	"github.com/talaria-agent/talaria/internal/testing/wiretest"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/talaria-agent/talaria/internal/wiretest"
+	"github.com/talaria-agent/talaria/internal/testing/wiretest"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/pgtest"
-	"github.com/talaria-agent/talaria/internal/transcriptgen"
+	"github.com/talaria-agent/talaria/internal/testing/pgtest"
+	"github.com/talaria-agent/talaria/internal/testing/transcriptgen"
 	"github.com/talaria-agent/talaria/store"
 )
 

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/talaria-agent/talaria/internal/pgtest"
+	"github.com/talaria-agent/talaria/internal/testing/pgtest"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/postgres"
 	"github.com/talaria-agent/talaria/store/storetest"

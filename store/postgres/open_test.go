@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/talaria-agent/talaria/internal/pgtest"
+	"github.com/talaria-agent/talaria/internal/testing/pgtest"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/postgres"
 )

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/mcptest"
+	"github.com/talaria-agent/talaria/internal/testing/mcptest"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/tool/mcp"
 )
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	serverBin = filepath.Join(dir, "mcptestserver")
-	out, err := exec.Command("go", "build", "-o", serverBin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", serverBin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build mcptestserver: %v\n%s", err, out)
 		os.Exit(1)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/mcptest"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/mcptest"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/tool/mcp"
 )

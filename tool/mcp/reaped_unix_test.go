@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // reaped reports whether pid, a server this test process started, is gone

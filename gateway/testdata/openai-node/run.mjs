@@ -1,5 +1,5 @@
 // Drives a real `talaria serve` with the official openai Node client and
-// prints what it saw as one JSON object; internal/hostile/openai_node_test.go
+// prints what it saw as one JSON object; internal/testing/hostile/openai_node_test.go
 // checks it. Env: TALARIA_URL (the server's base URL), ALICE and BOB
 // (tokens of two principals).
 import OpenAI from "openai";

@@ -24,8 +24,8 @@ import (
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/pgtest"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/pgtest"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/postgres"
 )

@@ -16,8 +16,8 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/telemetrytest"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
@@ -273,7 +273,7 @@ func hasResult(rows []store.Message, text string) bool {
 func mcpConfig(t *testing.T, h *home, notes string) {
 	t.Helper()
 	srvBin := filepath.Join(t.TempDir(), "mcptestserver")
-	if out, err := exec.Command("go", "build", "-o", srvBin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", srvBin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("build mcptestserver: %v\n%s", err, out)
 	}
 	if err := os.MkdirAll(notes, 0o755); err != nil {

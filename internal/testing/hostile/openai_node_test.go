@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // nodeFixture copies the openai-node fixture to a temp dir and installs
@@ -29,7 +29,7 @@ func nodeFixture(t *testing.T) string {
 			t.Skipf("SKIPPED: %s is not installed, so the official openai Node client cannot run (CI installs it)", tool)
 		}
 	}
-	src := filepath.Join("..", "..", "gateway", "testdata", "openai-node")
+	src := filepath.Join("..", "..", "..", "gateway", "testdata", "openai-node")
 	dir := t.TempDir()
 	for _, f := range []string{"package.json", "package-lock.json", "run.mjs"} {
 		b, err := os.ReadFile(filepath.Join(src, f))

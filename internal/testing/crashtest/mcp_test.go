@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // mcpHome is a home whose config has the mcptest server as the stdio MCP
@@ -19,7 +19,7 @@ import (
 func mcpHome(t *testing.T) (h *home, sid, notes string) {
 	t.Helper()
 	srvBin := filepath.Join(t.TempDir(), "mcptestserver")
-	if out, err := exec.Command("go", "build", "-o", srvBin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", srvBin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("build mcptestserver: %v\n%s", err, out)
 	}
 	srv := fakellm.New()

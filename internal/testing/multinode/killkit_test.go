@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -185,7 +185,7 @@ func (m *killModel) step(req fakellm.Request) fakellm.Step {
 func killCluster(t *testing.T, ttl time.Duration, m *killModel, extra string) *cluster {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "mcptestserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("build mcptestserver: %v\n%s", err, out)
 	}
 	b, err := os.ReadFile(bin)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/turn"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
 	"github.com/talaria-agent/talaria/turn"
@@ -110,7 +110,7 @@ func (h *home) command(ctx context.Context, sub string, args ...string) *exec.Cm
 		}
 		// The crash tests find the slow job by the PIDs it writes, which a
 		// PID namespace would make its own; confinement, kill -9 included,
-		// is tested in internal/sandboxtest.
+		// is tested in internal/testing/sandboxtest.
 		all = append(all, "--api", h.api, "--base-url", base, "--model", "m", "--workspace", h.ws, "--sandbox", "off")
 	}
 	all = append(all, args...)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/gateway"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/turn"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/tool/sandbox"
 )
 
@@ -293,7 +293,7 @@ func TestForkBombBounded(t *testing.T) {
 func TestMCPServerConfined(t *testing.T) {
 	h := newHome(t)
 	srvBin := filepath.Join(h.ws, "mcptestserver")
-	if out, err := exec.Command("go", "build", "-o", srvBin, "github.com/talaria-agent/talaria/internal/mcptest/mcptestserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", srvBin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("build mcptestserver: %v\n%s", err, out)
 	}
 	inside, outside := filepath.Join(h.ws, "notes"), t.TempDir()

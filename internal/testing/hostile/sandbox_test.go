@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
 
 // needBwrap skips loudly without bubblewrap, unless CI is set: CI installs

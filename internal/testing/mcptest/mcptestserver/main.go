@@ -14,7 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/talaria-agent/talaria/internal/mcptest"
+	"github.com/talaria-agent/talaria/internal/testing/mcptest"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/talaria-agent/talaria/internal/testenv"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
 	"github.com/talaria-agent/talaria/turn"

@@ -27,7 +27,7 @@ import (
 // stream to its end. Run it with a fixed count, as it starts the nodes
 // once per sub-benchmark:
 //
-//	go test ./internal/multinode -run '^$' -bench Nodes -benchtime 600x
+//	go test ./internal/testing/multinode -run '^$' -bench Nodes -benchtime 600x
 func BenchmarkNodes(b *testing.B) {
 	const clients = 48
 	for _, nodes := range []int{1, 2, 3} {
