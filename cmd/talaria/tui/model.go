@@ -758,31 +758,63 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// footer is one line: state, model, context use, tokens, cost, session.
+// When it does not fit, the session id gives way first (to its random
+// tail; /session prints it whole), then the key hint, the model's
+// provider, the session, the context use, the model: tokens and cost
+// stay.
 func (m *model) footer() string {
-	var f []string
+	var state, hint string
 	switch {
 	case m.notice != "":
-		f = append(f, m.st.warn.Render(m.notice))
+		state = m.st.warn.Render(m.notice)
 	case !m.started:
-		f = append(f, "starting…")
+		state = "starting…"
 	case m.running && m.stopping:
-		f = append(f, "stopping…")
+		state = "stopping…"
 	case m.running:
-		f = append(f, "working · Esc stops")
+		state, hint = "working", "Esc stops"
 	}
-	if m.info.Model != "" {
-		f = append(f, m.info.Model)
+	model, session := m.info.Model, m.info.Session
+	if session == "" && m.started {
+		session = "new session"
 	}
+	ctx := ""
 	if m.info.ContextPct >= 0 {
-		f = append(f, fmt.Sprintf("ctx %d%%", m.info.ContextPct))
+		ctx = fmt.Sprintf("ctx %d%%", m.info.ContextPct)
 	}
-	f = append(f, fmt.Sprintf("%s tok", humanCount(m.info.Tokens)), fmt.Sprintf("$%.4f", m.info.CostUSD))
-	if m.info.Session != "" {
-		f = append(f, m.info.Session)
-	} else if m.started {
-		f = append(f, "new session")
+	spend := fmt.Sprintf("%s tok · $%.4f", humanCount(m.info.Tokens), m.info.CostUSD)
+	line := func() string {
+		var f []string
+		for _, p := range []string{state, hint, model, ctx, spend, session} {
+			if p != "" {
+				f = append(f, p)
+			}
+		}
+		return strings.Join(f, " · ")
 	}
-	return m.st.footer.Render(truncate(strings.Join(f, " · "), m.width))
+	for _, shorten := range []func(){
+		func() {
+			if i := strings.LastIndexByte(session, '-'); i >= 0 {
+				session = "…" + session[i+1:]
+			}
+		},
+		func() { hint = "" },
+		func() {
+			if i := strings.IndexByte(model, '/'); i >= 0 {
+				model = model[i+1:]
+			}
+		},
+		func() { session = "" },
+		func() { ctx = "" },
+		func() { model = "" },
+	} {
+		if ansi.StringWidth(line()) <= m.width {
+			break
+		}
+		shorten()
+	}
+	return m.st.footer.Render(truncate(line(), m.width))
 }
 
 func humanCount(n int64) string {
