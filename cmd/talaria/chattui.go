@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	root "github.com/talaria-agent/talaria/app"
 	"github.com/talaria-agent/talaria/cmd/talaria/tui"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/config"
@@ -411,7 +412,7 @@ func (c *cli) modelChoices(a *app, also ...modelChoice) []modelChoice {
 		add(mc.provider, mc.model)
 	}
 	for _, n := range a.cfg.ProviderNames() {
-		if p := a.cfg.Providers[n]; len(p.KeyList(c.getenv)) > 0 || !officialHost(p.BaseURL) {
+		if p := a.cfg.Providers[n]; len(p.KeyList(c.getenv)) > 0 || !root.OfficialHost(p.BaseURL) {
 			add(n, p.Model)
 		}
 	}
