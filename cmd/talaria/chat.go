@@ -52,55 +52,79 @@ the turn and quits. In the chat:
 	},
 }
 
+// chatOpts are chat's flags.
+type chatOpts struct {
+	rf         routeFlags
+	sessionID  string
+	cont, pick bool // -c; -r without an id
+	server     string
+	plain      bool
+	steerMode  string
+}
+
 func (c *cli) chatCmd(ctx context.Context, args []string) int {
+	o, code, done := c.chatFlags(args)
+	if done {
+		return code
+	}
+	if o.server != "" {
+		return c.chatRemote(ctx, o.server, o.sessionID, o.rf.model, o.cont)
+	}
+	if c.useTUI(o.plain) {
+		return c.chatTUI(ctx, &o.rf, o.sessionID, o.cont, o.pick)
+	}
+	return c.chatLines(ctx, o)
+}
+
+// chatFlags parses chat's flags; done says to exit with code.
+func (c *cli) chatFlags(args []string) (o *chatOpts, code int, done bool) {
+	o = &chatOpts{}
 	fs := chatCmdHelp.flags()
-	var rf routeFlags
-	rf.register(fs)
-	sessionID := fs.String("session", "", "continue the session with this id")
-	var cont bool
-	fs.BoolVar(&cont, "continue", false, "continue the most recent session")
-	fs.BoolVar(&cont, "c", false, "short for --continue")
+	o.rf.register(fs)
+	fs.StringVar(&o.sessionID, "session", "", "continue the session with this id")
+	fs.BoolVar(&o.cont, "continue", false, "continue the most recent session")
+	fs.BoolVar(&o.cont, "c", false, "short for --continue")
 	var resume bool
 	fs.BoolVar(&resume, "resume", false, "pick a session to continue from a list (-r ID continues that one)")
 	fs.BoolVar(&resume, "r", false, "short for --resume")
-	server := fs.String("server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
-	plain := fs.Bool("plain", false, "the line mode even on a terminal (it is the mode for pipes, TERM=dumb and NO_COLOR)")
-	steerMode := fs.String("steer", "auto", "a line typed during a turn joins it after its tool round: `auto` (on a terminal), on or off")
+	fs.StringVar(&o.server, "server", "", "chat with a `talaria serve` at this URL (token from TALARIA_TOKEN)")
+	fs.BoolVar(&o.plain, "plain", false, "the line mode even on a terminal (it is the mode for pipes, TERM=dumb and NO_COLOR)")
+	fs.StringVar(&o.steerMode, "steer", "auto", "a line typed during a turn joins it after its tool round: `auto` (on a terminal), on or off")
 	if code, done := c.parseFlags(fs, chatCmdHelp, args); done {
-		return code
+		return nil, code, true
 	}
-	pick := false
 	if resume {
 		// -r ID continues ID; -r alone lists the sessions to choose from.
 		switch {
-		case fs.NArg() == 1 && *sessionID == "":
-			*sessionID = fs.Arg(0)
-		case fs.NArg() == 0 && *sessionID == "" && !cont:
-			pick = true
+		case fs.NArg() == 1 && o.sessionID == "":
+			o.sessionID = fs.Arg(0)
+		case fs.NArg() == 0 && o.sessionID == "" && !o.cont:
+			o.pick = true
 		default:
-			return c.usageError(chatCmdHelp, "-r takes one session id at most, and not with --session or -c")
+			return nil, c.usageError(chatCmdHelp, "-r takes one session id at most, and not with --session or -c"), true
 		}
 	}
 	if fs.NArg() > 0 && !resume {
-		return c.usageError(chatCmdHelp, "takes no arguments (got %q); type your message once chat starts, or use talaria run \"…\" for one turn", fs.Arg(0))
+		return nil, c.usageError(chatCmdHelp, "takes no arguments (got %q); type your message once chat starts, or use talaria run \"…\" for one turn", fs.Arg(0)), true
 	}
-	if err := rf.check(fs); err != nil {
-		return c.usageError(chatCmdHelp, "%v", err)
+	if err := o.rf.check(fs); err != nil {
+		return nil, c.usageError(chatCmdHelp, "%v", err), true
 	}
-	if *server != "" {
-		if err := remoteFlags(fs, *sessionID != "" || cont); err != nil {
-			return c.usageError(chatCmdHelp, "%v", err)
+	if o.server != "" {
+		if err := remoteFlags(fs, o.sessionID != "" || o.cont); err != nil {
+			return nil, c.usageError(chatCmdHelp, "%v", err), true
 		}
-		if pick {
-			return c.usageError(chatCmdHelp, "-r without an id needs the local database; pass the session id with --server")
+		if o.pick {
+			return nil, c.usageError(chatCmdHelp, "-r without an id needs the local database; pass the session id with --server"), true
 		}
-		return c.chatRemote(ctx, *server, *sessionID, rf.model, cont)
 	}
-	if c.useTUI(*plain) {
-		return c.chatTUI(ctx, &rf, *sessionID, cont, pick)
-	}
+	return o, 0, false
+}
+
+// chatLines is chat in line mode: pipes, TERM=dumb, NO_COLOR, --plain.
+func (c *cli) chatLines(ctx context.Context, o *chatOpts) int {
 	var steering bool
-	switch *steerMode {
+	switch o.steerMode {
 	case "auto":
 		// Piped input is a script: its lines wait for their prompt.
 		steering = isTerminal(c.stdin)
@@ -108,7 +132,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		steering = true
 	case "off":
 	default:
-		return c.usageError(chatCmdHelp, "--steer %q: use auto, on or off", *steerMode)
+		return c.usageError(chatCmdHelp, "--steer %q: use auto, on or off", o.steerMode)
 	}
 	lines := readLines(c.stdin)
 	if tw, ok := c.stdout.(*termWriter); ok && isTerminal(c.stdin) {
@@ -124,7 +148,7 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 		ap.in, ap.inEOF = make(chan string), make(chan struct{})
 	}
 
-	a, err := c.setup(ctx, &rf, ap, 5*time.Second)
+	a, err := c.setup(ctx, &o.rf, ap, 5*time.Second)
 	if err != nil {
 		return c.setupExit(err)
 	}
@@ -132,18 +156,22 @@ func (c *cli) chatCmd(ctx context.Context, args []string) int {
 	// A new chat's session is created with its first message, so opening
 	// and leaving chat leaves no empty session for `run -c` to pick.
 	sid := ""
-	if *sessionID != "" || cont {
-		if sid, err = c.pickSession(ctx, a, *sessionID, cont); err != nil {
+	if o.sessionID != "" || o.cont {
+		if sid, err = c.pickSession(ctx, a, o.sessionID, o.cont); err != nil {
 			return c.pickExit(err)
 		}
 	}
-	if pick {
+	if o.pick {
 		var ok bool
 		if sid, ok = c.pickByNumber(ctx, a, lines); !ok {
 			return exitOK
 		}
 	}
+	return c.chatLoop(ctx, a, sid, lines, ap)
+}
 
+// chatLoop reads and runs the messages and commands of a line-mode chat.
+func (c *cli) chatLoop(ctx context.Context, a *app, sid string, lines <-chan string, ap *askApprover) int {
 	// Closing the terminal (SIGHUP) and SIGTERM stop a running turn like
 	// Ctrl+C, then quit: nobody is left to type.
 	sig := make(chan os.Signal, 4)

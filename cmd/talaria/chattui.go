@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	root "github.com/talaria-agent/talaria/app"
 	"github.com/talaria-agent/talaria/cmd/talaria/tui"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/config"
@@ -116,9 +117,12 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 			}
 		}
 		s.a, s.sid = a, sid
+		s.first = modelChoice{a.routes[0].Provider.Name(), a.routes[0].Model}
 		info := s.info(ctx)
 		if notes != "" {
-			ui.Status(notes)
+			for _, l := range strings.Split(notes, "\n") {
+				ui.Status(strings.TrimPrefix(l, "· ")) // Status marks its lines
+			}
 		}
 		return info, nil
 	}
@@ -173,9 +177,11 @@ type chatState struct {
 	c   *cli
 	a   *app
 	sid string
-	// rf and ap build the app again when /model switches the model.
-	rf *routeFlags
-	ap *tuiApprover
+	// rf and ap build the app again when /model switches the model;
+	// first is the model and provider the chat started with.
+	rf    *routeFlags
+	ap    *tuiApprover
+	first modelChoice
 
 	// steer is the running turn's: the UI offers it messages typed
 	// meanwhile, from its own goroutine.
@@ -288,7 +294,11 @@ func (s *chatState) command(ctx context.Context, line string) tui.CommandResult 
 			}
 			fmt.Fprintf(&b, "%s: %s\n", role, r.Name())
 		}
-		b.WriteString("/model NAME switches the primary for the next turns; choices: " + strings.Join(modelChoices(s.a), ", ") + ", or any model of the catalogue")
+		var list []string
+		for _, mc := range s.c.modelChoices(s.a, s.first) {
+			list = append(list, mc.String())
+		}
+		b.WriteString("/model NAME switches the primary for the next turns (PROVIDER/NAME picks the provider); choices: " + strings.Join(list, ", ") + ", or any model of the catalogue")
 	case "/sessions":
 		if arg != "" {
 			if _, err := s.a.store.GetSession(ctx, arg); err != nil {
@@ -376,48 +386,104 @@ func historyTail(ctx context.Context, a *app, id string, n int) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// modelChoices are the models this chat's configuration names: its
-// routes', its providers' and the models declared in the config.
-func modelChoices(a *app) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(m string) {
-		if m != "" && !seen[m] {
-			seen[m] = true
-			out = append(out, m)
+// modelChoice is a model /model can switch to and the provider entry it
+// goes to.
+type modelChoice struct{ provider, model string }
+
+func (m modelChoice) String() string { return m.model + " (" + m.provider + ")" }
+
+// modelChoices are the models this chat's configuration names with their
+// providers: its routes', and its usable providers' (a key set, or an
+// endpoint that needs none); then the models declared in the config,
+// which go to the primary's provider.
+func (c *cli) modelChoices(a *app, also ...modelChoice) []modelChoice {
+	seen := map[modelChoice]bool{}
+	var out []modelChoice
+	add := func(p, m string) {
+		if mc := (modelChoice{p, m}); m != "" && !seen[mc] {
+			seen[mc] = true
+			out = append(out, mc)
 		}
 	}
 	for _, r := range a.routes {
-		add(r.Model)
+		add(r.Provider.Name(), r.Model)
+	}
+	for _, mc := range also {
+		add(mc.provider, mc.model)
 	}
 	for _, n := range a.cfg.ProviderNames() {
-		add(a.cfg.Providers[n].Model)
+		if p := a.cfg.Providers[n]; len(p.KeyList(c.getenv)) > 0 || !root.OfficialHost(p.BaseURL) {
+			add(n, p.Model)
+		}
 	}
 	declared := make([]string, 0, len(a.cfg.Models))
 	for m := range a.cfg.Models {
 		declared = append(declared, m)
 	}
 	sort.Strings(declared)
+	primary := a.routes[0].Provider.Name()
 	for _, m := range declared {
-		add(m)
+		add(primary, m)
 	}
 	return out
 }
 
-// switchModel makes name the primary model of the next turns, with the
-// same provider: a model the configuration names or the catalogue knows
-// (a typo must not cost a failed paid call). The chat's app is built again
-// with it; the session and its history stay.
-func (s *chatState) switchModel(ctx context.Context, name string) string {
-	choices := modelChoices(s.a)
+// resolveModel is where /model NAME goes: PROVIDER/NAME names the provider
+// entry; a bare NAME stays with the primary's provider unless only another
+// configured provider serves it. A model neither the configuration names
+// nor the catalogue knows is refused: a typo must not cost a failed paid
+// call.
+func (c *cli) resolveModel(a *app, name string, also ...modelChoice) (modelChoice, error) {
+	choices := c.modelChoices(a, also...)
+	primary := a.routes[0].Provider.Name()
+	want := modelChoice{primary, name}
+	if p, m, ok := strings.Cut(name, "/"); ok && m != "" {
+		if _, configured := a.cfg.Providers[p]; configured || p == primary {
+			want = modelChoice{p, m}
+		}
+	}
+	var owners []string
+	for _, mc := range choices {
+		if mc.model == want.model {
+			owners = append(owners, mc.provider)
+		}
+	}
+	bare := want.provider == primary && want.model == name
+	switch {
+	case slices.Contains(owners, want.provider):
+		return want, nil
+	case bare && len(owners) == 1:
+		return modelChoice{owners[0], want.model}, nil
+	case bare && len(owners) > 1:
+		return modelChoice{}, fmt.Errorf("%s is served by %s: say which, e.g. /model %s/%s", name, strings.Join(owners, ", "), owners[0], name)
+	}
 	// The catalogue's own name, not a family match: "gpt-4o-typo" would
 	// match gpt-4o's family and still be refused by the provider.
-	known := s.a.agent.Catalogue().Lookup(name)
-	if !slices.Contains(choices, name) && !(known.Known && strings.EqualFold(known.Model, name)) {
-		return fmt.Sprintf("talaria: unknown model %q; choices: %s, or any model of the catalogue (declare others under models: in the config)", name, strings.Join(choices, ", "))
+	if known := a.agent.Catalogue().Lookup(want.model); known.Known && strings.EqualFold(known.Model, want.model) {
+		return want, nil
 	}
+	list := make([]string, len(choices))
+	for i, mc := range choices {
+		list[i] = mc.String()
+	}
+	return modelChoice{}, fmt.Errorf("unknown model %q; choices: %s, or any model of the catalogue (declare others under models: in the config; /model PROVIDER/NAME picks the provider)", name, strings.Join(list, ", "))
+}
+
+// switchModel makes name the primary model of the next turns. The chat's
+// app is built again with it; the session and its history stay.
+func (s *chatState) switchModel(ctx context.Context, name string) string {
+	to, err := s.c.resolveModel(s.a, name, s.first)
+	if err != nil {
+		return "talaria: " + err.Error()
+	}
+	// From the chat's own flags: back on the first provider they apply.
 	rf := *s.rf
-	rf.model = name
+	rf.model = to.model
+	if to.provider != s.first.provider {
+		// Another configured entry: its own endpoint, wire format and
+		// keys, not the flags that made this one.
+		rf.provider, rf.baseURL, rf.api, rf.apiKeyEnv = to.provider, "", "", ""
+	}
 	a, err := s.c.setup(ctx, &rf, s.ap, 5*time.Second)
 	if buf, ok := s.c.stdout.(*syncBuffer); ok {
 		buf.take() // setup's notes (the sandbox line) were shown at start
@@ -426,7 +492,7 @@ func (s *chatState) switchModel(ctx context.Context, name string) string {
 		return "talaria: " + err.Error()
 	}
 	s.a.Close()
-	s.a, s.rf = a, &rf
+	s.a = a
 	return "model: " + a.routes[0].Name() + " for the next turns"
 }
 

@@ -82,8 +82,14 @@ func startChat(t *testing.T, srv *fakellm.Server, ws string, extra ...string) *t
 // the test's.
 func startChatHome(t *testing.T, srv *fakellm.Server, ws, home string, extra ...string) *term {
 	t.Helper()
+	return startArgs(t, ws, home, append([]string{"chat", "--api", "openai", "--base-url", srv.OpenAIBaseURL(), "--model", "gpt-4.1", "--workspace", ws}, extra...)...)
+}
+
+// startArgs runs talaria with args in a pty, in ws, with home as its
+// TALARIA_HOME.
+func startArgs(t *testing.T, ws, home string, args ...string) *term {
+	t.Helper()
 	bin := binary(t)
-	args := append([]string{"chat", "--api", "openai", "--base-url", srv.OpenAIBaseURL(), "--model", "gpt-4.1", "--workspace", ws}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = ws
 	cmd.Env = []string{"TALARIA_HOME=" + home, "TERM=xterm-256color", "HOME=" + home, "PATH=" + os.Getenv("PATH")}
@@ -421,6 +427,51 @@ func TestChatModelSwitchInPTY(t *testing.T) {
 	if len(reqs[1].Messages) < 3 {
 		t.Errorf("the switched model did not get the session's history: %+v", reqs[1].Messages)
 	}
+	tm.send("/exit\r")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// /model NAME goes to the configured provider that serves NAME: the next
+// request reaches the other provider's endpoint, in its wire format, with
+// the session's history; /model lists the models with their providers.
+func TestChatModelAcrossProvidersInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.Script(fakellm.Text("first answer"), fakellm.Text("second answer"))
+	home, ws := t.TempDir(), t.TempDir()
+	cfg := "provider: local\nproviders:\n" +
+		"  local: {api: openai, base_url: " + srv.OpenAIBaseURL() + ", model: gpt-4.1}\n" +
+		"  other: {api: anthropic, base_url: " + srv.AnthropicBaseURL() + ", model: claude-sonnet-4-5}\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm := startArgs(t, ws, home, "chat", "--workspace", ws)
+	tm.wait("new session")
+	tm.send("hello\r")
+	tm.wait("first answer")
+	tm.send("/model\r")
+	tm.wait("claude-sonnet-4-5 (other)")
+	tm.send("/model claude-sonnet-4-5\r")
+	tm.wait("model: other/claude-sonnet-4-5 for the next turns")
+	tm.send("again\r")
+	tm.wait("second answer")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if reqs[0].API != fakellm.APIOpenAI || reqs[0].Model != "gpt-4.1" {
+		t.Errorf("first request: %s %s, want openai gpt-4.1", reqs[0].API, reqs[0].Model)
+	}
+	if reqs[1].API != fakellm.APIAnthropic || reqs[1].Model != "claude-sonnet-4-5" {
+		t.Errorf("after /model: %s %s, want anthropic claude-sonnet-4-5", reqs[1].API, reqs[1].Model)
+	}
+	if len(reqs[1].Messages) < 3 {
+		t.Errorf("the other provider did not get the session's history: %+v", reqs[1].Messages)
+	}
+	tm.send("/model gpt-4.1\r")
+	tm.wait("model: local/gpt-4.1 for the next turns")
 	tm.send("/exit\r")
 	if code := tm.exit(); code != 0 {
 		t.Errorf("exit %d, want 0", code)

@@ -115,3 +115,39 @@ func TestGoldenFrames(t *testing.T) {
 		})
 	}
 }
+
+// The footer keeps tokens and cost at any usual width: the session id,
+// the key hint, the provider and the context use give way first.
+func TestFooterKeepsCost(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		width   int
+		running bool
+		notice  string
+	}{
+		{"idle 80", 80, false, ""},
+		{"working 80", 80, true, ""},
+		{"working 60", 60, true, ""},
+		{"working 44", 44, true, ""},
+		{"notice 80", 80, true, "stopping the turn (Ctrl+C again to quit)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := frameModel()
+			m.Update(tea.WindowSizeMsg{Width: tc.width, Height: 24})
+			m.running, m.notice = tc.running, tc.notice
+			if tc.running {
+				m.cancel = func() {}
+			}
+			f := ansi.Strip(m.footer())
+			if !strings.Contains(f, "48.2k tok · $0.1834") {
+				t.Errorf("footer %q lost the tokens or the cost", f)
+			}
+			if w := ansi.StringWidth(f); w > tc.width {
+				t.Errorf("footer %q is %d cells, the screen %d", f, w, tc.width)
+			}
+			if tc.notice != "" && !strings.Contains(f, tc.notice) {
+				t.Errorf("footer %q lost the notice", f)
+			}
+		})
+	}
+}

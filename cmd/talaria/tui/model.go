@@ -140,93 +140,15 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.in.SetWidth(max(10, m.width-2))
 		return m, nil
 	case startedMsg:
-		if msg.err != nil {
-			m.startErr = msg.err
-			return m, tea.Quit
-		}
-		m.started, m.info = true, msg.info
-		if m.ui.opts.PickAtStart && m.ui.opts.ListSessions != nil {
-			return m, m.openPicker()
-		}
-		return m, m.next()
+		return m, m.startDone(msg)
 	case pickerMsg:
-		m.running = false
-		p := m.picker
-		if p == nil {
-			return m, m.next() // closed while it loaded
-		}
-		if msg.err != nil || len(msg.items) == 0 {
-			m.picker = nil
-			line := "no sessions yet"
-			if msg.err != nil {
-				line = m.st.fail.Render("talaria: " + msg.err.Error())
-			}
-			return m, tea.Sequence(tea.Println(line), m.next())
-		}
-		p.items, p.loading = msg.items, false
-		p.filter()
-		if p.chosen {
-			if _, id := m.pickerKey("enter", ""); id != "" {
-				return m, m.command("/sessions " + id)
-			}
-		}
-		return m, nil
+		return m, m.pickerLoaded(msg)
 	case tickMsg:
 		return m, m.pull(true)
-	case discardMsg:
-		m.stream = ""
-		return m, tea.Println(m.st.dim.Render("· the stream broke off and is retried; text above may repeat"))
-	case steeredMsg:
-		cmd := m.flush()
-		for i, it := range m.steering {
-			if it.id == string(msg) {
-				m.steering = append(m.steering[:i:i], m.steering[i+1:]...)
-				return m, tea.Sequence(cmd, tea.Println(m.echo(it.text)+"\n"+m.st.dim.Render("· joined the turn")))
-			}
-		}
-		return m, cmd
-	case statusMsg:
-		cmd := m.flush()
-		return m, tea.Sequence(cmd, tea.Println(m.st.dim.Render("· "+string(msg))))
-	case toolStartMsg:
-		cmd := m.flush()
-		m.tools[msg.id] = runningTool{msg.name, msg.arg, time.Now()}
-		return m, cmd
-	case toolEndMsg:
-		cmd := m.flush()
-		delete(m.tools, msg.id)
-		return m, tea.Sequence(cmd, tea.Println(m.toolCard(msg)))
-	case approvalMsg:
-		cmd := m.flush()
-		m.approval = &pendingApproval{msg.a, msg.reply}
-		return m, cmd
-	case approvalGoneMsg:
-		m.approval = nil
-		return m, nil
+	case discardMsg, steeredMsg, statusMsg, toolStartMsg, toolEndMsg, approvalMsg, approvalGoneMsg:
+		return m, m.turnEvent(msg)
 	case turnDoneMsg:
-		cmd := m.flush()
-		m.running, m.stopping, m.cancel, m.approval = false, false, nil, nil
-		m.tools = map[string]runningTool{}
-		m.reasoning = ""
-		m.info = msg.Info
-		// Messages the turn did not take run next, in the order typed.
-		for i := len(m.steering) - 1; i >= 0; i-- {
-			m.queued = append([]string{m.steering[i].text}, m.queued...)
-		}
-		m.steering = nil
-		var out []tea.Cmd
-		out = append(out, cmd)
-		if msg.Failure != "" {
-			out = append(out, tea.Println(m.st.fail.Render("talaria: "+msg.Failure)))
-		}
-		if msg.Summary != "" {
-			out = append(out, tea.Println(m.st.dim.Render(msg.Summary)))
-		}
-		if m.quitMidTurn {
-			return m, tea.Sequence(append(out, tea.Quit)...)
-		}
-		out = append(out, m.next())
-		return m, tea.Sequence(out...)
+		return m, m.turnDone(msg)
 	case commandDoneMsg:
 		m.running = false
 		if msg.Info != nil {
@@ -256,6 +178,99 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
+func (m *model) startDone(msg startedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.startErr = msg.err
+		return tea.Quit
+	}
+	m.started, m.info = true, msg.info
+	if m.ui.opts.PickAtStart && m.ui.opts.ListSessions != nil {
+		return m.openPicker()
+	}
+	return m.next()
+}
+
+func (m *model) pickerLoaded(msg pickerMsg) tea.Cmd {
+	m.running = false
+	p := m.picker
+	if p == nil {
+		return m.next() // closed while it loaded
+	}
+	if msg.err != nil || len(msg.items) == 0 {
+		m.picker = nil
+		line := "no sessions yet"
+		if msg.err != nil {
+			line = m.st.fail.Render("talaria: " + msg.err.Error())
+		}
+		return tea.Sequence(tea.Println(line), m.next())
+	}
+	p.items, p.loading = msg.items, false
+	p.filter()
+	if p.chosen {
+		if _, id := m.pickerKey("enter", ""); id != "" {
+			return m.command("/sessions " + id)
+		}
+	}
+	return nil
+}
+
+// turnEvent takes what a running turn reports; what streamed before it
+// is printed first.
+func (m *model) turnEvent(msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(discardMsg); ok {
+		m.stream = ""
+		return tea.Println(m.st.dim.Render("· the stream broke off and is retried; text above may repeat"))
+	}
+	if _, ok := msg.(approvalGoneMsg); ok {
+		m.approval = nil
+		return nil
+	}
+	cmd := m.flush()
+	switch msg := msg.(type) {
+	case steeredMsg:
+		for i, it := range m.steering {
+			if it.id == string(msg) {
+				m.steering = append(m.steering[:i:i], m.steering[i+1:]...)
+				return tea.Sequence(cmd, tea.Println(m.echo(it.text)+"\n"+m.st.dim.Render("· joined the turn")))
+			}
+		}
+	case statusMsg:
+		return tea.Sequence(cmd, tea.Println(m.st.dim.Render("· "+string(msg))))
+	case toolStartMsg:
+		m.tools[msg.id] = runningTool{msg.name, msg.arg, time.Now()}
+	case toolEndMsg:
+		delete(m.tools, msg.id)
+		return tea.Sequence(cmd, tea.Println(m.toolCard(msg)))
+	case approvalMsg:
+		m.approval = &pendingApproval{msg.a, msg.reply}
+	}
+	return cmd
+}
+
+func (m *model) turnDone(msg turnDoneMsg) tea.Cmd {
+	cmd := m.flush()
+	m.running, m.stopping, m.cancel, m.approval = false, false, nil, nil
+	m.tools = map[string]runningTool{}
+	m.reasoning = ""
+	m.info = msg.Info
+	// Messages the turn did not take run next, in the order typed.
+	for i := len(m.steering) - 1; i >= 0; i-- {
+		m.queued = append([]string{m.steering[i].text}, m.queued...)
+	}
+	m.steering = nil
+	out := []tea.Cmd{cmd}
+	if msg.Failure != "" {
+		out = append(out, tea.Println(m.st.fail.Render("talaria: "+msg.Failure)))
+	}
+	if msg.Summary != "" {
+		out = append(out, tea.Println(m.st.dim.Render(msg.Summary)))
+	}
+	if m.quitMidTurn {
+		return tea.Sequence(append(out, tea.Quit)...)
+	}
+	return tea.Sequence(append(out, m.next())...)
+}
+
 func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	s := k.String()
 	if s != "ctrl+c" {
@@ -279,26 +294,7 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	switch s {
 	case "ctrl+c":
-		if m.running {
-			if m.stopping {
-				m.quitMidTurn = true
-				return m, tea.Quit
-			}
-			m.stop()
-			m.notice = "stopping the turn (Ctrl+C again to quit)"
-			return m, nil
-		}
-		if m.in.Value() != "" {
-			m.in.Reset()
-			m.fitInput()
-			return m, nil
-		}
-		if time.Since(m.lastCtrlC) < quitWindow {
-			return m, tea.Quit
-		}
-		m.lastCtrlC = time.Now()
-		m.notice = "Ctrl+C again to quit, or /exit"
-		return m, nil
+		return m, m.ctrlC()
 	case "esc":
 		if m.running && !m.stopping {
 			m.stop()
@@ -322,20 +318,61 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "tab":
 		m.complete()
 		return m, nil
-	case "up", "ctrl+p":
-		if m.in.Line() == 0 {
-			if h, ok := m.his.prev(m.in.Value()); ok {
-				m.setInput(h)
-				m.in.MoveToBegin()
-			}
+	case "up", "ctrl+p", "down", "ctrl+n", "ctrl+r":
+		if m.historyKey(s) {
 			return m, nil
 		}
+	}
+	var cmd tea.Cmd
+	m.in, cmd = m.in.Update(k)
+	m.fitInput()
+	m.updateHint()
+	return m, cmd
+}
+
+// ctrlC stops a running turn (a second one quits), else clears the input,
+// else quits when pressed twice.
+func (m *model) ctrlC() tea.Cmd {
+	if m.running {
+		if m.stopping {
+			m.quitMidTurn = true
+			return tea.Quit
+		}
+		m.stop()
+		m.notice = "stopping the turn (Ctrl+C again to quit)"
+		return nil
+	}
+	if m.in.Value() != "" {
+		m.in.Reset()
+		m.fitInput()
+		return nil
+	}
+	if time.Since(m.lastCtrlC) < quitWindow {
+		return tea.Quit
+	}
+	m.lastCtrlC = time.Now()
+	m.notice = "Ctrl+C again to quit, or /exit"
+	return nil
+}
+
+// historyKey browses (Up/Down on the first/last line) or searches
+// (Ctrl+R) the history; false leaves the key to the editor.
+func (m *model) historyKey(s string) bool {
+	switch s {
+	case "up", "ctrl+p":
+		if m.in.Line() != 0 {
+			return false
+		}
+		if h, ok := m.his.prev(m.in.Value()); ok {
+			m.setInput(h)
+			m.in.MoveToBegin()
+		}
 	case "down", "ctrl+n":
-		if m.in.Line() == m.in.LineCount()-1 {
-			if h, ok := m.his.next(); ok {
-				m.setInput(h)
-			}
-			return m, nil
+		if m.in.Line() != m.in.LineCount()-1 {
+			return false
+		}
+		if h, ok := m.his.next(); ok {
+			m.setInput(h)
 		}
 	case "ctrl+r":
 		if m.searchQ == "" {
@@ -343,7 +380,7 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		if m.searchQ == "" {
 			m.notice = "Ctrl+R: type part of an earlier message first"
-			return m, nil
+			return true
 		}
 		if h, at, ok := m.his.search(m.searchQ, m.searchAt); ok {
 			m.searchAt = at
@@ -352,13 +389,8 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		} else {
 			m.notice = "no older message contains «" + m.searchQ + "»"
 		}
-		return m, nil
 	}
-	var cmd tea.Cmd
-	m.in, cmd = m.in.Update(k)
-	m.fitInput()
-	m.updateHint()
-	return m, cmd
+	return true
 }
 
 func (m *model) approvalKey(s string) (tea.Model, tea.Cmd) {
@@ -758,31 +790,63 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// footer is one line: state, model, context use, tokens, cost, session.
+// When it does not fit, the session id gives way first (to its random
+// tail; /session prints it whole), then the key hint, the model's
+// provider, the session, the context use, the model: tokens and cost
+// stay.
 func (m *model) footer() string {
-	var f []string
+	var state, hint string
 	switch {
 	case m.notice != "":
-		f = append(f, m.st.warn.Render(m.notice))
+		state = m.st.warn.Render(m.notice)
 	case !m.started:
-		f = append(f, "starting…")
+		state = "starting…"
 	case m.running && m.stopping:
-		f = append(f, "stopping…")
+		state = "stopping…"
 	case m.running:
-		f = append(f, "working · Esc stops")
+		state, hint = "working", "Esc stops"
 	}
-	if m.info.Model != "" {
-		f = append(f, m.info.Model)
+	model, session := m.info.Model, m.info.Session
+	if session == "" && m.started {
+		session = "new session"
 	}
+	ctx := ""
 	if m.info.ContextPct >= 0 {
-		f = append(f, fmt.Sprintf("ctx %d%%", m.info.ContextPct))
+		ctx = fmt.Sprintf("ctx %d%%", m.info.ContextPct)
 	}
-	f = append(f, fmt.Sprintf("%s tok", humanCount(m.info.Tokens)), fmt.Sprintf("$%.4f", m.info.CostUSD))
-	if m.info.Session != "" {
-		f = append(f, m.info.Session)
-	} else if m.started {
-		f = append(f, "new session")
+	spend := fmt.Sprintf("%s tok · $%.4f", humanCount(m.info.Tokens), m.info.CostUSD)
+	line := func() string {
+		var f []string
+		for _, p := range []string{state, hint, model, ctx, spend, session} {
+			if p != "" {
+				f = append(f, p)
+			}
+		}
+		return strings.Join(f, " · ")
 	}
-	return m.st.footer.Render(truncate(strings.Join(f, " · "), m.width))
+	for _, shorten := range []func(){
+		func() {
+			if i := strings.LastIndexByte(session, '-'); i >= 0 {
+				session = "…" + session[i+1:]
+			}
+		},
+		func() { hint = "" },
+		func() {
+			if i := strings.IndexByte(model, '/'); i >= 0 {
+				model = model[i+1:]
+			}
+		},
+		func() { session = "" },
+		func() { ctx = "" },
+		func() { model = "" },
+	} {
+		if ansi.StringWidth(line()) <= m.width {
+			break
+		}
+		shorten()
+	}
+	return m.st.footer.Render(truncate(line(), m.width))
 }
 
 func humanCount(n int64) string {
