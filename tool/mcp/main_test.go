@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/internal/testing/mcptest"
+	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/tool/mcp"
 )
@@ -23,20 +22,7 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcptest-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(dir, "mcptestserver")
-	out, err := exec.Command("go", "build", "-o", serverBin, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build mcptestserver: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	testenv.MainWithBuild(m, "github.com/talaria-agent/talaria/internal/testing/mcptest/mcptestserver", &serverBin)
 }
 
 // statusLines collects the manager's status lines.

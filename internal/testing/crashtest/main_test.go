@@ -5,7 +5,6 @@ package crashtest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,21 +23,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "talaria-crashtest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "talaria")
-	build := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/cmd/talaria")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "crashtest: go build talaria: %v\n%s", err, out)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	testenv.MainWithBuild(m, testenv.Talaria, &bin)
 }
 
 // home is one TALARIA_HOME with its database, a workspace, and the model

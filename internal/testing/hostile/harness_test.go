@@ -5,7 +5,6 @@ package hostile
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -25,21 +24,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "talaria-hostile-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "talaria")
-	build := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/cmd/talaria")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "hostile: go build talaria: %v\n%s", err, out)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	testenv.MainWithBuild(m, testenv.Talaria, &bin)
 }
 
 // options shape one serve process.

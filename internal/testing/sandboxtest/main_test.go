@@ -4,7 +4,6 @@ package sandboxtest
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,21 +19,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "talaria-sandboxtest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "talaria")
-	build := exec.Command("go", "build", "-o", bin, "github.com/talaria-agent/talaria/cmd/talaria")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "sandboxtest: go build talaria: %v\n%s", err, out)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	testenv.MainWithBuild(m, testenv.Talaria, &bin)
 }
 
 // needBwrap skips loudly without bubblewrap, unless CI is set: CI installs
