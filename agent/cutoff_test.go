@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +132,30 @@ func TestResumeCutOff(t *testing.T) {
 			}
 			env.NoViolations()
 		})
+	}
+}
+
+// noTurnEvents hides every optional capability of a store.
+type noTurnEvents struct{ store.SessionService }
+
+// TestResumeCutOffWithoutTurnEvents: a store that keeps no turn events
+// cannot count a turn's handoffs, so its cut-off turn is marked
+// interrupted (saying why) instead of continued without a bound.
+func TestResumeCutOffWithoutTurnEvents(t *testing.T) {
+	env := testenv.New(t, testenv.Options{Configure: func(cfg *agent.Config) {
+		cfg.Store = noTurnEvents{cfg.Store}
+	}})
+	cutOff(t, env, "t000000aaaaaa")
+	before := len(env.Srv.Requests())
+	co, err := env.Agent.ResumeCutOff(t.Context(), env.Session.ID, agent.CutOff{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if co == nil || co.Outcome != agent.CutOffInterrupted || co.Result.Exit != turn.ExitInterrupted ||
+		!strings.Contains(co.Result.Explanation, "no turn events") {
+		t.Fatalf("got %+v; want the turn interrupted because its handoffs cannot be counted", co)
+	}
+	if n := len(env.Srv.Requests()) - before; n != 0 {
+		t.Fatalf("the interrupted turn sent %d requests", n)
 	}
 }
