@@ -61,6 +61,10 @@ func Detect(ctx context.Context) Mechanism {
 		return Mechanism{Why: err.Error()}
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// A cancelled probe must not wait for whatever still holds its output
+	// pipe (a child bwrap left behind): chat's set-up is cancelled this way
+	// when the user quits during it.
+	cmd.WaitDelay = time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Mechanism{Why: fmt.Sprintf("bwrap cannot create its namespaces here (%v: %s); "+
 			"user namespaces may be disabled", err, strings.TrimSpace(string(out)))}

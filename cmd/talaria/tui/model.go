@@ -62,6 +62,7 @@ type model struct {
 
 	width, height int
 	started       bool // Start returned
+	bannerShown   bool // drawn with the early frame
 	startErr      error
 	info          Info
 
@@ -112,18 +113,12 @@ func newModel(u *UI) *model {
 
 func (m *model) Init() tea.Cmd {
 	var cmds []tea.Cmd
-	if m.ui.opts.Banner != "" {
+	if m.ui.opts.Banner != "" && !m.bannerShown {
 		cmds = append(cmds, tea.Println(m.st.dim.Render(m.ui.opts.Banner)))
 	}
-	if m.ui.opts.Start == nil {
-		m.started = true
-	} else {
-		start := m.ui.opts.Start
-		cmds = append(cmds, func() tea.Msg {
-			info, err := start(m.ui.baseCtx())
-			return startedMsg{info, err}
-		})
-	}
+	// Start runs beside the program (UI.Run), so that quitting while it
+	// runs waits for it to return.
+	m.started = m.ui.opts.Start == nil
 	return tea.Sequence(cmds...)
 }
 

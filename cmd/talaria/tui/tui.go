@@ -12,11 +12,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 )
 
 // Options configure a UI.
@@ -94,8 +98,8 @@ type UI struct {
 
 	approvals approvalMemory
 
-	// ctx is Run's: turns and commands run under it, and Run waits for
-	// them (turns) so a stopped turn is finalized before the caller
+	// ctx is Run's: set-up, turns and commands run under it, and Run
+	// waits for set-up and turns so a stopped turn is finalized before the caller
 	// closes the store.
 	ctx   context.Context
 	turns sync.WaitGroup
@@ -116,6 +120,16 @@ func (u *UI) Run(ctx context.Context) error {
 		u.turns.Wait()
 	}()
 	m := newModel(u)
+	// Keys typed from the early frame on are the UI's: the terminal goes
+	// raw before it is drawn (a Ctrl+D typed at once is a key, not the end
+	// of input), the program finds it raw and restores it to raw on exit,
+	// and the state from before is restored here last.
+	if restore := rawInput(u.opts.In); restore != nil {
+		defer restore()
+	}
+	if u.earlyFrame(m) {
+		m.bannerShown = true
+	}
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(u.opts.Out), tea.WithEnvironment(u.opts.Env),
 		// The chat handles Ctrl+C as a key: one stops the turn, two quit.
 		tea.WithoutSignalHandler(),
@@ -126,6 +140,17 @@ func (u *UI) Run(ctx context.Context) error {
 		opts = append(opts, tea.WithInput(u.opts.In))
 	}
 	u.prog = tea.NewProgram(m, opts...)
+	if start := u.opts.Start; start != nil {
+		// Set-up runs while the first frame is on screen; Run returns only
+		// once it did (quitting during it cancels it), so the caller never
+		// races it for what it built.
+		u.turns.Add(1)
+		go func() {
+			defer u.turns.Done()
+			info, err := start(ctx)
+			u.prog.Send(startedMsg{info, err})
+		}()
+	}
 	final, err := u.prog.Run()
 	if fm, ok := final.(*model); ok {
 		if fm.startErr != nil {
@@ -139,6 +164,59 @@ func (u *UI) Run(ctx context.Context) error {
 		return ErrInterrupted
 	}
 	return err
+}
+
+// earlyFrame draws the model's first view straight to the terminal before
+// the program starts: the program draws its own first frame only on its
+// renderer's first tick (1/30 s) after setting the terminal up, and the
+// prompt should be on screen as soon as the process can put it there. The
+// cursor goes back to the view's first line, where the program's first
+// frame erases and redraws it in one write, so nothing flickers or stays
+// behind. It draws only on a terminal; it reports whether it drew (the
+// banner is then on screen).
+func (u *UI) earlyFrame(m *model) bool {
+	f, ok := u.opts.Out.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return false
+	}
+	w, h, err := term.GetSize(f.Fd())
+	if err != nil || w <= 0 || h <= 0 {
+		return false
+	}
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	view := m.View().Content
+	up := strings.Count(view, "\n") // from the view's last line to its first
+	if u.opts.Banner != "" {
+		view = m.st.dim.Render(u.opts.Banner) + "\n" + view
+	}
+	var b strings.Builder
+	b.WriteString(strings.ReplaceAll(view, "\n", "\r\n"))
+	b.WriteString("\r")
+	if up > 0 {
+		b.WriteString(ansi.CursorUp(up))
+	}
+	// The colours are brought down to what the terminal shows, as the
+	// program's renderer does.
+	cw := &colorprofile.Writer{Forward: f, Profile: colorprofile.Detect(f, u.opts.Env)}
+	_, err = io.WriteString(cw, b.String())
+	return err == nil
+}
+
+// rawInput puts the input terminal in raw mode and returns what restores
+// its state; nil when the input is not a terminal.
+func rawInput(in io.Reader) (restore func()) {
+	f, ok := in.(*os.File)
+	if in == nil {
+		f, ok = os.Stdin, true
+	}
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return nil
+	}
+	st, err := term.MakeRaw(f.Fd())
+	if err != nil {
+		return nil
+	}
+	return func() { _ = term.Restore(f.Fd(), st) }
 }
 
 func (u *UI) send(msg tea.Msg) {

@@ -3,6 +3,7 @@ package ttytest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 
 	"github.com/talaria-agent/talaria/internal/fakellm"
@@ -524,5 +526,42 @@ func TestChatResumePickerInPTY(t *testing.T) {
 	tm.send("/exit\r")
 	if code := tm.exit(); code != 0 {
 		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// The prompt drawn before the UI starts (the early frame) is redrawn in
+// place by the UI's first frame: on the terminal's screen there is one
+// banner and one prompt, not a stale copy above the live one.
+func TestEarlyFrameRedrawnInPlace(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	tm := startChat(t, srv, t.TempDir())
+	tm.wait("new session") // set-up done: the UI has drawn its own frames
+	const banner = "talaria chat — /help for commands"
+	var shown string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		tm.mu.Lock()
+		raw := tm.out.Bytes()
+		tm.mu.Unlock()
+		emu := vt.NewEmulator(100, 30)
+		go func() { _, _ = io.Copy(io.Discard, emu) }() // answers to the UI's queries
+		_, _ = emu.Write(raw)
+		shown = emu.String()
+		_ = emu.Close()
+		if strings.Contains(shown, "new session") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := strings.Count(shown, banner); n != 1 {
+		t.Errorf("the screen shows the banner %d times, want 1:\n%s", n, shown)
+	}
+	if n := strings.Count(shown, "›"); n != 1 {
+		t.Errorf("the screen shows %d prompts, want 1:\n%s", n, shown)
+	}
+	tm.send("\x04")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }
