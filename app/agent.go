@@ -28,6 +28,8 @@ type Agent struct {
 	Store  store.Store
 	Routes []turn.Route
 	Logger *slog.Logger
+	// Sandbox is the policy the shell and MCP servers run under.
+	Sandbox *sandbox.Policy
 
 	closers []func()
 }
@@ -78,6 +80,7 @@ func (a *Agent) build(ctx context.Context, cfg *Config, o Options) error {
 	if err != nil {
 		return err
 	}
+	a.Sandbox = sb
 	a.closers = append(a.closers, WithEgress(sb, o.Logger))
 	if !o.Quiet || sb.Mode == sandbox.Off {
 		o.Status(SandboxLine(sb))

@@ -111,10 +111,8 @@ func (c *cli) chatTUI(ctx context.Context, rf *routeFlags, sessionID string, con
 		}
 		noteUnknownModels(buf, a)
 		notes := strings.TrimSpace(buf.take())
-		for _, l := range strings.Split(notes, "\n") {
-			if strings.HasPrefix(l, "sandbox") || strings.HasPrefix(l, "warning: sandbox") {
-				ap.sandbox = l
-			}
+		if a.built != nil && a.built.Sandbox != nil {
+			ap.sandbox = root.SandboxLine(a.built.Sandbox) // shown with a shell command's approval
 		}
 		s.a, s.sid = a, sid
 		s.first = modelChoice{a.routes[0].Provider.Name(), a.routes[0].Model}

@@ -566,3 +566,34 @@ func TestEarlyFrameRedrawnInPlace(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// A shell command asking for approval shows the command and the sandbox
+// it will run in, and runs once allowed.
+func TestShellApprovalInPTY(t *testing.T) {
+	srv := fakellm.New()
+	t.Cleanup(srv.Close)
+	srv.Script(
+		fakellm.Calls(fakellm.ToolCall("shell", `{"command":"echo approved-run > out.txt"}`)),
+		fakellm.Text("Done."),
+	)
+	ws := t.TempDir()
+	tm := startChat(t, srv, ws, "--sandbox", "off")
+	tm.wait("new session")
+	tm.send("run it\r")
+	tm.wait("Allow shell?")
+	tm.wait("echo approved-run")
+	scr := tm.screen()
+	card := scr[strings.LastIndex(scr, "Allow shell?"):]
+	if !strings.Contains(card, "sandbox off") {
+		t.Errorf("the approval does not name the sandbox the command runs in:\n%s", card)
+	}
+	tm.send("y")
+	tm.wait("completed")
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || strings.TrimSpace(string(b)) != "approved-run" {
+		t.Errorf("out.txt = %q, %v", b, err)
+	}
+	tm.send("\x04")
+	if code := tm.exit(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
