@@ -177,7 +177,7 @@ func route(cfg *Config, o Options, name string, p config.Provider, model string,
 	if strategy == "" {
 		strategy = failover.StrategyFillFirst
 	}
-	r := turn.Route{Provider: prov, Model: model, API: p.API, BaseURL: p.BaseURL,
+	r := turn.Route{Provider: prov, Model: model,
 		// subscription: included calls are reported as such, not as $0.
 		Subscription: p.Subscription}
 	if len(keys) == 0 {

@@ -12,8 +12,8 @@ import (
 // Input is everything Classify looks at for one failed call.
 type Input struct {
 	Provider, Model string
-	API             string // "openai" | "anthropic" | "" (wire format; helps provider-specific shapes)
-	BaseURL         string // helps recognise OpenRouter / Azure / local servers
+	API             string // wire format: "openai", "openai-responses", "anthropic", "gemini", "" unknown (helps provider-specific shapes)
+	BaseURL         string // helps recognise OpenRouter / Azure / local servers, and names an unreachable one
 	Status          int
 	Header          http.Header
 	Body            []byte
@@ -38,9 +38,11 @@ type Input struct {
 }
 
 // InputFromError builds an Input from err: the fields of an *llm.APIError
-// found with errors.As; a context.Canceled becomes Transport canceled and a
-// context.DeadlineExceeded a timeout; anything else carries only its text.
-// A connection that could not be made also says why (Connect).
+// found with errors.As (the adapter's wire API and base URL among them, so
+// no caller has to say which format failed); a context.Canceled becomes
+// Transport canceled and a context.DeadlineExceeded a timeout; anything else
+// carries only its text. A connection that could not be made also says why
+// (Connect).
 func InputFromError(err error) Input {
 	if err == nil {
 		return Input{}
@@ -49,7 +51,7 @@ func InputFromError(err error) Input {
 	var ae *llm.APIError
 	if errors.As(err, &ae) {
 		in = Input{
-			Provider: ae.Provider, Model: ae.Model, Status: ae.StatusCode, Header: ae.Header,
+			Provider: ae.Provider, Model: ae.Model, API: ae.API, BaseURL: ae.BaseURL, Status: ae.StatusCode, Header: ae.Header,
 			Body: ae.Body, Message: ae.Message, Transport: ae.Transport, MidStream: ae.MidStream,
 			Malformed: ae.Malformed,
 		}

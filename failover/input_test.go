@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,55 @@ func TestClassifiedJSON(t *testing.T) {
 	}
 	if back.Class != c.Class || back.RetryAfter != c.RetryAfter || !back.ResetAt.Equal(c.ResetAt) || back.Summary != c.Summary {
 		t.Errorf("round trip changed the verdict: %+v vs %+v", back, c)
+	}
+}
+
+// The wire API and base URL come from the adapter's error: an Anthropic
+// body whose {"type":"error"} envelope a proxy stripped is read as
+// Anthropic's only because the anthropic adapter says so, and a refused
+// connection names the endpoint the adapter called. A plain error names
+// neither and classifies by its text alone, as before.
+func TestInputFromErrorWireAPI(t *testing.T) {
+	const (
+		notFound = `{"error":{"type":"not_found_error","message":"model: claude-3-opus-latest"}}`
+		tooLarge = `{"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`
+	)
+	tests := []struct {
+		name      string
+		err       error
+		wantAPI   string
+		wantBase  string
+		wantClass Class
+	}{
+		{name: "anthropic 404 not_found_error", wantAPI: "anthropic", wantBase: "https://api.anthropic.com", wantClass: ClassModelNotFound,
+			err: fmt.Errorf("call: %w", &llm.APIError{Provider: "p", API: "anthropic", BaseURL: "https://api.anthropic.com", StatusCode: 404, Body: []byte(notFound)})},
+		{name: "openai 404 of the same body", wantAPI: "openai", wantBase: "http://127.0.0.1:8000/v1", wantClass: ClassEndpointNotFound,
+			err: &llm.APIError{Provider: "p", API: "openai", BaseURL: "http://127.0.0.1:8000/v1", StatusCode: 404, Body: []byte(notFound)}},
+		{name: "anthropic 400 request_too_large", wantAPI: "anthropic", wantBase: "https://api.anthropic.com", wantClass: ClassPayloadTooLarge,
+			err: &llm.APIError{Provider: "p", API: "anthropic", BaseURL: "https://api.anthropic.com", StatusCode: 400, Body: []byte(tooLarge)}},
+		{name: "openai-responses 400 of the same body", wantAPI: "openai-responses", wantBase: "https://api.openai.com/v1", wantClass: ClassFormatError,
+			err: &llm.APIError{Provider: "p", API: "openai-responses", BaseURL: "https://api.openai.com/v1", StatusCode: 400, Body: []byte(tooLarge)}},
+		{name: "plain error", wantClass: ClassUnknown, err: errors.New(notFound)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := InputFromError(tt.err)
+			if in.API != tt.wantAPI || in.BaseURL != tt.wantBase {
+				t.Errorf("API %q BaseURL %q; want %q %q", in.API, in.BaseURL, tt.wantAPI, tt.wantBase)
+			}
+			c := Classify(in)
+			if c.Class != tt.wantClass {
+				t.Errorf("class = %s, want %s", c.Class, tt.wantClass)
+			}
+			if c.BaseURL != tt.wantBase {
+				t.Errorf("Classified.BaseURL = %q, want %q", c.BaseURL, tt.wantBase)
+			}
+		})
+	}
+
+	refused := &llm.APIError{Provider: "local", API: "openai", BaseURL: "http://127.0.0.1:9/v1", Transport: llm.TransportConnect,
+		Err: errors.New("dial tcp 127.0.0.1:9: connect: connection refused")}
+	if advice := ClassifyError(refused).Advice; !strings.Contains(advice, "Could not connect to local at http://127.0.0.1:9/v1") {
+		t.Errorf("advice does not name the adapter's endpoint: %s", advice)
 	}
 }

@@ -27,8 +27,15 @@ const (
 // failed, the raw HTTP answer (status, headers, body) when there was one, and
 // the transport failure when there was not.
 type APIError struct {
-	Provider   string
-	Model      string
+	Provider string
+	Model    string
+	// API is the wire format of the call ("openai", "openai-responses",
+	// "anthropic", "gemini") and BaseURL the endpoint it went to. The
+	// adapter knows both, so the classifier reads provider-specific error
+	// shapes and names an unreachable server from the error alone. Empty
+	// when no adapter made the error.
+	API        string
+	BaseURL    string
 	StatusCode int         // 0 when no HTTP answer arrived
 	Header     http.Header // response headers, nil when none
 	Body       []byte      // raw response body, possibly truncated to a sane size

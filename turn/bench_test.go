@@ -168,7 +168,6 @@ func benchTurnsLedger(b *testing.B, api string, prior int, pgBase string, obs tu
 		default:
 			r.Provider = openai.NewChat(openai.Config{Name: "bench", BaseURL: external + "/v1", APIKey: "k"})
 		}
-		r.BaseURL = external
 	}})
 	if st == nil {
 		st = env.Store

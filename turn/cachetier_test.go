@@ -16,9 +16,8 @@ import (
 // turn's cost prices the 1-hour writes at 2× input, not the 5-minute rate
 // (issue 29 item 8).
 func TestOneHourCacheTierTurn(t *testing.T) {
-	env := testenv.New(t, testenv.Options{API: "anthropic", Model: "claude-sonnet-4-5", Configure: func(c *agent.Config) {
+	env := testenv.New(t, testenv.Options{API: "anthropic", Model: "claude-sonnet-4-5", CacheTTL: anthropic.TTL1h, Configure: func(c *agent.Config) {
 		c.PromptCache = true
-		c.Routes[0].Provider = anthropic.New(anthropic.Config{Name: "primary", BaseURL: c.Routes[0].BaseURL, APIKey: "test-key", CacheTTL: anthropic.TTL1h})
 	}})
 	env.Srv.Script(
 		fakellm.Step{Calls: []fakellm.Call{fakellm.ToolCall("list_dir", `{"path":"."}`)},

@@ -48,10 +48,6 @@ type Approver interface {
 type Route struct {
 	Provider llm.Provider
 	Model    string
-	// API ("openai" or "anthropic") and BaseURL help the classifier
-	// recognise provider-specific error shapes.
-	API     string
-	BaseURL string
 	// Pool rotates this provider's keys; nil uses the provider's own key.
 	Pool *failover.Pool
 	// Subscription marks a route whose calls are included in a

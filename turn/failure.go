@@ -40,9 +40,12 @@ type Failure struct {
 	Detail string `json:"detail,omitempty"`
 	// Transport is the connection-level failure behind a provider failure
 	// that got no HTTP answer; Connect says why no connection could be made
-	// (Transport connect).
+	// (Transport connect), and BaseURL where: the endpoint the adapter
+	// called, for a front end that words the failure with the setting that
+	// names it. BaseURL is not on the wire (the message already says it).
 	Transport llm.TransportKind `json:"transport,omitempty"`
 	Connect   llm.ConnectCause  `json:"connect_cause,omitempty"`
+	BaseURL   string            `json:"-"`
 	// Bench is the cooldown on the provider's key behind a billing or auth
 	// failure: the one this failure put on it, or (NotSent) the one that
 	// kept the request from being sent at all. A front end may say how to

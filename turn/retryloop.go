@@ -267,6 +267,7 @@ func coolingMessage(provider string, class failover.Class, unverified bool, unti
 // size the overflow heuristics need.
 func (e *Engine) classify(st *state, err error) failover.Classified {
 	r := e.route(st)
+	// The adapter's error names its wire API and base URL itself.
 	in := failover.InputFromError(err)
 	if in.Provider == "" {
 		in.Provider = r.Provider.Name()
@@ -274,8 +275,6 @@ func (e *Engine) classify(st *state, err error) failover.Classified {
 	if in.Model == "" {
 		in.Model = r.Model
 	}
-	in.API = r.API
-	in.BaseURL = r.BaseURL
 	in.NoKeyHint = r.NoKeyHint
 	in.ContextTokens = st.estimate
 	in.ContextWindow = st.model.Window
@@ -335,6 +334,7 @@ func (e *Engine) fail(st *state, c failover.Classified, note string) {
 		RetryAfter:        c.RetryAfter,
 		Transport:         c.Transport,
 		Connect:           c.Connect,
+		BaseURL:           c.BaseURL,
 		Retryable:         c.Retryable,
 		Provider:          c.Provider,
 		Model:             c.Model,

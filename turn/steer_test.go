@@ -139,7 +139,7 @@ func pressureEnv(t *testing.T, text string, events *[]turn.Pressure) (*testenv.E
 	env.Srv.SetDefault(func(fakellm.Request) fakellm.Step { return fakellm.Text("ok") })
 	run := func(model string) turn.Result {
 		t.Helper()
-		routes := []turn.Route{{Provider: testenv.Provider(env.Srv, "openai", "primary"), Model: model, API: "openai", BaseURL: env.Srv.URL()}}
+		routes := []turn.Route{{Provider: testenv.Provider(env.Srv, "openai", "primary"), Model: model}}
 		env.SetRoutes(routes)
 		return env.RunWith(context.Background(), agent.Input{Text: text,
 			Hooks: turn.Hooks{ContextPressure: func(p turn.Pressure) { *events = append(*events, p) }}})

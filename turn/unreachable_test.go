@@ -15,8 +15,9 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// deadRoute points route r at a 127.0.0.1 port nothing listens on.
-func deadRoute(t *testing.T, r *turn.Route, api string) {
+// deadRoute points route r at a 127.0.0.1 port nothing listens on, and
+// returns the base URL its adapter was given.
+func deadRoute(t *testing.T, r *turn.Route, api string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -26,12 +27,12 @@ func deadRoute(t *testing.T, r *turn.Route, api string) {
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r.BaseURL = base
 	if api == "anthropic" {
 		r.Provider = anthropic.New(anthropic.Config{Name: "dead", BaseURL: base, APIKey: "k"})
-		return
+		return base
 	}
 	r.Provider = openai.NewChat(openai.Config{Name: "dead", BaseURL: base + "/v1", APIKey: "k"})
+	return base + "/v1"
 }
 
 // A refused connection is retried once, not MaxRetries times: nothing
@@ -43,8 +44,7 @@ func TestRefusedConnectionRetriedOnce(t *testing.T) {
 			var base string
 			env := testenv.New(t, testenv.Options{API: api, Configure: func(c *agent.Config) {
 				c.Limits.MaxRetries = 5
-				deadRoute(t, &c.Routes[0], api)
-				base = c.Routes[0].BaseURL
+				base = deadRoute(t, &c.Routes[0], api)
 			}})
 			res := env.Run("hi")
 			if res.Exit != turn.ExitFailed || res.Failure == nil {

@@ -97,8 +97,8 @@ func TestFallbackAcrossFormats(t *testing.T) {
 		ExtraTools: []tool.Tool{probeTool("probe", nil)}})
 	srv := env.Srv
 	routes := []turn.Route{
-		{Provider: testenv.ProviderWith(srv, "openai-responses", "responses", testenv.Options{}), Model: "gpt-5", API: "openai-responses", BaseURL: srv.URL()},
-		{Provider: testenv.ProviderWith(srv, "anthropic", "claude", testenv.Options{ThinkingBudget: 2048}), Model: "claude-x", API: "anthropic", BaseURL: srv.URL()},
+		{Provider: testenv.ProviderWith(srv, "openai-responses", "responses", testenv.Options{}), Model: "gpt-5"},
+		{Provider: testenv.ProviderWith(srv, "anthropic", "claude", testenv.Options{ThinkingBudget: 2048}), Model: "claude-x"},
 	}
 	env.SetRoutes(routes)
 	srv.ScriptModel("gpt-5",
@@ -134,9 +134,9 @@ func TestFallbackChainResponsesAnthropicGemini(t *testing.T) {
 	env := testenv.New(t, testenv.Options{NoBuiltins: true, ExtraTools: []tool.Tool{probeTool("probe", nil)}})
 	srv := env.Srv
 	env.SetRoutes([]turn.Route{
-		{Provider: testenv.ProviderWith(srv, "openai-responses", "responses", testenv.Options{}), Model: "gpt-5", API: "openai-responses", BaseURL: srv.URL()},
-		{Provider: testenv.ProviderWith(srv, "anthropic", "claude", testenv.Options{ThinkingBudget: 2048}), Model: "claude-x", API: "anthropic", BaseURL: srv.URL()},
-		{Provider: testenv.ProviderWith(srv, "gemini", "gem", testenv.Options{}), Model: "gemini-3-pro", API: "gemini", BaseURL: srv.URL()},
+		{Provider: testenv.ProviderWith(srv, "openai-responses", "responses", testenv.Options{}), Model: "gpt-5"},
+		{Provider: testenv.ProviderWith(srv, "anthropic", "claude", testenv.Options{ThinkingBudget: 2048}), Model: "claude-x"},
+		{Provider: testenv.ProviderWith(srv, "gemini", "gem", testenv.Options{}), Model: "gemini-3-pro"},
 	})
 	const badKeyOpenAI = `{"error":{"message":"Incorrect API key provided: sk-****.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`
 	const badKeyAnthropic = `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_1"}`

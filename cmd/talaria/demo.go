@@ -106,7 +106,7 @@ func (c *cli) demoCmd(ctx context.Context, args []string) int {
 		Tools:     tools,
 		Workspace: ws,
 		Subagents: agent.SubagentConfig{Enabled: *delegate},
-		Config:    turn.Config{Routes: []turn.Route{{Provider: prov, Model: "demo-model", API: *api, BaseURL: srv.URL()}}},
+		Config:    turn.Config{Routes: []turn.Route{{Provider: prov, Model: "demo-model"}}},
 	})
 	if err != nil {
 		return c.fail(exitOther, "%v", err)

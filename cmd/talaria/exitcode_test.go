@@ -98,11 +98,11 @@ func TestUnreachableLineFromTypedKind(t *testing.T) {
 	base := "http://127.0.0.1:9/v1"
 	a := &app{
 		cfg:    &config.Config{File: "/home/u/.talaria/config.yaml", Providers: map[string]config.Provider{"local": {BaseURL: base}}},
-		routes: []turn.Route{{Provider: openai.NewChat(openai.Config{Name: "local", BaseURL: base}), BaseURL: base}},
+		routes: []turn.Route{{Provider: openai.NewChat(openai.Config{Name: "local", BaseURL: base})}},
 	}
 	c := &cli{}
 	res := &turn.Result{Exit: turn.ExitFailed, Explanation: "the engine's explanation",
-		Failure: &turn.Failure{Class: failover.ClassTimeout, Transport: llm.TransportConnect, Connect: llm.ConnectNoHost, Provider: "local"}}
+		Failure: &turn.Failure{Class: failover.ClassTimeout, Transport: llm.TransportConnect, Connect: llm.ConnectNoHost, Provider: "local", BaseURL: base}}
 	line := c.failureLine(a, res)
 	for _, want := range []string{"Could not connect to local at " + base + " (no such host)", "is the server running",
 		"--base-url, or providers.local.base_url in /home/u/.talaria/config.yaml"} {

@@ -85,12 +85,5 @@ func (c *cli) unreachableLine(a *app, f *turn.Failure) (string, bool) {
 	if f == nil || f.Transport != llm.TransportConnect {
 		return "", false
 	}
-	var base string
-	for _, r := range a.routes {
-		if r.Provider.Name() == f.Provider {
-			base = r.BaseURL
-			break
-		}
-	}
-	return failover.Unreachable(f.Provider, base, f.Connect, baseURLSetting(a, f.Provider)), true
+	return failover.Unreachable(f.Provider, f.BaseURL, f.Connect, baseURLSetting(a, f.Provider)), true
 }

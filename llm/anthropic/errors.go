@@ -59,8 +59,10 @@ func (c *responseCapture) middleware(req *http.Request, next option.MiddlewareNe
 	return res, nil
 }
 
+// newError starts every APIError of the adapter: who failed, over which
+// wire format, at which endpoint.
 func (p *Provider) newError(model string, cause error) *llm.APIError {
-	return &llm.APIError{Provider: p.name, Model: model, Err: cause}
+	return &llm.APIError{Provider: p.name, Model: model, API: apiName, BaseURL: p.baseURL, Err: cause}
 }
 
 // buildError reports a request that could not be encoded; it never reached

@@ -5,6 +5,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"iter"
 	"maps"
@@ -24,6 +25,9 @@ const (
 	defaultName      = "anthropic"
 	defaultMaxTokens = 8192
 	messagesPath     = "v1/messages"
+	// defaultBaseURL is where calls go without Config.BaseURL (the SDK's
+	// production endpoint).
+	defaultBaseURL = "https://api.anthropic.com"
 )
 
 // Config configures a Provider. The zero value talks to the production API
@@ -75,6 +79,7 @@ func ValidCacheTTL(ttl string) bool { return ttl == "" || ttl == TTL5m || ttl ==
 // Provider is the Anthropic Messages adapter. It is safe for concurrent use.
 type Provider struct {
 	name      string
+	baseURL   string // as configured, or defaultBaseURL; reported on errors
 	apiKey    string
 	maxTokens int
 	cacheTTL  string
@@ -94,6 +99,7 @@ var _ llm.Provider = (*Provider)(nil)
 func New(cfg Config) *Provider {
 	p := &Provider{
 		name:      cfg.Name,
+		baseURL:   cmp.Or(strings.TrimSpace(cfg.BaseURL), defaultBaseURL),
 		apiKey:    cfg.APIKey,
 		maxTokens: cfg.DefaultMaxTokens,
 		cacheTTL:  cfg.CacheTTL,

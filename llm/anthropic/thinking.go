@@ -3,7 +3,7 @@ package anthropic
 import "fmt"
 
 // apiName is the wire format name stamped on the replay state this adapter
-// issues (llm.Reasoning.API).
+// issues (llm.Reasoning.API) and on its errors (llm.APIError.API).
 const apiName = "anthropic"
 
 // minThinkingBudget is the API's lower bound for thinking.budget_tokens.

@@ -20,6 +20,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"iter"
 	"maps"
@@ -31,7 +32,8 @@ import (
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 )
 
-// API is the wire format name stamped on replay state (llm.Reasoning.API).
+// API is the wire format name stamped on replay state (llm.Reasoning.API)
+// and on errors (llm.APIError.API).
 const API = "gemini"
 
 // DefaultBaseURL is the Gemini API's server root.
@@ -61,6 +63,7 @@ type Config struct {
 // Provider is the Gemini adapter. It is safe for concurrent use.
 type Provider struct {
 	name     string
+	baseURL  string // as configured, or DefaultBaseURL; reported on errors
 	client   *client
 	budget   int
 	perModel map[string]int
@@ -77,13 +80,10 @@ func New(cfg Config) (*Provider, error) {
 	if name == "" {
 		name = API
 	}
-	base := strings.TrimSpace(cfg.BaseURL)
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	configured := cmp.Or(strings.TrimSpace(cfg.BaseURL), DefaultBaseURL)
 	// The adapter appends "v1beta/..."; a root given with the version is
 	// tolerated.
-	base = strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1beta") + "/"
+	base := strings.TrimSuffix(strings.TrimRight(configured, "/"), "/v1beta") + "/"
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = llm.NewHTTPClient(llm.Timeouts{})
@@ -102,7 +102,7 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{name: name, client: client, budget: cfg.ThinkingBudget, perModel: maps.Clone(cfg.ModelThinking)}, nil
+	return &Provider{name: name, baseURL: configured, client: client, budget: cfg.ThinkingBudget, perModel: maps.Clone(cfg.ModelThinking)}, nil
 }
 
 // Name returns the configured provider name.
@@ -120,7 +120,9 @@ func (p *Provider) budgetFor(model string) int {
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		if req == nil {
-			yield(llm.Event{}, &llm.APIError{Provider: p.name, Message: "nil request", Err: errInvalid})
+			e := p.newError("", errInvalid)
+			e.Message = "nil request"
+			yield(llm.Event{}, e)
 			return
 		}
 		var body []byte
@@ -138,7 +140,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			body, err = encodeRequest(req, budget, &p.tools)
 		}
 		if err != nil {
-			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Message: err.Error(), Err: err})
+			e := p.newError(req.Model, err)
+			e.Message = err.Error()
+			yield(llm.Event{}, e)
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)

@@ -144,12 +144,19 @@ func mapFinish(f string) llm.FinishReason {
 	return llm.FinishUnknown
 }
 
+// newError starts every APIError of the adapter: who failed, over which
+// wire format, at which endpoint.
+func (p *Provider) newError(model string, cause error) *llm.APIError {
+	return &llm.APIError{Provider: p.name, Model: model, API: API, BaseURL: p.baseURL, Err: cause}
+}
+
 // streamError builds the APIError for a failed call: an HTTP error, an
 // error object inside the stream, or a connection failure; header is the
 // answer's (nil when none came) and started says the 200 stream had
 // begun. The caller's ctx wins.
 func (p *Provider) streamError(ctx context.Context, model string, header http.Header, started bool, a *assembler, err error) *llm.APIError {
-	e := &llm.APIError{Provider: p.name, Model: model, Err: err, PartialText: a.s.PartialText()}
+	e := p.newError(model, err)
+	e.PartialText = a.s.PartialText()
 	var he *httpError
 	var ae *apiError
 	switch {

@@ -21,6 +21,9 @@
 // [failover.Classify] puts in the given class (a 429 for rate_limit, a 529 for overloaded, a
 // context-length 400 for context_overflow …), so retries, key rotation,
 // fallback and compression run exactly as they do for a real provider.
+// The provider speaks no wire format, so its errors name none (llm.APIError
+// API and BaseURL stay empty) unless the step's error sets them: a test of
+// an Anthropic-only error shape sets API "anthropic" on its APIError.
 //
 // A call beyond the end of the script fails with a non-retryable error
 // naming the call, so a turn that makes more calls than the test expected

@@ -15,10 +15,18 @@ import (
 	"github.com/talaria-agent/talaria/llm/internal/netclass"
 )
 
+// newError starts every APIError of the adapter: who failed, over which
+// wire format, at which endpoint.
+func (p *conn) newError(model string) *llm.APIError {
+	return &llm.APIError{Provider: p.name, Model: model, API: p.api, BaseURL: p.baseURL}
+}
+
 // localError is a failure before anything was sent (the request could not be
 // built).
 func (p *conn) localError(model, msg string) *llm.APIError {
-	return &llm.APIError{Provider: p.name, Model: model, Message: msg, Err: errors.New(msg)}
+	e := p.newError(model)
+	e.Message, e.Err = msg, errors.New(msg)
+	return e
 }
 
 // requestError turns the failure of the HTTP exchange (before any stream
@@ -40,15 +48,9 @@ func (p *conn) requestError(ctx context.Context, model string, sdkErr error, c *
 		if !ok {
 			msg = sdkAPIErr.Error()
 		}
-		return &llm.APIError{
-			Provider:   p.name,
-			Model:      model,
-			StatusCode: c.status,
-			Header:     c.header,
-			Body:       c.body,
-			Message:    msg,
-			Err:        sdkAPIErr,
-		}
+		e := p.newError(model)
+		e.StatusCode, e.Header, e.Body, e.Message, e.Err = c.status, c.header, c.body, msg, sdkAPIErr
+		return e
 	}
 	return p.transportError(ctx, model, sdkErr, false, "")
 }
@@ -67,15 +69,10 @@ func (p *conn) transportError(ctx context.Context, model string, err error, midS
 	if err == nil {
 		err = errors.New("unknown transport failure")
 	}
-	return &llm.APIError{
-		Provider:    p.name,
-		Model:       model,
-		Message:     err.Error(),
-		Transport:   netclass.Classify(err),
-		MidStream:   midStream,
-		PartialText: partial,
-		Err:         err,
-	}
+	e := p.newError(model)
+	e.Message, e.Transport, e.Err = err.Error(), netclass.Classify(err), err
+	e.MidStream, e.PartialText = midStream, partial
+	return e
 }
 
 // bodyMessage extracts the human-readable message from an error body, in the
@@ -153,17 +150,11 @@ func (p *conn) streamError(model string, header http.Header, data []byte, errFie
 	if !ok {
 		msg = "error object in stream"
 	}
-	return &llm.APIError{
-		Provider:    p.name,
-		Model:       model,
-		StatusCode:  errorCodeStatus(errField),
-		Header:      header,
-		Body:        capBody(data),
-		Message:     msg,
-		MidStream:   midStream,
-		PartialText: partial,
-		Err:         errors.New("in-stream error: " + strings.TrimSpace(msg)),
-	}
+	e := p.newError(model)
+	e.StatusCode, e.Header, e.Body, e.Message = errorCodeStatus(errField), header, capBody(data), msg
+	e.MidStream, e.PartialText = midStream, partial
+	e.Err = errors.New("in-stream error: " + strings.TrimSpace(msg))
+	return e
 }
 
 func capBody(b []byte) []byte {

@@ -37,6 +37,14 @@ const (
 // DefaultName is the provider name used when Config.Name is empty.
 const DefaultName = "openai"
 
+// ChatAPI is the wire format name of Chat Completions, reported on errors
+// (llm.APIError.API) as ResponsesAPI is for the Responses API.
+const ChatAPI = "openai"
+
+// defaultBaseURL is where calls go when Config.BaseURL is empty (the SDK's
+// production environment).
+const defaultBaseURL = "https://api.openai.com/v1"
+
 // Config configures a Provider.
 type Config struct {
 	// Name is the provider name reported in errors and status lines
@@ -78,11 +86,13 @@ type Config struct {
 	CompactionHosts  []string
 }
 
-// conn is what both APIs share: the provider's name and the SDK client
-// that sends its calls.
+// conn is what both APIs share: the provider's name, the wire format and
+// endpoint its errors report, and the SDK client that sends its calls.
 type conn struct {
-	name   string
-	client oai.Client
+	name    string
+	api     string
+	baseURL string
+	client  oai.Client
 }
 
 // Name returns the configured provider name.
@@ -120,7 +130,7 @@ var (
 // a key meant for one endpoint is never sent to another.
 func NewChat(cfg Config) *Chat {
 	return &Chat{
-		conn:                newConn(cfg),
+		conn:                newConn(cfg, ChatAPI),
 		maxCompletionTokens: strings.EqualFold(strings.TrimSpace(cfg.MaxTokensField), FieldMaxCompletionTokens),
 	}
 }
@@ -128,14 +138,14 @@ func NewChat(cfg Config) *Chat {
 // NewResponses builds a Responses API provider.
 func NewResponses(cfg Config) *Responses {
 	return &Responses{
-		conn:    newConn(cfg),
+		conn:    newConn(cfg, ResponsesAPI),
 		options: responsesOptions{effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary, replay: !cfg.NoReasoningReplay},
 		compaction: compactionOptions{on: cfg.NativeCompaction, threshold: cfg.CompactThreshold,
-			hosts: slices.Clone(cfg.CompactionHosts), base: cmp.Or(cfg.BaseURL, "https://api.openai.com/v1")},
+			hosts: slices.Clone(cfg.CompactionHosts), base: cmp.Or(cfg.BaseURL, defaultBaseURL)},
 	}
 }
 
-func newConn(cfg Config) conn {
+func newConn(cfg Config, api string) conn {
 	name := cfg.Name
 	if name == "" {
 		name = DefaultName
@@ -168,7 +178,7 @@ func newConn(cfg Config) conn {
 	// Built directly rather than with oai.NewClient, which would merge
 	// OPENAI_API_KEY, OPENAI_ORG_ID, ... from the environment into
 	// requests sent to whatever endpoint this provider points at.
-	return conn{name: name, client: oai.Client{Options: opts}}
+	return conn{name: name, api: api, baseURL: cmp.Or(cfg.BaseURL, defaultBaseURL), client: oai.Client{Options: opts}}
 }
 
 // encode is the full encoder, or the incremental one when the request

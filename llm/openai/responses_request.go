@@ -8,7 +8,8 @@ import (
 )
 
 // ResponsesAPI is the wire format name stamped on replay state issued in
-// Responses mode (llm.Reasoning.API).
+// Responses mode (llm.Reasoning.API) and on the Responses provider's errors
+// (llm.APIError.API).
 const ResponsesAPI = "openai-responses"
 
 // rsRequest is the Responses request body, fields in a fixed order so the

@@ -280,7 +280,10 @@ func (p *Responses) streamOnce(ctx context.Context, req *llm.Request, o response
 		}
 		events, failure, err := asm.feed(ev.Type, data)
 		if err != nil {
-			yield(llm.Event{}, &llm.APIError{Provider: p.name, Model: req.Model, Body: capBody(data), Message: err.Error(), MidStream: true, PartialText: asm.s.PartialText(), Err: err})
+			e := p.newError(req.Model)
+			e.Body, e.Message, e.Err = capBody(data), err.Error(), err
+			e.MidStream, e.PartialText = true, asm.s.PartialText()
+			yield(llm.Event{}, e)
 			return true
 		}
 		if failure != nil {

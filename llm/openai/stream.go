@@ -90,8 +90,9 @@ func (r *reader) readJSON(ctx context.Context, resp *http.Response, yield func(l
 	if msg := notACompletion(data); msg != "" {
 		// {"foo":1}: not an answer at all. Said as what it is, once,
 		// instead of passing as an empty answer the guards retry and price.
-		yield(llm.Event{}, &llm.APIError{Provider: r.p.name, Model: r.model, StatusCode: http.StatusOK,
-			Header: r.header, Body: capBody(data), Message: msg, Err: errMalformed, Malformed: true})
+		e := r.p.newError(r.model)
+		e.StatusCode, e.Header, e.Body, e.Message, e.Err, e.Malformed = http.StatusOK, r.header, capBody(data), msg, errMalformed, true
+		yield(llm.Event{}, e)
 		return
 	}
 	if !r.handle("", data, false, yield) {
@@ -126,13 +127,9 @@ func (r *reader) handle(eventType string, data []byte, midStream bool, yield fun
 	var c wireChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		err = fmt.Errorf("malformed chunk: %w", err)
-		yield(llm.Event{}, r.midStreamIf(midStream, &llm.APIError{
-			Provider: r.p.name,
-			Model:    r.model,
-			Body:     capBody(data),
-			Message:  err.Error(),
-			Err:      err,
-		}))
+		e := r.p.newError(r.model)
+		e.Body, e.Message, e.Err = capBody(data), err.Error(), err
+		yield(llm.Event{}, r.midStreamIf(midStream, e))
 		return false
 	}
 	if c.hasError() || eventType == "error" {

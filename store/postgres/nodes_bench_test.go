@@ -53,7 +53,7 @@ func BenchmarkNodes(b *testing.B) {
 					Tools:     []tool.Tool{noop},
 					Workspace: b.TempDir(),
 					Holder:    fmt.Sprint("node-", n),
-					Config:    turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1", API: "openai", BaseURL: srv.URL()}}},
+					Config:    turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1"}}},
 				})
 				if err != nil {
 					b.Fatal(err)

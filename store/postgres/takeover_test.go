@@ -56,8 +56,7 @@ func TestNodeDiesMidTurnTakeoverAfterTTL(t *testing.T) {
 			LeaseTTL:     ttl,
 			LeaseRefresh: ttl / 4,
 			AdmitWait:    time.Minute,
-			Config: turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1",
-				API: "openai", BaseURL: srv.URL()}}},
+			Config:       turn.Config{Routes: []turn.Route{{Provider: testenv.Provider(srv, "openai", "p"), Model: "gpt-4.1"}}},
 		})
 		if err != nil {
 			t.Fatal(err)

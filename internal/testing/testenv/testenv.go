@@ -47,6 +47,8 @@ type Options struct {
 	ServerOptions []fakellm.Option
 	// ThinkingBudget turns Anthropic extended thinking on (anthropic API).
 	ThinkingBudget int
+	// CacheTTL is the Anthropic prompt-cache tier (anthropic.Config.CacheTTL).
+	CacheTTL string
 }
 
 // Env is one integration-test stack.
@@ -67,7 +69,7 @@ func Provider(srv *fakellm.Server, api, name string) llm.Provider {
 }
 
 // ProviderWith builds an adapter for api against srv, named name, with the
-// wire options of o (thinking budget).
+// wire options of o (thinking budget, cache tier).
 func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider {
 	switch api {
 	case "openai-responses":
@@ -79,7 +81,7 @@ func ProviderWith(srv *fakellm.Server, api, name string, o Options) llm.Provider
 		}
 		return p
 	case "anthropic":
-		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget})
+		return anthropic.New(anthropic.Config{Name: name, BaseURL: srv.AnthropicBaseURL(), APIKey: "test-key", ThinkingBudget: o.ThinkingBudget, CacheTTL: o.CacheTTL})
 	}
 	return openai.NewChat(openai.Config{Name: name, BaseURL: srv.OpenAIBaseURL(), APIKey: "test-key"})
 }
@@ -113,7 +115,7 @@ func New(t testing.TB, o Options) *Env {
 	}
 	tools = append(tools, o.ExtraTools...)
 
-	primary := turn.Route{Provider: ProviderWith(srv, o.API, "primary", o), Model: o.Model, API: o.API, BaseURL: srv.URL()}
+	primary := turn.Route{Provider: ProviderWith(srv, o.API, "primary", o), Model: o.Model}
 	if len(o.Keys) > 0 {
 		primary.Pool = failover.NewPool("primary", o.Keys, failover.StrategyFillFirst, st, nil)
 	}
@@ -123,7 +125,7 @@ func New(t testing.TB, o Options) *Env {
 		if i > 0 {
 			name = "fallback" + string(rune('1'+i))
 		}
-		routes = append(routes, turn.Route{Provider: ProviderWith(srv, o.API, name, o), Model: m, API: o.API, BaseURL: srv.URL()})
+		routes = append(routes, turn.Route{Provider: ProviderWith(srv, o.API, name, o), Model: m})
 	}
 	cfg := agent.Config{
 		Store:     st,
