@@ -3,6 +3,14 @@
 // durable per-session message queue, bearer tokens tied to principals, and
 // the web page at /. It is a client of package agent: a turn started over
 // HTTP is the same agent.RunTurn, with the same lease, guards and finalizer.
+//
+// The gateway builds its agents with the factory in Config.NewAgent: the
+// server's own at New, then one per session workspace, principal sandbox
+// and provider/model, cached. Each request is an AgentSpec saying what the
+// agent is for and what it must use (the gateway's store, approvals,
+// observer and per-principal checks), which AgentSpec.Apply puts into the
+// agent's configuration. Template is the common factory: one agent
+// configuration, with per-session tools and per-provider routes.
 package gateway
 
 import (
