@@ -72,8 +72,9 @@ func (e *UnsupportedError) Error() string { return e.Msg }
 // applied. Its NewAgent method is a Config.NewAgent.
 type Template struct {
 	// Agent is the configuration of the server's own agent (routes,
-	// tools, workspace, limits); Store, Approver, Allow and AllowModel are
-	// the spec's, and its Observer is kept, with the gateway's added.
+	// tools, workspace, limits). Store, Approver, Allow and AllowModel
+	// are the spec's (and on a cluster Holder and LeaseTTL); its Observer
+	// is kept, with the gateway's added.
 	Agent agent.Config
 	// Tools builds the tools of a session with its own workspace or its
 	// principal's sandbox (the zero SessionSandbox is the server's); it
@@ -88,7 +89,7 @@ type Template struct {
 // NewAgent builds the agent for spec.
 func (t Template) NewAgent(spec AgentSpec) (*agent.Agent, error) {
 	if len(t.Agent.Routes) == 0 {
-		return nil, errors.New("gateway: Template.Agent.Routes is required")
+		return nil, errors.New("Template.Agent.Routes is required")
 	}
 	ac := t.Agent
 	if spec.Workspace != "" && t.Tools == nil {

@@ -376,8 +376,7 @@ func New(cfg Config) (*Gateway, error) {
 // checkWorkspaces asks NewAgent for one configured workspace, so that a
 // factory that builds none fails at start rather than at each session.
 func (g *Gateway) checkWorkspaces() error {
-	names := slices.Sorted(maps.Keys(g.cfg.Workspaces))
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(g.cfg.Workspaces)) {
 		root := g.cfg.Workspaces[name].Root
 		if root == "" || root == g.home {
 			continue
@@ -386,7 +385,7 @@ func (g *Gateway) checkWorkspaces() error {
 		if _, err := g.agent(g.spec(root, SessionSandbox{}, "", "")); errors.As(err, &u) {
 			return fmt.Errorf("gateway: Config.Workspaces needs a Config.NewAgent that builds per-session workspaces: %w", err)
 		}
-		return nil
+		break // one tells: a factory builds workspaces or does not
 	}
 	return nil
 }
@@ -452,7 +451,7 @@ func (g *Gateway) agent(spec AgentSpec) (*agent.Agent, error) {
 	}
 	if a.Store() != store.SessionService(g.obs) {
 		a.Close()
-		return nil, errors.New("gateway: Config.NewAgent built an agent without the gateway's store: it must call AgentSpec.Apply on the agent's configuration")
+		return nil, errors.New("Config.NewAgent built an agent without the gateway's store: it must call AgentSpec.Apply on the agent's configuration")
 	}
 	g.agents[key] = &agentEntry{a: a, used: g.clock}
 	g.evictAgents()
