@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -178,6 +179,9 @@ func (a *Agent) Tools() *tool.Registry { return a.tools }
 
 // Workspace returns the absolute workspace directory.
 func (a *Agent) Workspace() string { return a.cfg.Workspace }
+
+// Routes returns the agent's routes, primary first.
+func (a *Agent) Routes() []turn.Route { return slices.Clone(a.cfg.Routes) }
 
 // SessionOptions describe a new session.
 type SessionOptions struct {

@@ -114,25 +114,24 @@ func (g *Gateway) config(ctx context.Context, cfg *Config, o Options, gopt Gatew
 		return gateway.Config{}, err
 	}
 	g.closers = append(g.closers, func() { ShutdownTelemetry(tel, o.Logger) })
-	ac.Observer, ac.Store, ac.Tools, ac.Workspace, ac.Logger = obs, g.Store, tools, ws, o.Logger
+	// The gateway hands its store, approvals and observers to each agent
+	// (gateway.AgentSpec); the telemetry observer is the gateway's, so it
+	// sees the turns that fail before an agent runs them too.
+	ac.Tools, ac.Workspace, ac.Logger = tools, ws, o.Logger
 	// Memory as for an agent; each principal has its own (the agent keys
 	// it by the session's principal) and writes go through approvals.
 	ac.Memory = MemoryConfig(cfg)
-	ac.LeaseTTL = gopt.LeaseTTL
-	if ac.LeaseTTL <= 0 {
-		ac.LeaseTTL = time.Duration(sc.LeaseTTL)
+	leaseTTL := gopt.LeaseTTL
+	if leaseTTL <= 0 {
+		leaseTTL = time.Duration(sc.LeaseTTL)
 	}
 	metrics, err := gateway.SharedMetrics(promReader, tel)
 	if err != nil {
 		return gateway.Config{}, err
 	}
-	gcfg := gateway.Config{
-		Store:           g.Store,
-		Agent:           ac,
-		AutoApprove:     o.AutoApprove || cfg.Approvals == "auto",
-		ApprovalTimeout: time.Duration(sc.ApprovalTimeout),
-		Tools:           toolsFor,
-		Workspaces:      workspaces,
+	agents := gateway.Template{
+		Agent: ac,
+		Tools: toolsFor,
 		Routes: func(provider, model string) ([]turn.Route, error) {
 			r, err := ProviderRoute(cfg, o, provider, model, g.Store)
 			if err != nil {
@@ -140,6 +139,15 @@ func (g *Gateway) config(ctx context.Context, cfg *Config, o Options, gopt Gatew
 			}
 			return []turn.Route{r}, nil
 		},
+	}
+	gcfg := gateway.Config{
+		Store:              g.Store,
+		NewAgent:           agents.NewAgent,
+		Observer:           obs,
+		AutoApprove:        o.AutoApprove || cfg.Approvals == "auto",
+		ApprovalTimeout:    time.Duration(sc.ApprovalTimeout),
+		Workspaces:         workspaces,
+		LeaseTTL:           leaseTTL,
 		Busy:               cmpOr(gopt.Busy, sc.Busy, gateway.BusyQueue),
 		QueueLimit:         sc.QueueLimit,
 		Handoff:            sc.Handoff,

@@ -197,8 +197,9 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	principal := principalOf(r.Context())
-	// The allow-list before anything is built or called: an unknown model
-	// never reaches a provider (nor the agent cache).
+	// The allow-list before anything is called: an unknown model never
+	// reaches a provider, nor the agent cache (a configured provider named
+	// without a model is resolved to its default by building its agent).
 	if req.Provider != "" || req.Model != "" {
 		provider, model, err := g.resolveModel(req.Provider, req.Model)
 		if err != nil {

@@ -285,7 +285,7 @@ func (g *Gateway) sweep(ctx context.Context) {
 // now when it never got that far. false: nothing to run here now.
 func (g *Gateway) claim(st *sessionState) (store.Claim, *turn.Handoff, bool) {
 	for !g.draining.Load() {
-		c, ok, err := g.cluster.ClaimQueued(g.turnCtx, st.id, g.cfg.Agent.Holder, g.cfg.Agent.LeaseTTL, settle)
+		c, ok, err := g.cluster.ClaimQueued(g.turnCtx, st.id, g.cfg.Holder, g.cfg.LeaseTTL, settle)
 		if err != nil {
 			g.log.Error("claiming the session's next message", "session", st.id, "error", err)
 			return store.Claim{}, nil, false

@@ -48,13 +48,15 @@ func Example() {
 		llmtest.Calls(llmtest.ToolCall("upper", `{"text":"hello"}`)),
 		llmtest.Text("HELLO"),
 	)
+	// Every agent the gateway runs is this configuration with the
+	// gateway's store, approvals and hooks applied (gateway.AgentSpec).
 	g, err := gateway.New(gateway.Config{
 		Store: st,
-		Agent: agent.Config{
+		NewAgent: gateway.Template{Agent: agent.Config{
 			Tools:     []tool.Tool{upper},
 			Workspace: dir,
 			Config:    turn.Config{Routes: []turn.Route{{Provider: model, Model: "scripted"}}},
-		},
+		}}.NewAgent,
 	})
 	if err != nil {
 		log.Fatal(err)

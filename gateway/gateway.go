@@ -3,6 +3,14 @@
 // durable per-session message queue, bearer tokens tied to principals, and
 // the web page at /. It is a client of package agent: a turn started over
 // HTTP is the same agent.RunTurn, with the same lease, guards and finalizer.
+//
+// The gateway builds its agents with the factory in Config.NewAgent: the
+// server's own at New, then one per session workspace, principal sandbox
+// and provider/model, cached. Each request is an AgentSpec saying what the
+// agent is for and what it must use (the gateway's store, approvals,
+// observer and per-principal checks), which AgentSpec.Apply puts into the
+// agent's configuration. Template is the common factory: one agent
+// configuration, with per-session tools and per-provider routes.
 package gateway
 
 import (
@@ -11,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -19,7 +28,6 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/store"
-	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -50,29 +58,30 @@ type Store interface {
 	store.Memories
 }
 
-// Config configures a Gateway. Store and Agent.Routes are required.
+// Config configures a Gateway. Store and NewAgent are required.
 type Config struct {
 	Store Store
-	// Agent is the template of every agent the gateway runs turns with
-	// (routes, tools, workspace, limits). Its Store and Approver are
-	// replaced by the gateway's.
-	Agent agent.Config
+	// NewAgent builds the agents the gateway runs turns with: the
+	// server's own (the zero spec, built by New: its routes and workspace
+	// are the defaults the API shows and the models a principal without
+	// an allow-list may use), and one per session workspace, principal
+	// sandbox and provider/model, each built once and cached. It must call
+	// spec.Apply on the agent's configuration; Template.NewAgent is the
+	// common case. An *UnsupportedError refuses the spec with 400
+	// not_implemented.
+	NewAgent func(spec AgentSpec) (*agent.Agent, error)
+	// Observer watches every turn, those that fail before an agent runs
+	// them too (telemetry); every agent gets it through AgentSpec.Apply.
+	Observer turn.Observer
 	// AutoApprove lets tools that change things run without asking
 	// (approvals: auto); otherwise each such call waits for an answer over
 	// the API, and ApprovalTimeout without one is a refusal.
 	AutoApprove     bool
 	ApprovalTimeout time.Duration // default 5m
 	// Workspaces are the named roots a session may choose besides the
-	// server's own ("default"); a client names one, never a path.
+	// server's own ("default"); a client names one, never a path. New
+	// checks that NewAgent builds them.
 	Workspaces map[string]Workspace
-	// Tools builds the tools of a session with its own workspace or its
-	// principal's sandbox (Limit.Sandbox and Limit.Network; the zero
-	// SessionSandbox is the server's; the function must never make it
-	// wider than the server's); nil refuses per-session workspaces and
-	// per-principal sandboxes.
-	Tools func(workspace string, sandbox SessionSandbox) ([]tool.Tool, error)
-	// Routes resolves a per-session provider/model; nil refuses overrides.
-	Routes func(provider, model string) ([]turn.Route, error)
 
 	Busy               string // BusyQueue (default), BusyInterrupt, BusyReject, BusySteer
 	QueueLimit         int    // queued messages per session (default 16)
@@ -96,10 +105,18 @@ type Config struct {
 	// Cluster, when set, runs this gateway as one of several nodes on a
 	// shared database (see cluster.go): the queue is claimed with the
 	// session lease, events go through the database, and a sweep every
-	// Sweep takes over queues nobody runs. Agent.LeaseTTL is how soon a
-	// dead node's sessions are taken over. nil: one node, with its queue
+	// Sweep takes over queues nobody runs. nil: one node, with its queue
 	// worker and events in memory.
 	Cluster store.Cluster
+	// Holder names this node in the leases of its turns and claims
+	// (default on a cluster: agent.HolderName()), LeaseTTL how long they
+	// live without a refresh, which is how soon a dead node's sessions are
+	// taken over (default on a cluster: 300s). Every agent gets both
+	// through AgentSpec.Apply, so that a claim's lease is re-acquired by
+	// its turn under the same holder; unset on one node, the agents keep
+	// their own.
+	Holder   string
+	LeaseTTL time.Duration
 	// Handoff is what happens to a turn whose node died mid-turn, found by
 	// the node that takes its session over (or by this one at its next
 	// start): HandoffContinue (default) continues it from its last durable
@@ -143,6 +160,13 @@ type Gateway struct {
 	hubs  *hubs
 	log   *slog.Logger
 	m     *Metrics
+
+	// required is what every agent must use (AgentSpec.Apply); routes
+	// and home are the server's own agent's routes (primary first) and
+	// workspace: the defaults of a session.
+	required AgentSpec
+	routes   []turn.Route
+	home     string
 
 	mu       sync.Mutex
 	agents   map[agentKey]*agentEntry
@@ -213,8 +237,8 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("gateway: Config.Store is required")
 	}
-	if len(cfg.Agent.Routes) == 0 {
-		return nil, errors.New("gateway: Config.Agent.Routes is required")
+	if cfg.NewAgent == nil {
+		return nil, errors.New("gateway: Config.NewAgent is required")
 	}
 	switch cfg.Busy {
 	case "":
@@ -253,9 +277,6 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	if len(cfg.Workspaces) > 0 && cfg.Tools == nil {
-		return nil, errors.New("gateway: Config.Workspaces needs Config.Tools")
-	}
 	if cfg.AuthFailures == 0 {
 		cfg.AuthFailures = 10
 	}
@@ -291,14 +312,14 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Cluster != nil {
 		// One holder name for every agent of this node: a claim's lease
 		// is re-acquired by the turn under the same holder.
-		if cfg.Agent.Holder == "" {
-			cfg.Agent.Holder = agent.HolderName()
+		if cfg.Holder == "" {
+			cfg.Holder = agent.HolderName()
 		}
-		if cfg.Agent.LeaseTTL <= 0 {
-			cfg.Agent.LeaseTTL = 300 * time.Second
+		if cfg.LeaseTTL <= 0 {
+			cfg.LeaseTTL = 300 * time.Second
 		}
 		if cfg.Sweep <= 0 {
-			cfg.Sweep = min(max(cfg.Agent.LeaseTTL/10, 100*time.Millisecond), time.Second)
+			cfg.Sweep = min(max(cfg.LeaseTTL/10, 100*time.Millisecond), time.Second)
 		}
 		if cfg.EventRetention <= 0 {
 			cfg.EventRetention = time.Hour
@@ -326,51 +347,54 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g.obs = &observedStore{Store: cfg.Store, hubs: g.hubs}
 	g.turnCtx, g.stopTurns = context.WithCancelCause(context.Background())
-	if _, err := g.defaultAgent(); err != nil {
+	g.required = AgentSpec{
+		store: g.obs,
+		// The gateway always records its turns: /metrics is always served.
+		observer:   turn.MultiObserver(cfg.Observer, g.m.observer, spendObserver{g}),
+		allow:      g.allowance,
+		allowModel: g.subagentModel,
+		holder:     cfg.Holder,
+		leaseTTL:   cfg.LeaseTTL,
+	}
+	if !cfg.AutoApprove {
+		g.required.approver = g
+	}
+	def, err := g.agent(g.required)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: the server's agent: %w", err)
+	}
+	g.routes, g.home = def.Routes(), def.Workspace()
+	if len(g.routes) == 0 {
+		return nil, errors.New("gateway: the server's agent has no routes")
+	}
+	if err := g.checkWorkspaces(); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
+// checkWorkspaces asks NewAgent for one configured workspace, so that a
+// factory that builds none fails at start rather than at each session.
+func (g *Gateway) checkWorkspaces() error {
+	for _, name := range slices.Sorted(maps.Keys(g.cfg.Workspaces)) {
+		root := g.cfg.Workspaces[name].Root
+		if root == "" || root == g.home {
+			continue
+		}
+		var u *UnsupportedError
+		if _, err := g.agent(g.spec(root, SessionSandbox{}, "", "")); errors.As(err, &u) {
+			return fmt.Errorf("gateway: Config.Workspaces needs a Config.NewAgent that builds per-session workspaces: %w", err)
+		}
+		break // one tells: a factory builds workspaces or does not
+	}
+	return nil
+}
+
 // Metrics returns what /metrics serves.
 func (g *Gateway) Metrics() *Metrics { return g.m }
 
-// build makes an agent from the template for a workspace, sandbox mode
-// and routes.
-func (g *Gateway) build(workspace string, sandbox SessionSandbox, routes []turn.Route) (*agent.Agent, error) {
-	ac := g.cfg.Agent
-	ac.Store = g.obs
-	if workspace != "" {
-		ac.Workspace = workspace
-	}
-	if (workspace != "" || !sandbox.servers()) && g.cfg.Tools != nil {
-		tools, err := g.cfg.Tools(ac.Workspace, sandbox)
-		if err != nil {
-			return nil, err
-		}
-		ac.Tools = tools
-	}
-	if routes != nil {
-		ac.Routes = routes
-	}
-	// The gateway always records its turns: /metrics is always served.
-	ac.Observer = turn.MultiObserver(ac.Observer, g.m.observer, spendObserver{g})
-	ac.Allow = g.allowance
-	ac.AllowModel = g.subagentModel
-	if g.cfg.AutoApprove {
-		ac.Approver = nil
-	} else {
-		ac.Approver = g
-	}
-	return agent.New(ac)
-}
-
-func (g *Gateway) defaultAgent() (*agent.Agent, error) {
-	return g.agentFor("", "", "", "")
-}
-
 // agentFor returns (building once) the agent for a session of principal
-// with its workspace and provider/model; empty values mean the template's.
+// with its workspace and provider/model; empty values mean the server's.
 // The principal's sandbox mode is read at every call, so a turn always
 // runs with the one configured now.
 func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent.Agent, error) {
@@ -379,14 +403,41 @@ func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent
 		l := g.limitFor(principal)
 		sandbox = SessionSandbox{Mode: l.Sandbox, Network: l.Network}
 	}
-	primary := g.cfg.Agent.Routes[0]
-	if provider == primary.Provider.Name() && model == primary.Model {
+	a, err := g.agent(g.spec(workspace, sandbox, provider, model))
+	var u *UnsupportedError
+	switch {
+	case errors.As(err, &u):
+		return nil, errf(http.StatusBadRequest, CodeNotImplemented, u.Error())
+	case err != nil:
+		return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
+	}
+	return a, nil
+}
+
+// spec is the request for an agent, with the server's own workspace,
+// provider and model as "": one cache entry, whichever way a session
+// names them.
+func (g *Gateway) spec(workspace string, sandbox SessionSandbox, provider, model string) AgentSpec {
+	primary := g.routes[0]
+	if provider == "" && model != "" {
+		provider = primary.Provider.Name()
+	}
+	if provider == primary.Provider.Name() && (model == primary.Model || model == "") {
 		provider, model = "", ""
 	}
-	if workspace == g.cfg.Agent.Workspace {
+	if workspace == g.home {
 		workspace = ""
 	}
-	key := agentKey{workspace, provider, model, sandbox.key()}
+	s := g.required
+	s.Workspace, s.Sandbox, s.Provider, s.Model = workspace, sandbox, provider, model
+	return s
+}
+
+// agent returns (building once) the agent for spec. An agent that does
+// not write through the gateway's store was built without spec.Apply: its
+// turns would reach no stream, approval or limit, so it is refused.
+func (g *Gateway) agent(spec AgentSpec) (*agent.Agent, error) {
+	key := agentKey{spec.Workspace, spec.Provider, spec.Model, spec.Sandbox.key()}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.clock++
@@ -394,35 +445,13 @@ func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent
 		e.used = g.clock
 		return e.a, nil
 	}
-	if workspace != "" && g.cfg.Tools == nil {
-		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session workspace")
-	}
-	if !sandbox.servers() && g.cfg.Tools == nil {
-		return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server cannot give a principal its own sandbox")
-	}
-	var routes []turn.Route
-	if provider != "" || model != "" {
-		if provider == "" {
-			provider = primary.Provider.Name()
-		}
-		if provider == primary.Provider.Name() {
-			r := append([]turn.Route(nil), g.cfg.Agent.Routes...)
-			r[0].Model = model
-			routes = r
-		} else {
-			if g.cfg.Routes == nil {
-				return nil, errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session provider")
-			}
-			r, err := g.cfg.Routes(provider, model)
-			if err != nil {
-				return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
-			}
-			routes = r
-		}
-	}
-	a, err := g.build(workspace, sandbox, routes)
+	a, err := g.cfg.NewAgent(spec)
 	if err != nil {
-		return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
+		return nil, err
+	}
+	if a.Store() != store.SessionService(g.obs) {
+		a.Close()
+		return nil, errors.New("Config.NewAgent built an agent without the gateway's store: it must call AgentSpec.Apply on the agent's configuration")
 	}
 	g.agents[key] = &agentEntry{a: a, used: g.clock}
 	g.evictAgents()
@@ -430,7 +459,7 @@ func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent
 }
 
 // evictAgents drops the least recently used agents beyond MaxAgents (the
-// template's is kept); g.mu held. A running turn keeps its agent; the
+// server's own is kept); g.mu held. A running turn keeps its agent; the
 // next turn of an evicted session builds it again.
 func (g *Gateway) evictAgents() {
 	for len(g.agents) > g.cfg.MaxAgents {

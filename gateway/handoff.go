@@ -67,7 +67,7 @@ func (g *Gateway) takeOver(ctx context.Context, q store.QueuedMessage, principal
 		res := &turn.Result{SessionID: q.SessionID, TurnID: q.TurnID, Exit: turn.ExitHandoffLimit, Explanation: text}
 		return cutOff{res: res}, g.markCutOff(ctx, q, text)
 	}
-	h := &turn.Handoff{From: g.lastNode(ctx, q), To: cmp.Or(g.cfg.Agent.Holder, "this node"), Reason: reason, Count: n + 1, Max: most}
+	h := &turn.Handoff{From: g.lastNode(ctx, q), To: cmp.Or(g.cfg.Holder, "this node"), Reason: reason, Count: n + 1, Max: most}
 	detail, _ := json.Marshal(h)
 	ev := store.TurnEvent{SessionID: q.SessionID, TurnID: q.TurnID, Seq: handoffSeq + n + 1, Kind: "handoff", Name: h.To,
 		Start: g.cfg.Now(), Detail: string(detail)}

@@ -119,8 +119,9 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 // start builds a gateway on the env's store and serves it.
 func (h *harness) start(configure func(*Config)) {
 	h.t.Helper()
-	cfg := Config{Store: h.env.Store, Agent: h.env.Config, ApprovalTimeout: 30 * time.Second, Heartbeat: time.Second}
-	cfg.Agent.AdmitWait = 5 * time.Second
+	ac := h.env.Config
+	ac.AdmitWait = 5 * time.Second
+	cfg := Config{Store: h.env.Store, NewAgent: Template{Agent: ac}.NewAgent, ApprovalTimeout: 30 * time.Second, Heartbeat: time.Second}
 	if configure != nil {
 		configure(&cfg)
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -375,7 +376,7 @@ func (g *Gateway) countSessions(ctx context.Context, principal string, limit int
 // resolveModel names the provider and model a session would use: the
 // primary route's where empty, a configured provider's default model.
 func (g *Gateway) resolveModel(provider, model string) (string, string, error) {
-	primary := g.cfg.Agent.Routes[0]
+	primary := g.routes[0]
 	if provider == "" {
 		provider = primary.Provider.Name()
 	}
@@ -385,14 +386,17 @@ func (g *Gateway) resolveModel(provider, model string) (string, string, error) {
 	if provider == primary.Provider.Name() {
 		return provider, primary.Model, nil
 	}
-	if g.cfg.Routes == nil {
-		return "", "", errf(http.StatusBadRequest, CodeNotImplemented, "this server does not allow a per-session provider")
+	// Another provider's default model is its agent's: the one a session
+	// naming the provider alone would run with (built once, then cached).
+	a, err := g.agent(g.spec("", SessionSandbox{}, provider, ""))
+	var u *UnsupportedError
+	if errors.As(err, &u) {
+		return "", "", errf(http.StatusBadRequest, CodeNotImplemented, u.Error())
 	}
-	r, err := g.cfg.Routes(provider, "")
-	if err != nil || len(r) == 0 {
+	if err != nil {
 		return "", "", errf(http.StatusBadRequest, CodeModelNotAllowed, "provider "+strconv.Quote(provider)+" is not available to this principal")
 	}
-	return provider, r[0].Model, nil
+	return provider, a.Routes()[0].Model, nil
 }
 
 // SpendLimitError ends a turn before a model call that would pass the
@@ -484,7 +488,7 @@ func (g *Gateway) modelAllowed(principal, provider, model string) bool {
 	name := provider + "/" + model
 	l := g.limitFor(principal)
 	if l.Models == nil {
-		for _, r := range g.cfg.Agent.Routes {
+		for _, r := range g.routes {
 			if r.Provider.Name() == provider && r.Model == model {
 				return true
 			}

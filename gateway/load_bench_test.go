@@ -65,7 +65,7 @@ func benchGateway(b *testing.B, latency time.Duration, cfg func(*Config)) (*test
 		ServerOptions: []fakellm.Option{fakellm.WithLatency(latency)},
 		Configure:     func(c *agent.Config) { c.AdmitWait = time.Minute }})
 	env.Srv.SetDefault(threeRounds)
-	c := Config{Store: env.Store, Agent: env.Config, AutoApprove: true}
+	c := Config{Store: env.Store, NewAgent: Template{Agent: env.Config}.NewAgent, AutoApprove: true}
 	if cfg != nil {
 		cfg(&c)
 	}

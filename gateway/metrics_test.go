@@ -229,7 +229,7 @@ func TestMetricsSameInOTLPAndPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, recoveriesOptions(func(c *Config) {
-		c.Agent.Observer = tel.Observer
+		c.Observer = tel.Observer
 		c.Metrics = m
 	}))
 	res := recoveriesTurn(t, h)

@@ -175,7 +175,7 @@ func (g *Gateway) modelsFor(principal string) []oaiModel {
 		seen[id] = true
 		out = append(out, oaiModel{ID: id, Object: "model", OwnedBy: provider})
 	}
-	for _, r := range g.cfg.Agent.Routes {
+	for _, r := range g.routes {
 		add(r.Provider.Name(), r.Model)
 	}
 	for _, p := range g.limitFor(principal).Models {
@@ -207,12 +207,12 @@ func (g *Gateway) resolveOAIModel(principal, name string) (provider, model strin
 	if p, m, ok := strings.Cut(name, "/"); ok && g.modelAllowed(principal, p, m) {
 		return p, m, nil
 	}
-	for _, r := range g.cfg.Agent.Routes {
+	for _, r := range g.routes {
 		if r.Model == name && g.modelAllowed(principal, r.Provider.Name(), r.Model) {
 			return r.Provider.Name(), r.Model, nil
 		}
 	}
-	if p := g.cfg.Agent.Routes[0].Provider.Name(); g.modelAllowed(principal, p, name) {
+	if p := g.routes[0].Provider.Name(); g.modelAllowed(principal, p, name) {
 		return p, name, nil
 	}
 	return "", "", &oaiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),

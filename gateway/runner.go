@@ -444,7 +444,7 @@ func (g *Gateway) steered(sessionID, into string, m turn.Steered, publish func(E
 // same observers engine turns report to, so /metrics and traces count it
 // (talaria_turns_total{exit="configuration_failed"}) like any other failed turn.
 func (g *Gateway) failedEarly(ctx context.Context, q store.QueuedMessage, res turn.Result) turn.Result {
-	obs := turn.MultiObserver(g.cfg.Agent.Observer, g.m.observer)
+	obs := turn.MultiObserver(g.cfg.Observer, g.m.observer)
 	if obs == nil {
 		return res
 	}

@@ -6,7 +6,8 @@ import (
 	"slices"
 )
 
-// DefaultWorkspace names the server's own workspace (Config.Agent.Workspace).
+// DefaultWorkspace names the server's own workspace: that of the agent
+// Config.NewAgent builds for the zero AgentSpec.
 const DefaultWorkspace = "default"
 
 // Workspace is a root the operator lets sessions work in, chosen over the
@@ -30,7 +31,7 @@ func (g *Gateway) workspaceRoot(ctx context.Context, name string) (string, error
 		if w, ok := g.cfg.Workspaces[DefaultWorkspace]; ok && !w.allows(principalOf(ctx)) {
 			return "", errWorkspace
 		}
-		return g.cfg.Agent.Workspace, nil
+		return g.home, nil
 	}
 	w, ok := g.cfg.Workspaces[name]
 	if !ok || !w.allows(principalOf(ctx)) {
@@ -46,7 +47,7 @@ func (w Workspace) allows(principal string) bool {
 // workspaceName is the name a session's workspace is shown by: clients
 // see names, not the host's paths.
 func (g *Gateway) workspaceName(root string) string {
-	if root == g.cfg.Agent.Workspace {
+	if root == g.home {
 		return DefaultWorkspace
 	}
 	for name, w := range g.cfg.Workspaces {
