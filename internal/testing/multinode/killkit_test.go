@@ -281,20 +281,25 @@ func isHandoff(ev sseEvent) bool {
 }
 
 // awaitHandoff waits until f has seen a handoff status and returns the
-// time since killed.
+// time from killed to its arrival. A stream that finished is read once
+// more: the status may have come with the rest of a quick turn between
+// two looks.
 func awaitHandoff(ctx context.Context, t *testing.T, f *follower, killed time.Time) time.Duration {
 	t.Helper()
-	for {
+	at := func() (time.Time, bool) {
 		f.mu.Lock()
-		for _, ev := range f.events {
-			if isHandoff(ev) {
-				f.mu.Unlock()
-				return time.Since(killed)
-			}
+		defer f.mu.Unlock()
+		return f.handoffAt, !f.handoffAt.IsZero()
+	}
+	for {
+		if when, ok := at(); ok {
+			return when.Sub(killed)
 		}
-		f.mu.Unlock()
 		select {
 		case <-f.done:
+			if when, ok := at(); ok {
+				return when.Sub(killed)
+			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			t.Fatalf("the stream ended without a handoff status: %v; results %+v", f.err, f.finished)

@@ -31,13 +31,15 @@ func sessionCount() int {
 
 // follower is one SSE subscriber of a session, on one node.
 type follower struct {
-	node     int
-	mu       sync.Mutex
-	events   []sseEvent
-	finished map[string]turn.Result
-	done     chan struct{} // closed after want turns finished
-	open     chan struct{} // closed once the stream is open
-	err      error
+	node   int
+	mu     sync.Mutex
+	events []sseEvent
+	// handoffAt is when the first handoff status arrived.
+	handoffAt time.Time
+	finished  map[string]turn.Result
+	done      chan struct{} // closed after want turns finished
+	open      chan struct{} // closed once the stream is open
+	err       error
 }
 
 // opened waits until the stream is open (or has failed).
@@ -72,6 +74,9 @@ func (c *cluster) followAs(ctx context.Context, tok string, nd *node, sid string
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.events = append(f.events, ev)
+			if f.handoffAt.IsZero() && isHandoff(ev) {
+				f.handoffAt = time.Now()
+			}
 			if ev.Type == "turn_finished" {
 				var d struct {
 					Result turn.Result `json:"result"`
