@@ -30,13 +30,8 @@ func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
 
 // Cooldowns lists a provider's cooldowns that end after at, soonest first.
 func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([]store.Cooldown, error) {
-	const op = "cooldowns"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanCooldown)(s.pool.Query(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
-		WHERE provider = $1 AND until > $2 ORDER BY until, base_url, key_id`, provider, at.UnixNano()))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "cooldowns", sqlrows.ScanCooldown, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
+		WHERE provider = $1 AND until > $2 ORDER BY until, base_url, key_id`, provider, at.UnixNano())
 }
 
 // ClearCooldown removes a credential's cooldowns, at every endpoint;

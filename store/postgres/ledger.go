@@ -85,11 +85,6 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 // ToolCalls lists a session's ledger records (one turn's when turnID is
 // set) in the order they were first started.
 func (s *Store) ToolCalls(ctx context.Context, sessionID, turnID string) ([]store.ToolCallRecord, error) {
-	const op = "tool calls"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanToolCall)(s.pool.Query(ctx, `SELECT `+sqlrows.ToolCallCols+`
-		FROM tool_calls WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY ord`, sessionID, turnID))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "tool calls", sqlrows.ScanToolCall, `SELECT `+sqlrows.ToolCallCols+`
+		FROM tool_calls WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY ord`, sessionID, turnID)
 }

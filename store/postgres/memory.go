@@ -35,22 +35,13 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 
 // Memories lists the entries q selects, oldest first.
 func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.MemoryEntry, error) {
-	const op = "memories"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	var out []store.MemoryEntry
-	err := s.retryRead(ctx, func() error {
-		out = nil
-		var err error
-		out, err = collect(sqlrows.ScanMemory)(s.pool.Query(ctx, `SELECT `+sqlrows.MemoryCols+`
-			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User))
+	err := s.retryRead(ctx, func() (err error) {
+		out, err = list(ctx, s, "memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+`
+			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // DeleteMemory removes entry id of workspace.

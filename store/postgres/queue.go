@@ -38,22 +38,13 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 
 // Queued lists queued messages in FIFO order; sessionID "" lists all.
 func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMessage, error) {
-	const op = "list queue"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	var out []store.QueuedMessage
-	err := s.retryRead(ctx, func() error {
-		out = nil
-		var err error
-		out, err = collect(sqlrows.ScanQueued)(s.pool.Query(ctx, `SELECT `+sqlrows.QueueCols+` FROM queue
-			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID))
+	err := s.retryRead(ctx, func() (err error) {
+		out, err = list(ctx, s, "list queue", sqlrows.ScanQueued, `SELECT `+sqlrows.QueueCols+` FROM queue
+			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // MarkStarted records that a queued message's turn began.

@@ -113,19 +113,12 @@ func (s *Store) ChildSessions(ctx context.Context, id string) ([]store.Session, 
 }
 
 func (s *Store) querySessions(ctx context.Context, op, query string, args ...any) ([]store.Session, error) {
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	var out []store.Session
-	err := s.retryRead(ctx, func() error {
-		var err error
-		out, err = collect(sqlrows.ScanSession)(s.pool.Query(ctx, query, args...))
+	err := s.retryRead(ctx, func() (err error) {
+		out, err = list(ctx, s, op, sqlrows.ScanSession, query, args...)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // SetTitle renames a session.

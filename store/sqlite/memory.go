@@ -31,13 +31,8 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 
 // Memories lists the entries q selects, oldest first.
 func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.MemoryEntry, error) {
-	const op = "memories"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanMemory)(s.r.QueryContext(ctx, `SELECT `+sqlrows.MemoryCols+`
-		FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+`
+		FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
 }
 
 // DeleteMemory removes entry id of workspace.

@@ -38,18 +38,13 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 
 // Queued lists queued messages in FIFO order.
 func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMessage, error) {
-	const op = "list queue"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	q := `SELECT ` + sqlrows.QueueCols + ` FROM queue`
 	var args []any
 	if sessionID != "" {
 		q += ` WHERE session_id = ?`
 		args = append(args, sessionID)
 	}
-	out, err := collect(sqlrows.ScanQueued)(s.r.QueryContext(ctx, q+` ORDER BY id`, args...))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "list queue", sqlrows.ScanQueued, q+` ORDER BY id`, args...)
 }
 
 // MarkStarted records that a queued message's turn began.

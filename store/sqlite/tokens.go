@@ -58,12 +58,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 
 // ListTokens lists every token, oldest first.
 func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
-	const op = "list tokens"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanToken)(s.r.QueryContext(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "list tokens", sqlrows.ScanToken, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`)
 }
 
 // RevokeToken revokes a token; revoking twice keeps the first time.
