@@ -150,44 +150,49 @@ const (
 	namingHistogram
 )
 
-func promType(d metricdata.Aggregation) (promtext.Type, naming, bool) {
+// promType is an aggregation's Prometheus type and the kind that names
+// it; ok is false for one it does not export.
+func promType(d metricdata.Aggregation) (typ promtext.Type, n naming, ok bool) {
+	if typ, n, ok = promTypeOf[int64](d); ok {
+		return typ, n, ok
+	}
+	return promTypeOf[float64](d)
+}
+
+func promTypeOf[N int64 | float64](d metricdata.Aggregation) (promtext.Type, naming, bool) {
 	switch v := d.(type) {
-	case metricdata.Histogram[int64], metricdata.Histogram[float64],
-		metricdata.ExponentialHistogram[int64], metricdata.ExponentialHistogram[float64]:
+	case metricdata.Histogram[N], metricdata.ExponentialHistogram[N]:
 		return promtext.Histogram, namingHistogram, true
-	case metricdata.Sum[int64]:
+	case metricdata.Sum[N]:
 		if v.IsMonotonic {
 			return promtext.Counter, namingCounter, true
 		}
 		return promtext.Gauge, namingUpDown, true
-	case metricdata.Sum[float64]:
-		if v.IsMonotonic {
-			return promtext.Counter, namingCounter, true
-		}
-		return promtext.Gauge, namingUpDown, true
-	case metricdata.Gauge[int64], metricdata.Gauge[float64]:
+	case metricdata.Gauge[N]:
 		return promtext.Gauge, namingGauge, true
 	}
 	return 0, 0, false
 }
 
+// promMetrics is the samples of an aggregation promType accepts.
 func promMetrics(d metricdata.Aggregation, scope []promtext.Label) ([]promtext.Metric, error) {
+	// An aggregation of the other number type gives nil, nil; a matching
+	// one a non-nil slice, even when empty.
+	if ms, err := promMetricsOf[int64](d, scope); ms != nil || err != nil {
+		return ms, err
+	}
+	return promMetricsOf[float64](d, scope)
+}
+
+func promMetricsOf[N int64 | float64](d metricdata.Aggregation, scope []promtext.Label) ([]promtext.Metric, error) {
 	switch v := d.(type) {
-	case metricdata.Sum[int64]:
+	case metricdata.Sum[N]:
 		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Sum[float64]:
+	case metricdata.Gauge[N]:
 		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Gauge[int64]:
-		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Gauge[float64]:
-		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Histogram[int64]:
+	case metricdata.Histogram[N]:
 		return histogramMetrics(v.DataPoints, scope)
-	case metricdata.Histogram[float64]:
-		return histogramMetrics(v.DataPoints, scope)
-	case metricdata.ExponentialHistogram[int64]:
-		return expHistogramMetrics(v.DataPoints, scope)
-	case metricdata.ExponentialHistogram[float64]:
+	case metricdata.ExponentialHistogram[N]:
 		return expHistogramMetrics(v.DataPoints, scope)
 	}
 	return nil, nil
