@@ -70,14 +70,21 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	head := n * 2 / 3
-	tail := n - head
+	head, tail := cutMiddle(s, n)
+	return fmt.Sprintf("%s\n… [%d bytes omitted] …\n%s", s[:head], tail-head, s[tail:])
+}
+
+// cutMiddle is where a text longer than n bytes is cut to keep about n:
+// s[:head] (two thirds) and s[tail:] (the rest), both at character
+// boundaries.
+func cutMiddle(s string, n int) (head, tail int) {
+	head = n * 2 / 3
 	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
 	}
-	start := len(s) - tail
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
+	tail = len(s) - (n - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
 	}
-	return fmt.Sprintf("%s\n… [%d bytes omitted] …\n%s", s[:head], start-head, s[start:])
+	return head, tail
 }
