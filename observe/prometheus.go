@@ -198,37 +198,36 @@ func promMetricsOf[N int64 | float64](d metricdata.Aggregation, scope []promtext
 	return nil, nil
 }
 
-func withScope(attrs attribute.Set, scope []promtext.Label) ([]promtext.Label, error) {
-	labels, err := promLabels(&attrs)
-	if err != nil {
-		return nil, err
-	}
-	return append(labels, scope...), nil
-}
-
-func numberMetrics[N int64 | float64](dps []metricdata.DataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
+// pointMetrics turns each data point into a sample labelled with its
+// attributes and scope; sample gives the point's attributes and values. A
+// point that fails is left out and its error joined.
+func pointMetrics[P any](dps []P, scope []promtext.Label,
+	sample func(P) (attribute.Set, promtext.Metric, error)) ([]promtext.Metric, error) {
 	out := make([]promtext.Metric, 0, len(dps))
 	var errs []error
 	for _, dp := range dps {
-		labels, err := withScope(dp.Attributes, scope)
+		attrs, m, err := sample(dp)
+		if err == nil {
+			m.Labels, err = promLabels(&attrs)
+			m.Labels = append(m.Labels, scope...)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, promtext.Metric{Labels: labels, Value: float64(dp.Value)})
+		out = append(out, m)
 	}
 	return out, errors.Join(errs...)
 }
 
+func numberMetrics[N int64 | float64](dps []metricdata.DataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
+	return pointMetrics(dps, scope, func(dp metricdata.DataPoint[N]) (attribute.Set, promtext.Metric, error) {
+		return dp.Attributes, promtext.Metric{Value: float64(dp.Value)}, nil
+	})
+}
+
 func histogramMetrics[N int64 | float64](dps []metricdata.HistogramDataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
-	out := make([]promtext.Metric, 0, len(dps))
-	var errs []error
-	for _, dp := range dps {
-		labels, err := withScope(dp.Attributes, scope)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	return pointMetrics(dps, scope, func(dp metricdata.HistogramDataPoint[N]) (attribute.Set, promtext.Metric, error) {
 		// Cumulative counts keyed by bound, as the exporter builds them (a
 		// repeated bound keeps the last).
 		buckets := make([]promtext.Bucket, 0, len(dp.Bounds))
@@ -241,27 +240,17 @@ func histogramMetrics[N int64 | float64](dps []metricdata.HistogramDataPoint[N],
 			}
 			buckets = append(buckets, promtext.Bucket{UpperBound: b, Count: cum})
 		}
-		out = append(out, promtext.Metric{Labels: labels, Buckets: buckets, Sum: float64(dp.Sum), Count: dp.Count})
-	}
-	return out, errors.Join(errs...)
+		return dp.Attributes, promtext.Metric{Buckets: buckets, Sum: float64(dp.Sum), Count: dp.Count}, nil
+	})
 }
 
 func expHistogramMetrics[N int64 | float64](dps []metricdata.ExponentialHistogramDataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
-	out := make([]promtext.Metric, 0, len(dps))
-	var errs []error
-	for _, dp := range dps {
+	return pointMetrics(dps, scope, func(dp metricdata.ExponentialHistogramDataPoint[N]) (attribute.Set, promtext.Metric, error) {
 		if dp.Scale < -4 {
-			errs = append(errs, fmt.Errorf("exponential histogram scale %d below -4", dp.Scale))
-			continue
+			return dp.Attributes, promtext.Metric{}, fmt.Errorf("exponential histogram scale %d below -4", dp.Scale)
 		}
-		labels, err := withScope(dp.Attributes, scope)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, promtext.Metric{Labels: labels, Sum: float64(dp.Sum), Count: dp.Count})
-	}
-	return out, errors.Join(errs...)
+		return dp.Attributes, promtext.Metric{Sum: float64(dp.Sum), Count: dp.Count}, nil
+	})
 }
 
 // promLabels turns attributes into Prometheus labels: invalid characters
