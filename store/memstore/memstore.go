@@ -131,13 +131,21 @@ func (m *Store) get(op, id string) (*session, error) {
 	return nil, notFound(op, "session "+id)
 }
 
-// lockSession is begin, then get: on success m.mu is held, for the caller
-// to unlock; on failure it is not.
+// lockSession is begin, then get id; lockAdmitted is begin, then admit f.
+// On success m.mu is held, for the caller to unlock; on failure it is not.
 func (m *Store) lockSession(ctx context.Context, op, id string) (*session, error) {
+	return m.locked(ctx, op, func() (*session, error) { return m.get(op, id) })
+}
+
+func (m *Store) lockAdmitted(ctx context.Context, op string, f store.Fence) (*session, error) {
+	return m.locked(ctx, op, func() (*session, error) { return m.admit(op, f) })
+}
+
+func (m *Store) locked(ctx context.Context, op string, find func() (*session, error)) (*session, error) {
 	if err := m.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	s, err := m.get(op, id)
+	s, err := find()
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err

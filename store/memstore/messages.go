@@ -72,14 +72,11 @@ func (m *Store) write(ctx context.Context, op string, f store.Fence, msgs []*sto
 	if err := checkRows(msgs); err != nil {
 		return other(op, err)
 	}
-	if err := m.begin(ctx, op); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	s, err := m.admit(op, f)
+	s, err := m.lockAdmitted(ctx, op, f)
 	if err != nil {
 		return err
 	}
+	defer m.mu.Unlock()
 	if before != nil {
 		if err := before(s); err != nil {
 			return &store.Error{Op: op, Kind: store.KindOther, Err: err}
@@ -158,14 +155,11 @@ func (m *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 	if len(ids) == 0 {
 		return m.ready(ctx, op)
 	}
-	if err := m.begin(ctx, op); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	s, err := m.admit(op, f)
+	s, err := m.lockAdmitted(ctx, op, f)
 	if err != nil {
 		return err
 	}
+	defer m.mu.Unlock()
 	s.rows = slices.DeleteFunc(s.rows, func(r store.Message) bool { return slices.Contains(ids, r.ID) })
 	return nil
 }
