@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -27,12 +24,8 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 			(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, sqlrows.Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-			return s.notFound(op, "session "+e.SessionID)
-		}
 		if err != nil {
-			return s.wrap(op, err)
+			return s.sessionWrite(op, e.SessionID, err)
 		}
 	}
 	return s.wrap(op, tx.Commit(ctx))

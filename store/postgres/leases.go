@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -49,12 +48,8 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 			l.AcquiredAt, l.ExpiresAt = sqlrows.FromNanos(acquired), sqlrows.FromNanos(expires)
 			return l, nil
 		}
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-			return store.Lease{}, s.notFound(op, "session "+sessionID)
-		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return store.Lease{}, s.wrap(op, err)
+			return store.Lease{}, s.sessionWrite(op, sessionID, err)
 		}
 		held := &store.LeaseHeldError{SessionID: sessionID}
 		var expiresAt int64

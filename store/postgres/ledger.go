@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -33,12 +31,8 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 	}
 	tag, err := s.pool.Exec(ctx, toolStartedSQL, rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence,
 		rec.ArgsHash, string(store.ToolCallStarted), rec.Path, rec.BeforeHash, sqlrows.Nanos(rec.StartedAt))
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-		return s.notFound(op, "session "+rec.SessionID)
-	}
 	if err != nil {
-		return s.wrap(op, err)
+		return s.sessionWrite(op, rec.SessionID, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return s.tx(ctx, op, func(tx pgx.Tx) error {
@@ -71,12 +65,8 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 		rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash, string(store.ToolCallFinished),
 		rec.ResultID, rec.IsError, rec.Path, rec.BeforeHash, rec.AfterHash, sqlrows.Nanos(rec.StartedAt),
 		sqlrows.Nanos(rec.FinishedAt))
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" {
-		return s.notFound(op, "session "+rec.SessionID)
-	}
 	if err != nil {
-		return s.wrap(op, err)
+		return s.sessionWrite(op, rec.SessionID, err)
 	}
 	rec.State = store.ToolCallFinished
 	return nil

@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -25,12 +22,8 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_id, turn_id, text, created_at)
 		VALUES ($1, $2, $3, $4) RETURNING id`, q.SessionID, q.TurnID, []byte(q.Text), sqlrows.Nanos(created)).Scan(&id)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-		return s.notFound(op, "session "+q.SessionID)
-	}
 	if err != nil {
-		return s.wrap(op, err)
+		return s.sessionWrite(op, q.SessionID, err)
 	}
 	q.ID, q.CreatedAt, q.StartedAt = id, created, time.Time{}
 	return nil
