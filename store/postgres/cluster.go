@@ -246,13 +246,5 @@ func (s *Store) WatchStreamEvents(ctx context.Context, fn func(sessionID string)
 
 // PruneStreamEvents removes events stored before t.
 func (s *Store) PruneStreamEvents(ctx context.Context, before time.Time) (int64, error) {
-	const op = "prune stream events"
-	if err := s.ready(op); err != nil {
-		return 0, err
-	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM stream_events WHERE created_at < $1`, sqlrows.Nanos(before))
-	if err != nil {
-		return 0, s.wrap(op, err)
-	}
-	return tag.RowsAffected(), nil
+	return s.execN(ctx, "prune stream events", `DELETE FROM stream_events WHERE created_at < $1`, sqlrows.Nanos(before))
 }

@@ -223,11 +223,6 @@ func (s *Store) RefreshLease(ctx context.Context, l store.Lease, ttl time.Durati
 // acquire gets a larger token. Releasing a lost or already released lease
 // is not an error.
 func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
-	const op = "release lease"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `UPDATE leases SET released = true, expires_at = `+dbNow+`
+	return s.exec(ctx, "release lease", `UPDATE leases SET released = true, expires_at = `+dbNow+`
 		WHERE session_id = $1 AND token = $2 AND NOT released`, l.SessionID, l.Token)
-	return s.wrap(op, err)
 }

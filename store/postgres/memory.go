@@ -46,29 +46,11 @@ func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.Memo
 
 // DeleteMemory removes entry id of workspace.
 func (s *Store) DeleteMemory(ctx context.Context, workspace string, id int64) error {
-	const op = "delete memory"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM memory WHERE id = $1 AND workspace = $2`, id, workspace)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "memory entry "+strconv.FormatInt(id, 10))
-	}
-	return nil
+	return s.execOne(ctx, "delete memory", "memory entry "+strconv.FormatInt(id, 10),
+		`DELETE FROM memory WHERE id = $1 AND workspace = $2`, id, workspace)
 }
 
 // ClearMemory removes exactly the entries Memories(q) lists.
 func (s *Store) ClearMemory(ctx context.Context, q store.MemoryQuery) (int64, error) {
-	const op = "clear memory"
-	if err := s.ready(op); err != nil {
-		return 0, err
-	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM memory WHERE `+memoryWhere, q.Workspace, q.User)
-	if err != nil {
-		return 0, s.wrap(op, err)
-	}
-	return tag.RowsAffected(), nil
+	return s.execN(ctx, "clear memory", `DELETE FROM memory WHERE `+memoryWhere, q.Workspace, q.User)
 }

@@ -42,26 +42,11 @@ func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMes
 
 // MarkStarted records that a queued message's turn began.
 func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
-	const op = "mark queued started"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE queue SET started_at = $1 WHERE id = $2`, sqlrows.Nanos(at), id)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "queued message")
-	}
-	return nil
+	return s.execOne(ctx, "mark queued started", "queued message",
+		`UPDATE queue SET started_at = $1 WHERE id = $2`, sqlrows.Nanos(at), id)
 }
 
 // Dequeue removes a queued message; removing a missing one is not an error.
 func (s *Store) Dequeue(ctx context.Context, id int64) error {
-	const op = "dequeue"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `DELETE FROM queue WHERE id = $1`, id)
-	return s.wrap(op, err)
+	return s.exec(ctx, "dequeue", `DELETE FROM queue WHERE id = $1`, id)
 }

@@ -176,17 +176,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 
 // updateSession runs one statement that must touch the session id.
 func (s *Store) updateSession(ctx context.Context, op, id, query string, args ...any) error {
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, query, args...)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "session "+id)
-	}
-	return nil
+	return s.execOne(ctx, op, "session "+id, query, args...)
 }
 
 // SessionModels reads the provider/model pairs of ids' rows, through the

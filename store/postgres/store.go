@@ -127,6 +127,34 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx pgx.Tx) error) err
 	return s.wrap(op, pgx.BeginFunc(ctx, s.pool, fn))
 }
 
+// exec runs one statement for op.
+func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
+	_, err := s.execN(ctx, op, query, args...)
+	return err
+}
+
+// execOne runs one statement that must touch a row; what names the row in
+// the not-found error.
+func (s *Store) execOne(ctx context.Context, op, what, query string, args ...any) error {
+	n, err := s.execN(ctx, op, query, args...)
+	if err == nil && n == 0 {
+		return s.notFound(op, what)
+	}
+	return err
+}
+
+// execN runs one statement for op and reports how many rows it touched.
+func (s *Store) execN(ctx context.Context, op, query string, args ...any) (int64, error) {
+	if err := s.ready(op); err != nil {
+		return 0, err
+	}
+	tag, err := s.pool.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, s.wrap(op, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // retryRead runs a read again, once, when it failed because its
 // connection was gone (the server restarted, or connections were killed):
 // the pool has dropped that connection, and a read is safe to repeat. So

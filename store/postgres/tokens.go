@@ -68,28 +68,13 @@ func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
 
 // RevokeToken revokes a token; revoking twice keeps the first time.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	const op = "revoke token"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`,
+	return s.execOne(ctx, "revoke token", "token "+id,
+		`UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`,
 		sqlrows.Nanos(sqlrows.Now()), id)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "token "+id)
-	}
-	return nil
 }
 
 // CheckWrite commits one small write (store.WriteChecker).
 func (s *Store) CheckWrite(ctx context.Context) error {
-	const op = "check write"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO health (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
+	return s.exec(ctx, "check write", `INSERT INTO health (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
 		sqlrows.Nanos(sqlrows.Now()))
-	return s.wrap(op, err)
 }
