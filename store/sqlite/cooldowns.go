@@ -15,14 +15,11 @@ func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
 	if setAt.IsZero() {
 		setAt = sqlrows.Now()
 	}
-	return s.write(ctx, "set cooldown", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
-				set_at = excluded.set_at`,
-			c.Provider, c.BaseURL, c.KeyID, sqlrows.Nanos(c.Until), c.Reason, sqlrows.Nanos(setAt))
-		return err
-	})
+	return s.exec(ctx, "set cooldown", `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
+			set_at = excluded.set_at`,
+		c.Provider, c.BaseURL, c.KeyID, sqlrows.Nanos(c.Until), c.Reason, sqlrows.Nanos(setAt))
 }
 
 // Cooldowns lists a provider's cooldowns (of every endpoint) that end after
@@ -35,8 +32,5 @@ func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([
 // ClearCooldown removes a credential's cooldowns, at every endpoint;
 // clearing none is not an error.
 func (s *Store) ClearCooldown(ctx context.Context, provider, keyID string) error {
-	return s.write(ctx, "clear cooldown", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM cooldowns WHERE provider = ? AND key_id = ?`, provider, keyID)
-		return err
-	})
+	return s.exec(ctx, "clear cooldown", `DELETE FROM cooldowns WHERE provider = ? AND key_id = ?`, provider, keyID)
 }

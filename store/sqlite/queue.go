@@ -58,8 +58,5 @@ func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
 
 // Dequeue removes a queued message.
 func (s *Store) Dequeue(ctx context.Context, id int64) error {
-	return s.write(ctx, "dequeue", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM queue WHERE id = ?`, id)
-		return err
-	})
+	return s.exec(ctx, "dequeue", `DELETE FROM queue WHERE id = ?`, id)
 }
