@@ -12,10 +12,7 @@ import (
 // same provider, endpoint and key, for every node on the database. SetAt is filled
 // with now when zero.
 func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
-	setAt := c.SetAt
-	if setAt.IsZero() {
-		setAt = sqlrows.Now()
-	}
+	setAt := sqlrows.OrNow(c.SetAt)
 	return s.exec(ctx, "set cooldown", `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,

@@ -41,11 +41,7 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 	if err != nil {
 		return false, err
 	}
-	var ended *int64
-	if !sess.EndedAt.IsZero() {
-		n := sess.EndedAt.UnixNano()
-		ended = &n
-	}
+	ended := sqlrows.NullNanos(sess.EndedAt)
 	err = s.tx(ctx, op, func(tx pgx.Tx) error {
 		u := sess.Usage
 		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,

@@ -26,9 +26,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = sqlrows.Now()
-	}
+	rec.StartedAt = sqlrows.OrNow(rec.StartedAt)
 	tag, err := s.pool.Exec(ctx, toolStartedSQL, rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence,
 		rec.ArgsHash, string(store.ToolCallStarted), rec.Path, rec.BeforeHash, sqlrows.Nanos(rec.StartedAt))
 	if err != nil {
@@ -50,9 +48,7 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	if rec.FinishedAt.IsZero() {
-		rec.FinishedAt = sqlrows.Now()
-	}
+	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = rec.FinishedAt
 	}

@@ -18,10 +18,7 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	created := e.CreatedAt
-	if created.IsZero() {
-		created = sqlrows.Now()
-	}
+	created := sqlrows.OrNow(e.CreatedAt)
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO memory (workspace, user_name, text, source_session, created_at)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`, e.Workspace, e.User, []byte(e.Text), e.SourceSession,

@@ -15,10 +15,7 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	created := q.CreatedAt
-	if created.IsZero() {
-		created = sqlrows.Now()
-	}
+	created := sqlrows.OrNow(q.CreatedAt)
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_id, turn_id, text, created_at)
 		VALUES ($1, $2, $3, $4) RETURNING id`, q.SessionID, q.TurnID, []byte(q.Text), sqlrows.Nanos(created)).Scan(&id)

@@ -38,11 +38,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if updated.IsZero() {
 		updated = started
 	}
-	var ended *int64
-	if !sess.EndedAt.IsZero() {
-		n := sess.EndedAt.UnixNano()
-		ended = &n
-	}
+	ended := sqlrows.NullNanos(sess.EndedAt)
 	u := sess.Usage
 	// A generated id that is taken is replaced by a fresh one (as in
 	// store/sqlite); an id the caller chose is an error.

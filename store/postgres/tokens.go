@@ -22,9 +22,7 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	if err := t.Check(); err != nil {
 		return s.wrap(op, err)
 	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = sqlrows.Now()
-	}
+	t.CreatedAt = sqlrows.OrNow(t.CreatedAt)
 	if t.ID == "" {
 		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}

@@ -11,10 +11,7 @@ import (
 // SetCooldown benches one credential, replacing any earlier cooldown of the
 // same provider, endpoint and key. SetAt is filled with now when zero.
 func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
-	setAt := c.SetAt
-	if setAt.IsZero() {
-		setAt = sqlrows.Now()
-	}
+	setAt := sqlrows.OrNow(c.SetAt)
 	return s.exec(ctx, "set cooldown", `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,

@@ -11,9 +11,7 @@ import (
 // in one statement; only a refusal reads more to explain itself.
 func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool started"
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = sqlrows.Now()
-	}
+	rec.StartedAt = sqlrows.OrNow(rec.StartedAt)
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		// ord: the first start's time; a re-run keeps its place.
 		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls
@@ -46,9 +44,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 // never started).
 func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool finished"
-	if rec.FinishedAt.IsZero() {
-		rec.FinishedAt = sqlrows.Now()
-	}
+	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = rec.FinishedAt
 	}

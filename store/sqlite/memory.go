@@ -15,9 +15,7 @@ const memoryWhere = `workspace = ? AND (user_name = '' OR user_name = ?)`
 // AddMemory stores e, assigning its ID and, when zero, its CreatedAt.
 func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 	const op = "add memory"
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = sqlrows.Now()
-	}
+	e.CreatedAt = sqlrows.OrNow(e.CreatedAt)
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO memory (workspace, user_name, text, source_session, created_at)
 			VALUES (?, ?, ?, ?, ?)`, e.Workspace, e.User, e.Text, e.SourceSession, sqlrows.Nanos(e.CreatedAt))

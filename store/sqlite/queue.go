@@ -13,9 +13,7 @@ import (
 // Enqueue appends a message to its session's durable queue.
 func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	const op = "enqueue"
-	if q.CreatedAt.IsZero() {
-		q.CreatedAt = sqlrows.Now()
-	}
+	q.CreatedAt = sqlrows.OrNow(q.CreatedAt)
 	q.StartedAt = time.Time{}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		var one int
