@@ -156,24 +156,12 @@ func applyOverride(base Model, key string, o Model) Model {
 	m := base
 	m.Model = key
 	m.Known = true
-	if o.Window > 0 {
-		m.Window = o.Window
-	}
-	if o.MaxOutput > 0 {
-		m.MaxOutput = o.MaxOutput
-	}
-	if o.InputPerMTok > 0 {
-		m.InputPerMTok = o.InputPerMTok
-	}
-	if o.OutputPerMTok > 0 {
-		m.OutputPerMTok = o.OutputPerMTok
-	}
-	if o.CacheReadPerMTok > 0 {
-		m.CacheReadPerMTok = o.CacheReadPerMTok
-	}
-	if o.CacheWritePerMTok > 0 {
-		m.CacheWritePerMTok = o.CacheWritePerMTok
-	}
+	setPositive(&m.Window, o.Window)
+	setPositive(&m.MaxOutput, o.MaxOutput)
+	setPositive(&m.InputPerMTok, o.InputPerMTok)
+	setPositive(&m.OutputPerMTok, o.OutputPerMTok)
+	setPositive(&m.CacheReadPerMTok, o.CacheReadPerMTok)
+	setPositive(&m.CacheWritePerMTok, o.CacheWritePerMTok)
 	if o.PriceKnown || o.InputPerMTok > 0 || o.OutputPerMTok > 0 {
 		m.PriceKnown = true
 	}
@@ -181,6 +169,13 @@ func applyOverride(base Model, key string, o Model) Model {
 		m.CompressionRatio, m.CompressionTokens = o.CompressionRatio, o.CompressionTokens
 	}
 	return m
+}
+
+// setPositive sets *dst to v when the override gives one (above zero).
+func setPositive[T int | float64](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
 }
 
 // Lookup finds a model by name, case-insensitively: the exact name; then with

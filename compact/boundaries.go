@@ -33,24 +33,22 @@ func indexPairs(rows []store.Message) pairs {
 // later moves cut i (rows[:i] | rows[i:]) forward past the results of every
 // call made before it.
 func (p pairs) later(i int) int {
-	for changed := true; changed; {
-		changed = false
-		for id, a := range p.call {
-			if r, ok := p.result[id]; ok && a < i && r >= i {
-				i, changed = r+1, true
-			}
-		}
-	}
-	return i
+	return p.settle(i, func(_, result int) int { return result + 1 })
 }
 
 // earlier moves cut i back before the call of every result after it.
 func (p pairs) earlier(i int) int {
+	return p.settle(i, func(call, _ int) int { return call })
+}
+
+// settle moves cut i with move for as long as a call stands before it and
+// its result after it.
+func (p pairs) settle(i int, move func(call, result int) int) int {
 	for changed := true; changed; {
 		changed = false
 		for id, a := range p.call {
 			if r, ok := p.result[id]; ok && a < i && r >= i {
-				i, changed = a, true
+				i, changed = move(a, r), true
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -184,13 +183,6 @@ func truncateMiddle(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	head := n * 2 / 3
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	start := len(s) - (n - head)
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return fmt.Sprintf("%s\n%s (%d bytes omitted)\n%s", s[:head], TruncatedMarker, start-head, s[start:])
+	head, tail := cutMiddle(s, n)
+	return fmt.Sprintf("%s\n%s (%d bytes omitted)\n%s", s[:head], TruncatedMarker, tail-head, s[tail:])
 }

@@ -3,8 +3,8 @@ package compact
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/talaria-agent/talaria/internal/textcut"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -57,11 +57,7 @@ func truncateRunes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return textcut.Prefix(s, n) + "…"
 }
 
 // clip keeps the start and end of a long text, saying how much was left out
@@ -70,14 +66,14 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	head := n * 2 / 3
-	tail := n - head
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	start := len(s) - tail
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return fmt.Sprintf("%s\n… [%d bytes omitted] …\n%s", s[:head], start-head, s[start:])
+	head, tail := cutMiddle(s, n)
+	return fmt.Sprintf("%s\n… [%d bytes omitted] …\n%s", s[:head], tail-head, s[tail:])
+}
+
+// cutMiddle is where a text longer than n bytes is cut to keep about n:
+// s[:head] (two thirds) and s[tail:] (the rest), both at character
+// boundaries.
+func cutMiddle(s string, n int) (head, tail int) {
+	head = len(textcut.Prefix(s, n*2/3))
+	return head, len(s) - len(textcut.Suffix(s, n-head))
 }

@@ -150,80 +150,84 @@ const (
 	namingHistogram
 )
 
-func promType(d metricdata.Aggregation) (promtext.Type, naming, bool) {
+// promType is an aggregation's Prometheus type and the kind that names
+// it; ok is false for one it does not export.
+func promType(d metricdata.Aggregation) (typ promtext.Type, n naming, ok bool) {
+	if typ, n, ok = promTypeOf[int64](d); ok {
+		return typ, n, ok
+	}
+	return promTypeOf[float64](d)
+}
+
+func promTypeOf[N int64 | float64](d metricdata.Aggregation) (promtext.Type, naming, bool) {
 	switch v := d.(type) {
-	case metricdata.Histogram[int64], metricdata.Histogram[float64],
-		metricdata.ExponentialHistogram[int64], metricdata.ExponentialHistogram[float64]:
+	case metricdata.Histogram[N], metricdata.ExponentialHistogram[N]:
 		return promtext.Histogram, namingHistogram, true
-	case metricdata.Sum[int64]:
+	case metricdata.Sum[N]:
 		if v.IsMonotonic {
 			return promtext.Counter, namingCounter, true
 		}
 		return promtext.Gauge, namingUpDown, true
-	case metricdata.Sum[float64]:
-		if v.IsMonotonic {
-			return promtext.Counter, namingCounter, true
-		}
-		return promtext.Gauge, namingUpDown, true
-	case metricdata.Gauge[int64], metricdata.Gauge[float64]:
+	case metricdata.Gauge[N]:
 		return promtext.Gauge, namingGauge, true
 	}
 	return 0, 0, false
 }
 
+// promMetrics is the samples of an aggregation promType accepts.
 func promMetrics(d metricdata.Aggregation, scope []promtext.Label) ([]promtext.Metric, error) {
+	// An aggregation of the other number type gives nil, nil; a matching
+	// one a non-nil slice, even when empty.
+	if ms, err := promMetricsOf[int64](d, scope); ms != nil || err != nil {
+		return ms, err
+	}
+	return promMetricsOf[float64](d, scope)
+}
+
+func promMetricsOf[N int64 | float64](d metricdata.Aggregation, scope []promtext.Label) ([]promtext.Metric, error) {
 	switch v := d.(type) {
-	case metricdata.Sum[int64]:
+	case metricdata.Sum[N]:
 		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Sum[float64]:
+	case metricdata.Gauge[N]:
 		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Gauge[int64]:
-		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Gauge[float64]:
-		return numberMetrics(v.DataPoints, scope)
-	case metricdata.Histogram[int64]:
+	case metricdata.Histogram[N]:
 		return histogramMetrics(v.DataPoints, scope)
-	case metricdata.Histogram[float64]:
-		return histogramMetrics(v.DataPoints, scope)
-	case metricdata.ExponentialHistogram[int64]:
-		return expHistogramMetrics(v.DataPoints, scope)
-	case metricdata.ExponentialHistogram[float64]:
+	case metricdata.ExponentialHistogram[N]:
 		return expHistogramMetrics(v.DataPoints, scope)
 	}
 	return nil, nil
 }
 
-func withScope(attrs attribute.Set, scope []promtext.Label) ([]promtext.Label, error) {
-	labels, err := promLabels(&attrs)
-	if err != nil {
-		return nil, err
-	}
-	return append(labels, scope...), nil
-}
-
-func numberMetrics[N int64 | float64](dps []metricdata.DataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
+// pointMetrics turns each data point into a sample labelled with its
+// attributes and scope; sample gives the point's attributes and values. A
+// point that fails is left out and its error joined.
+func pointMetrics[P any](dps []P, scope []promtext.Label,
+	sample func(P) (attribute.Set, promtext.Metric, error)) ([]promtext.Metric, error) {
 	out := make([]promtext.Metric, 0, len(dps))
 	var errs []error
 	for _, dp := range dps {
-		labels, err := withScope(dp.Attributes, scope)
+		attrs, m, err := sample(dp)
+		if err == nil {
+			m.Labels, err = promLabels(&attrs)
+			m.Labels = append(m.Labels, scope...)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, promtext.Metric{Labels: labels, Value: float64(dp.Value)})
+		out = append(out, m)
 	}
 	return out, errors.Join(errs...)
 }
 
+func numberMetrics[N int64 | float64](dps []metricdata.DataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
+	return pointMetrics(dps, scope, func(dp metricdata.DataPoint[N]) (attribute.Set, promtext.Metric, error) {
+		return dp.Attributes, promtext.Metric{Value: float64(dp.Value)}, nil
+	})
+}
+
 func histogramMetrics[N int64 | float64](dps []metricdata.HistogramDataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
-	out := make([]promtext.Metric, 0, len(dps))
-	var errs []error
-	for _, dp := range dps {
-		labels, err := withScope(dp.Attributes, scope)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	return pointMetrics(dps, scope, func(dp metricdata.HistogramDataPoint[N]) (attribute.Set, promtext.Metric, error) {
 		// Cumulative counts keyed by bound, as the exporter builds them (a
 		// repeated bound keeps the last).
 		buckets := make([]promtext.Bucket, 0, len(dp.Bounds))
@@ -236,27 +240,17 @@ func histogramMetrics[N int64 | float64](dps []metricdata.HistogramDataPoint[N],
 			}
 			buckets = append(buckets, promtext.Bucket{UpperBound: b, Count: cum})
 		}
-		out = append(out, promtext.Metric{Labels: labels, Buckets: buckets, Sum: float64(dp.Sum), Count: dp.Count})
-	}
-	return out, errors.Join(errs...)
+		return dp.Attributes, promtext.Metric{Buckets: buckets, Sum: float64(dp.Sum), Count: dp.Count}, nil
+	})
 }
 
 func expHistogramMetrics[N int64 | float64](dps []metricdata.ExponentialHistogramDataPoint[N], scope []promtext.Label) ([]promtext.Metric, error) {
-	out := make([]promtext.Metric, 0, len(dps))
-	var errs []error
-	for _, dp := range dps {
+	return pointMetrics(dps, scope, func(dp metricdata.ExponentialHistogramDataPoint[N]) (attribute.Set, promtext.Metric, error) {
 		if dp.Scale < -4 {
-			errs = append(errs, fmt.Errorf("exponential histogram scale %d below -4", dp.Scale))
-			continue
+			return dp.Attributes, promtext.Metric{}, fmt.Errorf("exponential histogram scale %d below -4", dp.Scale)
 		}
-		labels, err := withScope(dp.Attributes, scope)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, promtext.Metric{Labels: labels, Sum: float64(dp.Sum), Count: dp.Count})
-	}
-	return out, errors.Join(errs...)
+		return dp.Attributes, promtext.Metric{Sum: float64(dp.Sum), Count: dp.Count}, nil
+	})
 }
 
 // promLabels turns attributes into Prometheus labels: invalid characters

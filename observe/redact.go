@@ -5,7 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/talaria-agent/talaria/internal/textcut"
 )
 
 // Capture says how much message and tool content goes into telemetry.
@@ -144,9 +145,6 @@ func truncate(text string, max int) string {
 	if len(text) <= max {
 		return text
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
+	cut := len(textcut.Prefix(text, max))
 	return text[:cut] + fmt.Sprintf("…[truncated %d bytes]", len(text)-cut)
 }

@@ -26,79 +26,62 @@ func CleanRequest(r *llm.Request) int { return CleanRequestFrom(r, 0) }
 // are already clean (a Projector's stable prefix): they are not looked at,
 // so a call costs what was added, not the whole history.
 func CleanRequestFrom(r *llm.Request, from int) int {
-	n := 0
-	if s := CleanText(r.System); s != r.System {
-		r.System = s
-		n++
-	}
-	msgsCopied := false
-	for i := from; i < len(r.Messages); i++ {
-		m, k := cleanMessage(r.Messages[i])
+	n := cleanField(&r.System)
+	var k int
+	r.Messages, k = cleanEach(r.Messages, from, cleanMessage)
+	n += k
+	r.Tools, k = cleanEach(r.Tools, 0, cleanTool)
+	return n + k
+}
+
+// cleanEach cleans s[from:] with clean, which returns a cleaned copy and
+// how many leaves changed. s is cloned before its first change, since it
+// is usually shared; the result is the slice to keep.
+func cleanEach[T any](s []T, from int, clean func(T) (T, int)) ([]T, int) {
+	n, copied := 0, false
+	for i := from; i < len(s); i++ {
+		v, k := clean(s[i])
 		if k == 0 {
 			continue
 		}
-		if !msgsCopied {
-			r.Messages, msgsCopied = slices.Clone(r.Messages), true
+		if !copied {
+			s, copied = slices.Clone(s), true
 		}
-		r.Messages[i] = m
+		s[i] = v
 		n += k
 	}
-	toolsCopied := false
-	for i := range r.Tools {
-		t, k := cleanTool(r.Tools[i])
-		if k == 0 {
-			continue
-		}
-		if !toolsCopied {
-			r.Tools, toolsCopied = slices.Clone(r.Tools), true
-		}
-		r.Tools[i] = t
-		n += k
+	return s, n
+}
+
+// cleanField cleans *s in place and counts 1 when it changed.
+func cleanField(s *string) int {
+	c := CleanText(*s)
+	if c == *s {
+		return 0
 	}
-	return n
+	*s = c
+	return 1
 }
 
 // cleanMessage returns a cleaned copy of m and how many leaves changed; m's
 // slices are copied before any write.
 func cleanMessage(m llm.Message) (llm.Message, int) {
-	n := 0
-	partsCopied := false
-	for j, p := range m.Content {
+	var n, k int
+	m.Content, n = cleanEach(m.Content, 0, func(p llm.Part) (llm.Part, int) {
 		if p.Type != llm.PartText {
-			continue
+			return p, 0
 		}
-		s := CleanText(p.Text)
-		if s == p.Text {
-			continue
+		return p, cleanField(&p.Text)
+	})
+	m.ToolCalls, k = cleanEach(m.ToolCalls, 0, func(c llm.ToolCall) (llm.ToolCall, int) {
+		k := cleanField(&c.Name)
+		if args := cleanJSONEscapes(CleanText(c.Arguments)); args != c.Arguments {
+			c.Arguments = args
+			k++
 		}
-		if !partsCopied {
-			m.Content, partsCopied = slices.Clone(m.Content), true
-		}
-		m.Content[j].Text = s
-		n++
-	}
-	callsCopied := false
-	for j, c := range m.ToolCalls {
-		name, args := CleanText(c.Name), cleanJSONEscapes(CleanText(c.Arguments))
-		if name == c.Name && args == c.Arguments {
-			continue
-		}
-		if !callsCopied {
-			m.ToolCalls, callsCopied = slices.Clone(m.ToolCalls), true
-		}
-		if name != c.Name {
-			m.ToolCalls[j].Name = name
-			n++
-		}
-		if args != c.Arguments {
-			m.ToolCalls[j].Arguments = args
-			n++
-		}
-	}
-	if s := CleanText(m.ToolName); s != m.ToolName {
-		m.ToolName = s
-		n++
-	}
+		return c, k
+	})
+	n += k + cleanField(&m.ToolName)
 	// Signed reasoning (thinking with a signature, encrypted items) goes
 	// back exactly as the provider sent it: cleaning one character of it
 	// invalidates the signature and the whole request is rejected.
@@ -115,15 +98,7 @@ func cleanMessage(m llm.Message) (llm.Message, int) {
 
 // cleanTool returns a cleaned copy of t and how many leaves changed.
 func cleanTool(t llm.ToolSpec) (llm.ToolSpec, int) {
-	n := 0
-	if s := CleanText(t.Name); s != t.Name {
-		t.Name = s
-		n++
-	}
-	if s := CleanText(t.Description); s != t.Description {
-		t.Description = s
-		n++
-	}
+	n := cleanField(&t.Name) + cleanField(&t.Description)
 	// The utf8/escape check first spares a string copy of every schema on
 	// every request.
 	if len(t.Parameters) > 0 && (!utf8.Valid(t.Parameters) || bytes.Contains(t.Parameters, []byte(`\u`))) {

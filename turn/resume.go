@@ -134,13 +134,7 @@ func unansweredOf(st *state, calls []llm.ToolCall) []llm.ToolCall {
 			answered[st.rows[i].ToolCallID] = true
 		}
 	}
-	var out []llm.ToolCall
-	for _, c := range calls {
-		if !answered[c.ID] {
-			out = append(out, c)
-		}
-	}
-	return out
+	return notAnswered(calls, answered)
 }
 
 // uncertainResult is the result given to a call that changes things and

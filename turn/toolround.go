@@ -254,6 +254,11 @@ func unanswered(st *state, calls []llm.ToolCall) []llm.ToolCall {
 	for i := len(st.rows) - 1; i >= 0 && st.rows[i].Role == llm.RoleTool; i-- {
 		answered[st.rows[i].ToolCallID] = true
 	}
+	return notAnswered(calls, answered)
+}
+
+// notAnswered is calls less those whose ID answered holds.
+func notAnswered(calls []llm.ToolCall, answered map[string]bool) []llm.ToolCall {
 	var out []llm.ToolCall
 	for _, c := range calls {
 		if !answered[c.ID] {

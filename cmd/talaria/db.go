@@ -46,12 +46,8 @@ var dbMigrateHelp = cmdHelp{
 }
 
 func (c *cli) dbCmd(ctx context.Context, args []string) int {
-	if wantsHelp(args) {
-		c.printHelp(dbHelp.flags(), dbHelp)
-		return exitOK
-	}
-	if len(args) == 0 {
-		return c.usageError(dbHelp, "needs a command: migrate")
+	if code, done := c.subcommandHead(args, dbHelp, "migrate"); done {
+		return code
 	}
 	if args[0] != "migrate" {
 		return c.usageError(dbHelp, "unknown db command %q; use migrate", args[0])

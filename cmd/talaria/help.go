@@ -74,6 +74,30 @@ func (c *cli) printHelp(fs *flag.FlagSet, h cmdHelp) {
 	}
 }
 
+// subcommandHead is how a command with subcommands starts: --help prints
+// h, and no subcommand at all is a usage error naming them (want). done
+// reports that the command stops with code.
+func (c *cli) subcommandHead(args []string, h cmdHelp, want string) (code int, done bool) {
+	if wantsHelp(args) {
+		c.printHelp(h.flags(), h)
+		return exitOK, true
+	}
+	if len(args) == 0 {
+		return c.usageError(h, "needs a command: %s", want), true
+	}
+	return exitOK, false
+}
+
+// subcommand resolves an alias of sub and returns its help; ok is false
+// for an unknown subcommand.
+func subcommand(subs map[string]cmdHelp, aliases map[string]string, sub string) (string, cmdHelp, bool) {
+	if a, ok := aliases[sub]; ok {
+		sub = a
+	}
+	h, ok := subs[sub]
+	return sub, h, ok
+}
+
 // wantsHelp reports whether args ask for help before any subcommand.
 func wantsHelp(args []string) bool {
 	return len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help")

@@ -122,33 +122,16 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
+	commands := map[string]func(context.Context, []string) int{
+		"run": c.runCmd, "chat": c.chatCmd, "demo": c.demoCmd,
+		"sessions": c.sessionsCmd, "session": c.sessionsCmd, "memory": c.memoryCmd, "db": c.dbCmd,
+		"explain-error": c.explainCmd, "trace": c.traceCmd, "doctor": c.doctorCmd,
+		"mcp": c.mcpCmd, "serve": c.serveCmd, "keys": c.keysCmd, "acp": c.acpCmd,
+	}
+	if fn, ok := commands[cmd]; ok {
+		return fn(ctx, rest)
+	}
 	switch cmd {
-	case "run":
-		return c.runCmd(ctx, rest)
-	case "chat":
-		return c.chatCmd(ctx, rest)
-	case "demo":
-		return c.demoCmd(ctx, rest)
-	case "sessions", "session":
-		return c.sessionsCmd(ctx, rest)
-	case "memory":
-		return c.memoryCmd(ctx, rest)
-	case "db":
-		return c.dbCmd(ctx, rest)
-	case "explain-error":
-		return c.explainCmd(ctx, rest)
-	case "trace":
-		return c.traceCmd(ctx, rest)
-	case "doctor":
-		return c.doctorCmd(ctx, rest)
-	case "mcp":
-		return c.mcpCmd(ctx, rest)
-	case "serve":
-		return c.serveCmd(ctx, rest)
-	case "keys":
-		return c.keysCmd(ctx, rest)
-	case "acp":
-		return c.acpCmd(ctx, rest)
 	case "version", "--version", "-v":
 		if wantsHelp(args[1:]) {
 			fmt.Fprint(stdout, "Usage: talaria version\n\nPrints the version of this binary (also --version, -v).\n")

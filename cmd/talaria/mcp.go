@@ -57,12 +57,8 @@ Exit codes: 0 the server is ready, 1 it failed, 2 usage or config error.`,
 }
 
 func (c *cli) mcpCmd(ctx context.Context, args []string) int {
-	if wantsHelp(args) {
-		c.printHelp(mcpHelp.flags(), mcpHelp)
-		return exitOK
-	}
-	if len(args) == 0 {
-		return c.usageError(mcpHelp, "needs a command: list, test or serve")
+	if code, done := c.subcommandHead(args, mcpHelp, "list, test or serve"); done {
+		return code
 	}
 	switch args[0] {
 	case "list":

@@ -53,21 +53,14 @@ var memorySubs = map[string]cmdHelp{
 var memoryAliases = map[string]string{"ls": "list", "remove": "rm", "delete": "rm"}
 
 func (c *cli) memoryCmd(ctx context.Context, args []string) int {
-	if wantsHelp(args) {
-		c.printHelp(memoryHelp.flags(), memoryHelp)
-		return exitOK
+	if code, done := c.subcommandHead(args, memoryHelp, "list, add, rm or clear"); done {
+		return code
 	}
-	if len(args) == 0 {
-		return c.usageError(memoryHelp, "needs a command: list, add, rm or clear")
-	}
-	sub, rest := args[0], args[1:]
-	if a, ok := memoryAliases[sub]; ok {
-		sub = a
-	}
-	h, ok := memorySubs[sub]
+	sub, h, ok := subcommand(memorySubs, memoryAliases, args[0])
 	if !ok {
 		return c.usageError(memoryHelp, "unknown memory command %q", sub)
 	}
+	rest := args[1:]
 	fs := h.flags()
 	jsonOut := fs.Bool("json", false, "print JSON")
 	ws := fs.String("workspace", "", "the workspace whose memory to use (default: the project root, as for run and chat)")

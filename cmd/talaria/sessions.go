@@ -70,14 +70,11 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		c.printHelp(sessionsHelp.flags(), sessionsHelp)
 		return exitOK
 	}
-	sub, rest := args[0], args[1:]
-	if a, ok := sessionsAliases[sub]; ok {
-		sub = a
-	}
-	h, ok := sessionsSubs[sub]
+	sub, h, ok := subcommand(sessionsSubs, sessionsAliases, args[0])
 	if !ok {
 		return c.usageError(sessionsHelp, "unknown sessions command %q", sub)
 	}
+	rest := args[1:]
 	fs := h.flags()
 	var (
 		jsonOut       *bool

@@ -1,6 +1,10 @@
 package fakellm
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/talaria-agent/talaria/internal/textcut"
+)
 
 // Sizes of streamed pieces: small enough that every non-trivial reply
 // arrives in several deltas, so clients really have to assemble.
@@ -73,10 +77,7 @@ func resolveUsage(req Request, st Step) *Usage {
 func split(s string, n int) []string {
 	var out []string
 	for len(s) > n {
-		i := n
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
+		i := len(textcut.Prefix(s, n))
 		if i == 0 {
 			// A sequence longer than n: take it whole.
 			_, size := utf8.DecodeRuneInString(s)

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -139,14 +140,11 @@ func (m *Store) call(sessionID, callID string) *store.ToolCallRecord {
 // its place.
 func (m *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool started"
-	if err := m.begin(ctx, op); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	s, err := m.get(op, rec.SessionID)
+	s, err := m.lockSession(ctx, op, rec.SessionID)
 	if err != nil {
 		return err
 	}
+	defer m.mu.Unlock()
 	if rec.Fence != 0 && (s.lease == nil || s.released || s.lease.Token != rec.Fence) {
 		return &store.Error{Op: op, Kind: store.KindLeaseLost,
 			Err: fmt.Errorf("session %s, token %d: the lease is not held", rec.SessionID, rec.Fence)}
@@ -169,13 +167,10 @@ func (m *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 // started is recorded whole. It is not fenced.
 func (m *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool finished"
-	if err := m.begin(ctx, op); err != nil {
+	if _, err := m.lockSession(ctx, op, rec.SessionID); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
-	if _, err := m.get(op, rec.SessionID); err != nil {
-		return err
-	}
 	if rec.FinishedAt.IsZero() {
 		rec.FinishedAt = now()
 	}
@@ -240,10 +235,10 @@ func (m *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([
 		if c := a.Until.Compare(b.Until); c != 0 {
 			return c
 		}
-		if c := cmpString(a.BaseURL, b.BaseURL); c != 0 {
+		if c := cmp.Compare(a.BaseURL, b.BaseURL); c != 0 {
 			return c
 		}
-		return cmpString(a.KeyID, b.KeyID)
+		return cmp.Compare(a.KeyID, b.KeyID)
 	})
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,7 +74,7 @@ func (m *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
-		return cmpString(a.ID, b.ID)
+		return cmp.Compare(a.ID, b.ID)
 	})
 	return out, nil
 }
@@ -102,13 +103,10 @@ func (m *Store) RevokeToken(ctx context.Context, id string) error {
 // CreatedAt when zero) on q.
 func (m *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	const op = "enqueue"
-	if err := m.begin(ctx, op); err != nil {
+	if _, err := m.lockSession(ctx, op, q.SessionID); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
-	if _, err := m.get(op, q.SessionID); err != nil {
-		return err
-	}
 	if q.CreatedAt.IsZero() {
 		q.CreatedAt = now()
 	}

@@ -14,6 +14,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -130,6 +131,28 @@ func (m *Store) get(op, id string) (*session, error) {
 	return nil, notFound(op, "session "+id)
 }
 
+// lockSession is begin, then get id; lockAdmitted is begin, then admit f.
+// On success m.mu is held, for the caller to unlock; on failure it is not.
+func (m *Store) lockSession(ctx context.Context, op, id string) (*session, error) {
+	return m.locked(ctx, op, func() (*session, error) { return m.get(op, id) })
+}
+
+func (m *Store) lockAdmitted(ctx context.Context, op string, f store.Fence) (*session, error) {
+	return m.locked(ctx, op, func() (*session, error) { return m.admit(op, f) })
+}
+
+func (m *Store) locked(ctx context.Context, op string, find func() (*session, error)) (*session, error) {
+	if err := m.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	s, err := find()
+	if err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	return s, nil
+}
+
 // CreateSession stores a copy of sess, filling ID (store.NewID) when empty
 // and StartedAt/UpdatedAt when zero on the given value. Creating an
 // existing id fails.
@@ -176,14 +199,11 @@ func (s *session) view() store.Session {
 // store.ErrNotFound.
 func (m *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
 	const op = "get session"
-	if err := m.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	defer m.mu.Unlock()
-	s, err := m.get(op, id)
+	s, err := m.lockSession(ctx, op, id)
 	if err != nil {
 		return nil, err
 	}
+	defer m.mu.Unlock()
 	v := s.view()
 	return &v, nil
 }
@@ -204,7 +224,7 @@ func (m *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]stor
 		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
 			return c
 		}
-		return cmpString(b.ID, a.ID)
+		return cmp.Compare(b.ID, a.ID)
 	})
 	limit := opt.Limit
 	if limit <= 0 {
@@ -212,16 +232,6 @@ func (m *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]stor
 	}
 	off := min(max(opt.Offset, 0), len(all))
 	return all[off:min(off+limit, len(all))], nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ChildSessions lists sessions whose ParentID is id, oldest first.
@@ -243,21 +253,18 @@ func (m *Store) ChildSessions(ctx context.Context, id string) ([]store.Session, 
 		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
 			return c
 		}
-		return cmpString(a.ID, b.ID)
+		return cmp.Compare(a.ID, b.ID)
 	})
 	return out, nil
 }
 
 // update runs fn on session id under the lock.
 func (m *Store) update(ctx context.Context, op, id string, fn func(s *session)) error {
-	if err := m.begin(ctx, op); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	s, err := m.get(op, id)
+	s, err := m.lockSession(ctx, op, id)
 	if err != nil {
 		return err
 	}
+	defer m.mu.Unlock()
 	fn(s)
 	return nil
 }
@@ -296,13 +303,10 @@ func (s *session) addSpend(sp store.Spend) {
 // and tool-call records. Child sessions keep their ParentID.
 func (m *Store) DeleteSession(ctx context.Context, id string) error {
 	const op = "delete session"
-	if err := m.begin(ctx, op); err != nil {
+	if _, err := m.lockSession(ctx, op, id); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
-	if _, err := m.get(op, id); err != nil {
-		return err
-	}
 	delete(m.sessions, id)
 	delete(m.events, id)
 	delete(m.calls, id)

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -71,14 +72,11 @@ func (m *Store) write(ctx context.Context, op string, f store.Fence, msgs []*sto
 	if err := checkRows(msgs); err != nil {
 		return other(op, err)
 	}
-	if err := m.begin(ctx, op); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	s, err := m.admit(op, f)
+	s, err := m.lockAdmitted(ctx, op, f)
 	if err != nil {
 		return err
 	}
+	defer m.mu.Unlock()
 	if before != nil {
 		if err := before(s); err != nil {
 			return &store.Error{Op: op, Kind: store.KindOther, Err: err}
@@ -157,14 +155,11 @@ func (m *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 	if len(ids) == 0 {
 		return m.ready(ctx, op)
 	}
-	if err := m.begin(ctx, op); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	s, err := m.admit(op, f)
+	s, err := m.lockAdmitted(ctx, op, f)
 	if err != nil {
 		return err
 	}
+	defer m.mu.Unlock()
 	s.rows = slices.DeleteFunc(s.rows, func(r store.Message) bool { return slices.Contains(ids, r.ID) })
 	return nil
 }
@@ -173,18 +168,15 @@ func (m *Store) Delete(ctx context.Context, f store.Fence, ids ...int64) error {
 // only with q.IncludeArchived. An unknown session is store.ErrNotFound.
 func (m *Store) Messages(ctx context.Context, sessionID string, q store.MessageQuery) ([]store.Message, error) {
 	const op = "messages"
-	if err := m.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	defer m.mu.Unlock()
-	s, err := m.get(op, sessionID)
+	s, err := m.lockSession(ctx, op, sessionID)
 	if err != nil {
 		return nil, err
 	}
+	defer m.mu.Unlock()
 	// Rows are kept in seq order: the first row after AfterSeq is found
 	// by binary search.
 	from, _ := slices.BinarySearchFunc(s.rows, q.AfterSeq+1, func(r store.Message, seq int64) int {
-		return compareInt(r.Seq, seq)
+		return cmp.Compare(r.Seq, seq)
 	})
 	n := len(s.rows) - from
 	if q.Limit > 0 {
@@ -201,16 +193,6 @@ func (m *Store) Messages(ctx context.Context, sessionID string, q store.MessageQ
 		out = append(out, copyMessage(r))
 	}
 	return out, nil
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // copyMessage copies everything a caller could change through a message:
@@ -273,14 +255,11 @@ func (m *Store) acquire(ctx context.Context, sessionID, holder string, ttl time.
 	if err := checkRows(msgs); err != nil {
 		return store.Lease{}, other(op, err)
 	}
-	if err := m.begin(ctx, op); err != nil {
-		return store.Lease{}, err
-	}
-	defer m.mu.Unlock()
-	s, err := m.get(op, sessionID)
+	s, err := m.lockSession(ctx, op, sessionID)
 	if err != nil {
 		return store.Lease{}, err
 	}
+	defer m.mu.Unlock()
 	t := now()
 	var token int64
 	if cur := s.lease; cur != nil {

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func (m *Store) Search(ctx context.Context, query string, opt store.SearchOption
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 			return c
 		}
-		return compareInt(b.MessageID, a.MessageID)
+		return cmp.Compare(b.MessageID, a.MessageID)
 	})
 	return hits[:min(len(hits), limit)], nil
 }

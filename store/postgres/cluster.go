@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -97,12 +96,8 @@ func (s *Store) ClaimQueued(ctx context.Context, sessionID, holder string, ttl, 
 	if errors.Is(err, errNothing) {
 		return store.Claim{}, false, nil
 	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-		return store.Claim{}, false, s.notFound(op, "session "+sessionID)
-	}
 	if err != nil {
-		return store.Claim{}, false, s.wrap(op, err)
+		return store.Claim{}, false, s.sessionWrite(op, sessionID, err)
 	}
 	return c, ok, nil
 }
@@ -155,12 +150,8 @@ func (s *Store) AppendStreamEvent(ctx context.Context, ev *store.StreamEvent, fl
 	}
 	var id, prev int64
 	err := s.pool.QueryRow(ctx, appendStreamSQL, ev.SessionID, floor, ev.Type, ev.TurnID, data, sqlrows.Nanos(sqlrows.Now())).Scan(&id, &prev)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" {
-		return s.notFound(op, "session "+ev.SessionID)
-	}
 	if err != nil {
-		return s.wrap(op, err)
+		return s.sessionWrite(op, ev.SessionID, err)
 	}
 	ev.ID, ev.Prev = id, prev
 	return nil
@@ -255,13 +246,5 @@ func (s *Store) WatchStreamEvents(ctx context.Context, fn func(sessionID string)
 
 // PruneStreamEvents removes events stored before t.
 func (s *Store) PruneStreamEvents(ctx context.Context, before time.Time) (int64, error) {
-	const op = "prune stream events"
-	if err := s.ready(op); err != nil {
-		return 0, err
-	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM stream_events WHERE created_at < $1`, sqlrows.Nanos(before))
-	if err != nil {
-		return 0, s.wrap(op, err)
-	}
-	return tag.RowsAffected(), nil
+	return s.execN(ctx, "prune stream events", `DELETE FROM stream_events WHERE created_at < $1`, sqlrows.Nanos(before))
 }

@@ -12,40 +12,22 @@ import (
 // same provider, endpoint and key, for every node on the database. SetAt is filled
 // with now when zero.
 func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
-	const op = "set cooldown"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	setAt := c.SetAt
-	if setAt.IsZero() {
-		setAt = sqlrows.Now()
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
+	setAt := sqlrows.OrNow(c.SetAt)
+	return s.exec(ctx, "set cooldown", `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
 			set_at = excluded.set_at`,
 		c.Provider, c.BaseURL, c.KeyID, sqlrows.Nanos(c.Until), c.Reason, sqlrows.Nanos(setAt))
-	return s.wrap(op, err)
 }
 
 // Cooldowns lists a provider's cooldowns that end after at, soonest first.
 func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([]store.Cooldown, error) {
-	const op = "cooldowns"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanCooldown)(s.pool.Query(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
-		WHERE provider = $1 AND until > $2 ORDER BY until, base_url, key_id`, provider, at.UnixNano()))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "cooldowns", sqlrows.ScanCooldown, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
+		WHERE provider = $1 AND until > $2 ORDER BY until, base_url, key_id`, provider, at.UnixNano())
 }
 
 // ClearCooldown removes a credential's cooldowns, at every endpoint;
 // clearing none is not an error.
 func (s *Store) ClearCooldown(ctx context.Context, provider, keyID string) error {
-	const op = "clear cooldown"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `DELETE FROM cooldowns WHERE provider = $1 AND key_id = $2`, provider, keyID)
-	return s.wrap(op, err)
+	return s.exec(ctx, "clear cooldown", `DELETE FROM cooldowns WHERE provider = $1 AND key_id = $2`, provider, keyID)
 }

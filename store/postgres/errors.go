@@ -78,6 +78,16 @@ func kindOfCode(code string) store.ErrorKind {
 	return store.KindOther
 }
 
+// sessionWrite is the error of a write into a session's rows: a failed
+// foreign key means there is no such session; anything else is wrapped.
+func (s *Store) sessionWrite(op, sessionID string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23503" { // foreign_key_violation
+		return s.notFound(op, "session "+sessionID)
+	}
+	return s.wrap(op, err)
+}
+
 // lookup is the error of reading one row: no row is what, not found;
 // anything else is wrapped.
 func (s *Store) lookup(op, what string, err error) error {

@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -27,12 +24,8 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 			(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, sqlrows.Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-			return s.notFound(op, "session "+e.SessionID)
-		}
 		if err != nil {
-			return s.wrap(op, err)
+			return s.sessionWrite(op, e.SessionID, err)
 		}
 	}
 	return s.wrap(op, tx.Commit(ctx))
@@ -41,11 +34,6 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 // TurnEvents lists a session's events (one turn's when turnID is set) in
 // append order.
 func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
-	const op = "turn events"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanTurnEvent)(s.pool.Query(ctx, `SELECT `+sqlrows.TurnEventCols+`
-		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "turn events", sqlrows.ScanTurnEvent, `SELECT `+sqlrows.TurnEventCols+`
+		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID)
 }

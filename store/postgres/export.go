@@ -12,13 +12,7 @@ import (
 // AllCooldowns lists every stored cooldown, expired ones too (for
 // verifying a copy).
 func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
-	const op = "all cooldowns"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanCooldown)(s.pool.Query(ctx,
-		`SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "all cooldowns", sqlrows.ScanCooldown, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`)
 }
 
 // LastSeq is the highest seq the session ever handed out.
@@ -47,11 +41,7 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 	if err != nil {
 		return false, err
 	}
-	var ended *int64
-	if !sess.EndedAt.IsZero() {
-		n := sess.EndedAt.UnixNano()
-		ended = &n
-	}
+	ended := sqlrows.NullNanos(sess.EndedAt)
 	err = s.tx(ctx, op, func(tx pgx.Tx) error {
 		u := sess.Usage
 		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, parent_session_id, end_reason,
@@ -80,11 +70,5 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 // AllMemories lists every memory entry of every workspace and user, by id,
 // for copying the database.
 func (s *Store) AllMemories(ctx context.Context) ([]store.MemoryEntry, error) {
-	const op = "all memories"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanMemory)(s.pool.Query(ctx,
-		`SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "all memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -49,12 +48,8 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 			l.AcquiredAt, l.ExpiresAt = sqlrows.FromNanos(acquired), sqlrows.FromNanos(expires)
 			return l, nil
 		}
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-			return store.Lease{}, s.notFound(op, "session "+sessionID)
-		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return store.Lease{}, s.wrap(op, err)
+			return store.Lease{}, s.sessionWrite(op, sessionID, err)
 		}
 		held := &store.LeaseHeldError{SessionID: sessionID}
 		var expiresAt int64
@@ -228,11 +223,6 @@ func (s *Store) RefreshLease(ctx context.Context, l store.Lease, ttl time.Durati
 // acquire gets a larger token. Releasing a lost or already released lease
 // is not an error.
 func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
-	const op = "release lease"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `UPDATE leases SET released = true, expires_at = `+dbNow+`
+	return s.exec(ctx, "release lease", `UPDATE leases SET released = true, expires_at = `+dbNow+`
 		WHERE session_id = $1 AND token = $2 AND NOT released`, l.SessionID, l.Token)
-	return s.wrap(op, err)
 }

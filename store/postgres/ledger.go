@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -28,17 +26,11 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = sqlrows.Now()
-	}
+	rec.StartedAt = sqlrows.OrNow(rec.StartedAt)
 	tag, err := s.pool.Exec(ctx, toolStartedSQL, rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence,
 		rec.ArgsHash, string(store.ToolCallStarted), rec.Path, rec.BeforeHash, sqlrows.Nanos(rec.StartedAt))
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-		return s.notFound(op, "session "+rec.SessionID)
-	}
 	if err != nil {
-		return s.wrap(op, err)
+		return s.sessionWrite(op, rec.SessionID, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return s.tx(ctx, op, func(tx pgx.Tx) error {
@@ -56,9 +48,7 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	if rec.FinishedAt.IsZero() {
-		rec.FinishedAt = sqlrows.Now()
-	}
+	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = rec.FinishedAt
 	}
@@ -71,12 +61,8 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 		rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash, string(store.ToolCallFinished),
 		rec.ResultID, rec.IsError, rec.Path, rec.BeforeHash, rec.AfterHash, sqlrows.Nanos(rec.StartedAt),
 		sqlrows.Nanos(rec.FinishedAt))
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" {
-		return s.notFound(op, "session "+rec.SessionID)
-	}
 	if err != nil {
-		return s.wrap(op, err)
+		return s.sessionWrite(op, rec.SessionID, err)
 	}
 	rec.State = store.ToolCallFinished
 	return nil
@@ -85,11 +71,6 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 // ToolCalls lists a session's ledger records (one turn's when turnID is
 // set) in the order they were first started.
 func (s *Store) ToolCalls(ctx context.Context, sessionID, turnID string) ([]store.ToolCallRecord, error) {
-	const op = "tool calls"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanToolCall)(s.pool.Query(ctx, `SELECT `+sqlrows.ToolCallCols+`
-		FROM tool_calls WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY ord`, sessionID, turnID))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "tool calls", sqlrows.ScanToolCall, `SELECT `+sqlrows.ToolCallCols+`
+		FROM tool_calls WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY ord`, sessionID, turnID)
 }

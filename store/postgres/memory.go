@@ -18,10 +18,7 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	created := e.CreatedAt
-	if created.IsZero() {
-		created = sqlrows.Now()
-	}
+	created := sqlrows.OrNow(e.CreatedAt)
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO memory (workspace, user_name, text, source_session, created_at)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`, e.Workspace, e.User, []byte(e.Text), e.SourceSession,
@@ -35,49 +32,22 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 
 // Memories lists the entries q selects, oldest first.
 func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.MemoryEntry, error) {
-	const op = "memories"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	var out []store.MemoryEntry
-	err := s.retryRead(ctx, func() error {
-		out = nil
-		var err error
-		out, err = collect(sqlrows.ScanMemory)(s.pool.Query(ctx, `SELECT `+sqlrows.MemoryCols+`
-			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User))
+	err := s.retryRead(ctx, func() (err error) {
+		out, err = list(ctx, s, "memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+`
+			FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // DeleteMemory removes entry id of workspace.
 func (s *Store) DeleteMemory(ctx context.Context, workspace string, id int64) error {
-	const op = "delete memory"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM memory WHERE id = $1 AND workspace = $2`, id, workspace)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "memory entry "+strconv.FormatInt(id, 10))
-	}
-	return nil
+	return s.execOne(ctx, "delete memory", "memory entry "+strconv.FormatInt(id, 10),
+		`DELETE FROM memory WHERE id = $1 AND workspace = $2`, id, workspace)
 }
 
 // ClearMemory removes exactly the entries Memories(q) lists.
 func (s *Store) ClearMemory(ctx context.Context, q store.MemoryQuery) (int64, error) {
-	const op = "clear memory"
-	if err := s.ready(op); err != nil {
-		return 0, err
-	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM memory WHERE `+memoryWhere, q.Workspace, q.User)
-	if err != nil {
-		return 0, s.wrap(op, err)
-	}
-	return tag.RowsAffected(), nil
+	return s.execN(ctx, "clear memory", `DELETE FROM memory WHERE `+memoryWhere, q.Workspace, q.User)
 }

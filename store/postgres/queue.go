@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -18,19 +15,12 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	created := q.CreatedAt
-	if created.IsZero() {
-		created = sqlrows.Now()
-	}
+	created := sqlrows.OrNow(q.CreatedAt)
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_id, turn_id, text, created_at)
 		VALUES ($1, $2, $3, $4) RETURNING id`, q.SessionID, q.TurnID, []byte(q.Text), sqlrows.Nanos(created)).Scan(&id)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: no such session
-		return s.notFound(op, "session "+q.SessionID)
-	}
 	if err != nil {
-		return s.wrap(op, err)
+		return s.sessionWrite(op, q.SessionID, err)
 	}
 	q.ID, q.CreatedAt, q.StartedAt = id, created, time.Time{}
 	return nil
@@ -38,46 +28,22 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 
 // Queued lists queued messages in FIFO order; sessionID "" lists all.
 func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMessage, error) {
-	const op = "list queue"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	var out []store.QueuedMessage
-	err := s.retryRead(ctx, func() error {
-		out = nil
-		var err error
-		out, err = collect(sqlrows.ScanQueued)(s.pool.Query(ctx, `SELECT `+sqlrows.QueueCols+` FROM queue
-			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID))
+	err := s.retryRead(ctx, func() (err error) {
+		out, err = list(ctx, s, "list queue", sqlrows.ScanQueued, `SELECT `+sqlrows.QueueCols+` FROM queue
+			WHERE $1 = '' OR session_id = $1 ORDER BY id`, sessionID)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // MarkStarted records that a queued message's turn began.
 func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
-	const op = "mark queued started"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE queue SET started_at = $1 WHERE id = $2`, sqlrows.Nanos(at), id)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "queued message")
-	}
-	return nil
+	return s.execOne(ctx, "mark queued started", "queued message",
+		`UPDATE queue SET started_at = $1 WHERE id = $2`, sqlrows.Nanos(at), id)
 }
 
 // Dequeue removes a queued message; removing a missing one is not an error.
 func (s *Store) Dequeue(ctx context.Context, id int64) error {
-	const op = "dequeue"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `DELETE FROM queue WHERE id = $1`, id)
-	return s.wrap(op, err)
+	return s.exec(ctx, "dequeue", `DELETE FROM queue WHERE id = $1`, id)
 }

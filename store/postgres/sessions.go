@@ -38,11 +38,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if updated.IsZero() {
 		updated = started
 	}
-	var ended *int64
-	if !sess.EndedAt.IsZero() {
-		n := sess.EndedAt.UnixNano()
-		ended = &n
-	}
+	ended := sqlrows.NullNanos(sess.EndedAt)
 	u := sess.Usage
 	// A generated id that is taken is replaced by a fresh one (as in
 	// store/sqlite); an id the caller chose is an error.
@@ -113,19 +109,12 @@ func (s *Store) ChildSessions(ctx context.Context, id string) ([]store.Session, 
 }
 
 func (s *Store) querySessions(ctx context.Context, op, query string, args ...any) ([]store.Session, error) {
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	var out []store.Session
-	err := s.retryRead(ctx, func() error {
-		var err error
-		out, err = collect(sqlrows.ScanSession)(s.pool.Query(ctx, query, args...))
+	err := s.retryRead(ctx, func() (err error) {
+		out, err = list(ctx, s, op, sqlrows.ScanSession, query, args...)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // SetTitle renames a session.
@@ -183,17 +172,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 
 // updateSession runs one statement that must touch the session id.
 func (s *Store) updateSession(ctx context.Context, op, id, query string, args ...any) error {
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, query, args...)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "session "+id)
-	}
-	return nil
+	return s.execOne(ctx, op, "session "+id, query, args...)
 }
 
 // SessionModels reads the provider/model pairs of ids' rows, through the

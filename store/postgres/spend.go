@@ -10,13 +10,8 @@ import (
 // AddSpend adds usd to principal's spend of day, for every node on the
 // database.
 func (s *Store) AddSpend(ctx context.Context, principal, day string, usd float64) error {
-	const op = "add spend"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO principal_spend (principal, day, usd) VALUES ($1, $2, $3)
+	return s.exec(ctx, "add spend", `INSERT INTO principal_spend (principal, day, usd) VALUES ($1, $2, $3)
 		ON CONFLICT (principal, day) DO UPDATE SET usd = principal_spend.usd + excluded.usd`, principal, day, usd)
-	return s.wrap(op, err)
 }
 
 // Spend is principal's recorded spend of day.

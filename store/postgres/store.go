@@ -127,6 +127,34 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx pgx.Tx) error) err
 	return s.wrap(op, pgx.BeginFunc(ctx, s.pool, fn))
 }
 
+// exec runs one statement for op.
+func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
+	_, err := s.execN(ctx, op, query, args...)
+	return err
+}
+
+// execOne runs one statement that must touch a row; what names the row in
+// the not-found error.
+func (s *Store) execOne(ctx context.Context, op, what, query string, args ...any) error {
+	n, err := s.execN(ctx, op, query, args...)
+	if err == nil && n == 0 {
+		return s.notFound(op, what)
+	}
+	return err
+}
+
+// execN runs one statement for op and reports how many rows it touched.
+func (s *Store) execN(ctx context.Context, op, query string, args ...any) (int64, error) {
+	if err := s.ready(op); err != nil {
+		return 0, err
+	}
+	tag, err := s.pool.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, s.wrap(op, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // retryRead runs a read again, once, when it failed because its
 // connection was gone (the server restarted, or connections were killed):
 // the pool has dropped that connection, and a read is safe to repeat. So
@@ -168,14 +196,21 @@ func Redact(dsn string) string {
 // used for leases so every node measures expiry on the same clock.
 const dbNow = `(extract(epoch from clock_timestamp()) * 1000000)::bigint * 1000`
 
-// collect returns a reader of a query's whole result with scan, which
-// closes it: collect(scan)(db.Query(...)).
-func collect[T any](scan func(sqlrows.Scanner) (T, error)) func(pgx.Rows, error) ([]T, error) {
-	return func(rows pgx.Rows, err error) ([]T, error) {
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		return sqlrows.Collect(rows, scan)
+// list reads every row query returns with scan: the body of each method
+// that lists rows (ready, query, read all, wrap).
+func list[T any](ctx context.Context, s *Store, op string, scan func(sqlrows.Scanner) (T, error),
+	query string, args ...any) ([]T, error) {
+	if err := s.ready(op); err != nil {
+		return nil, err
 	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	out, err := sqlrows.Collect(rows, scan)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
 }

@@ -22,9 +22,7 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	if err := t.Check(); err != nil {
 		return s.wrap(op, err)
 	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = sqlrows.Now()
-	}
+	t.CreatedAt = sqlrows.OrNow(t.CreatedAt)
 	if t.ID == "" {
 		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
@@ -63,38 +61,18 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 
 // ListTokens lists every token, revoked ones included, oldest first.
 func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
-	const op = "list tokens"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanToken)(s.pool.Query(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "list tokens", sqlrows.ScanToken, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`)
 }
 
 // RevokeToken revokes a token; revoking twice keeps the first time.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	const op = "revoke token"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`,
+	return s.execOne(ctx, "revoke token", "token "+id,
+		`UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`,
 		sqlrows.Nanos(sqlrows.Now()), id)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.notFound(op, "token "+id)
-	}
-	return nil
 }
 
 // CheckWrite commits one small write (store.WriteChecker).
 func (s *Store) CheckWrite(ctx context.Context) error {
-	const op = "check write"
-	if err := s.ready(op); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO health (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
+	return s.exec(ctx, "check write", `INSERT INTO health (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
 		sqlrows.Nanos(sqlrows.Now()))
-	return s.wrap(op, err)
 }

@@ -11,37 +11,23 @@ import (
 // SetCooldown benches one credential, replacing any earlier cooldown of the
 // same provider, endpoint and key. SetAt is filled with now when zero.
 func (s *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
-	setAt := c.SetAt
-	if setAt.IsZero() {
-		setAt = sqlrows.Now()
-	}
-	return s.write(ctx, "set cooldown", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
-				set_at = excluded.set_at`,
-			c.Provider, c.BaseURL, c.KeyID, sqlrows.Nanos(c.Until), c.Reason, sqlrows.Nanos(setAt))
-		return err
-	})
+	setAt := sqlrows.OrNow(c.SetAt)
+	return s.exec(ctx, "set cooldown", `INSERT INTO cooldowns (provider, base_url, key_id, until, reason, set_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (provider, base_url, key_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
+			set_at = excluded.set_at`,
+		c.Provider, c.BaseURL, c.KeyID, sqlrows.Nanos(c.Until), c.Reason, sqlrows.Nanos(setAt))
 }
 
 // Cooldowns lists a provider's cooldowns (of every endpoint) that end after
 // at, soonest first.
 func (s *Store) Cooldowns(ctx context.Context, provider string, at time.Time) ([]store.Cooldown, error) {
-	const op = "cooldowns"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanCooldown)(s.r.QueryContext(ctx, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
-		WHERE provider = ? AND until > ? ORDER BY until, base_url, key_id`, provider, at.UnixNano()))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "cooldowns", sqlrows.ScanCooldown, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns
+		WHERE provider = ? AND until > ? ORDER BY until, base_url, key_id`, provider, at.UnixNano())
 }
 
 // ClearCooldown removes a credential's cooldowns, at every endpoint;
 // clearing none is not an error.
 func (s *Store) ClearCooldown(ctx context.Context, provider, keyID string) error {
-	return s.write(ctx, "clear cooldown", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM cooldowns WHERE provider = ? AND key_id = ?`, provider, keyID)
-		return err
-	})
+	return s.exec(ctx, "clear cooldown", `DELETE FROM cooldowns WHERE provider = ? AND key_id = ?`, provider, keyID)
 }

@@ -37,11 +37,6 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 // TurnEvents lists a session's events (one turn's when turnID is set) in
 // append order.
 func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
-	const op = "turn events"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanTurnEvent)(s.r.QueryContext(ctx, `SELECT `+sqlrows.TurnEventCols+`
-		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "turn events", sqlrows.ScanTurnEvent, `SELECT `+sqlrows.TurnEventCols+`
+		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID)
 }

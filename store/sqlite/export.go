@@ -11,13 +11,7 @@ import (
 // AllCooldowns lists every stored cooldown, expired ones too, for copying
 // the database elsewhere (talaria db migrate).
 func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
-	const op = "all cooldowns"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanCooldown)(s.r.QueryContext(ctx,
-		`SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "all cooldowns", sqlrows.ScanCooldown, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`)
 }
 
 // LastSeq is the highest seq the session ever handed out (deleted rows
@@ -35,13 +29,7 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 // AllMemories lists every memory entry of every workspace and user, by id,
 // for copying the database.
 func (s *Store) AllMemories(ctx context.Context) ([]store.MemoryEntry, error) {
-	const op = "all memories"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanMemory)(s.r.QueryContext(ctx,
-		`SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "all memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`)
 }
 
 // QuickCheck runs SQLite's PRAGMA quick_check over the whole file: a

@@ -11,9 +11,7 @@ import (
 // in one statement; only a refusal reads more to explain itself.
 func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool started"
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = sqlrows.Now()
-	}
+	rec.StartedAt = sqlrows.OrNow(rec.StartedAt)
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		// ord: the first start's time; a re-run keeps its place.
 		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls
@@ -46,9 +44,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 // never started).
 func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool finished"
-	if rec.FinishedAt.IsZero() {
-		rec.FinishedAt = sqlrows.Now()
-	}
+	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = rec.FinishedAt
 	}
@@ -77,11 +73,6 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 // ToolCalls lists a session's ledger records (one turn's when turnID is
 // set) in the order they were first started.
 func (s *Store) ToolCalls(ctx context.Context, sessionID, turnID string) ([]store.ToolCallRecord, error) {
-	const op = "tool calls"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanToolCall)(s.r.QueryContext(ctx, `SELECT `+sqlrows.ToolCallCols+`
-		FROM tool_calls WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY ord, call_id`, sessionID, turnID, turnID))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "tool calls", sqlrows.ScanToolCall, `SELECT `+sqlrows.ToolCallCols+`
+		FROM tool_calls WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY ord, call_id`, sessionID, turnID, turnID)
 }

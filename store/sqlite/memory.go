@@ -15,9 +15,7 @@ const memoryWhere = `workspace = ? AND (user_name = '' OR user_name = ?)`
 // AddMemory stores e, assigning its ID and, when zero, its CreatedAt.
 func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 	const op = "add memory"
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = sqlrows.Now()
-	}
+	e.CreatedAt = sqlrows.OrNow(e.CreatedAt)
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO memory (workspace, user_name, text, source_session, created_at)
 			VALUES (?, ?, ?, ?, ?)`, e.Workspace, e.User, e.Text, e.SourceSession, sqlrows.Nanos(e.CreatedAt))
@@ -31,13 +29,8 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 
 // Memories lists the entries q selects, oldest first.
 func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.MemoryEntry, error) {
-	const op = "memories"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanMemory)(s.r.QueryContext(ctx, `SELECT `+sqlrows.MemoryCols+`
-		FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+`
+		FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
 }
 
 // DeleteMemory removes entry id of workspace.

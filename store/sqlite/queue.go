@@ -13,9 +13,7 @@ import (
 // Enqueue appends a message to its session's durable queue.
 func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 	const op = "enqueue"
-	if q.CreatedAt.IsZero() {
-		q.CreatedAt = sqlrows.Now()
-	}
+	q.CreatedAt = sqlrows.OrNow(q.CreatedAt)
 	q.StartedAt = time.Time{}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		var one int
@@ -38,18 +36,13 @@ func (s *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 
 // Queued lists queued messages in FIFO order.
 func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMessage, error) {
-	const op = "list queue"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
 	q := `SELECT ` + sqlrows.QueueCols + ` FROM queue`
 	var args []any
 	if sessionID != "" {
 		q += ` WHERE session_id = ?`
 		args = append(args, sessionID)
 	}
-	out, err := collect(sqlrows.ScanQueued)(s.r.QueryContext(ctx, q+` ORDER BY id`, args...))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "list queue", sqlrows.ScanQueued, q+` ORDER BY id`, args...)
 }
 
 // MarkStarted records that a queued message's turn began.
@@ -63,8 +56,5 @@ func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
 
 // Dequeue removes a queued message.
 func (s *Store) Dequeue(ctx context.Context, id int64) error {
-	return s.write(ctx, "dequeue", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM queue WHERE id = ?`, id)
-		return err
-	})
+	return s.exec(ctx, "dequeue", `DELETE FROM queue WHERE id = ?`, id)
 }

@@ -114,11 +114,11 @@ func (s *Store) ListSessions(ctx context.Context, opt store.ListOptions) ([]stor
 		limit = defaultListLimit
 	}
 	if opt.Principal != "" {
-		return s.querySessions(ctx, "list sessions",
+		return list(ctx, s, "list sessions", sqlrows.ScanSession,
 			`SELECT `+sessionCols+` FROM sessions WHERE principal = ? ORDER BY last_active DESC, id DESC LIMIT ? OFFSET ?`,
 			opt.Principal, limit, max(opt.Offset, 0))
 	}
-	return s.querySessions(ctx, "list sessions",
+	return list(ctx, s, "list sessions", sqlrows.ScanSession,
 		`SELECT `+sessionCols+` FROM sessions ORDER BY last_active DESC, id DESC LIMIT ? OFFSET ?`,
 		limit, max(opt.Offset, 0))
 }
@@ -128,16 +128,8 @@ func (s *Store) ChildSessions(ctx context.Context, id string) ([]store.Session, 
 	if id == "" {
 		return nil, nil // "" is "no parent", not a parent
 	}
-	return s.querySessions(ctx, "child sessions",
+	return list(ctx, s, "child sessions", sqlrows.ScanSession,
 		`SELECT `+sessionCols+` FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id`, id)
-}
-
-func (s *Store) querySessions(ctx context.Context, op, query string, args ...any) ([]store.Session, error) {
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanSession)(s.r.QueryContext(ctx, query, args...))
-	return out, s.wrap(op, err)
 }
 
 // SetTitle renames a session.

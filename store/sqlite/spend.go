@@ -8,11 +8,8 @@ import (
 
 // AddSpend adds usd to principal's spend of day.
 func (s *Store) AddSpend(ctx context.Context, principal, day string, usd float64) error {
-	return s.write(ctx, "add spend", func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO principal_spend (principal, day, usd) VALUES (?, ?, ?)
-			ON CONFLICT (principal, day) DO UPDATE SET usd = principal_spend.usd + excluded.usd`, principal, day, usd)
-		return err
-	})
+	return s.exec(ctx, "add spend", `INSERT INTO principal_spend (principal, day, usd) VALUES (?, ?, ?)
+		ON CONFLICT (principal, day) DO UPDATE SET usd = principal_spend.usd + excluded.usd`, principal, day, usd)
 }
 
 // Spend is principal's recorded spend of day.

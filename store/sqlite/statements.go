@@ -26,14 +26,21 @@ func (st *statements) close() {
 	}
 }
 
-// collect returns a reader of a query's whole result with scan, which
-// closes it: collect(scan)(db.Query(...)).
-func collect[T any](scan func(sqlrows.Scanner) (T, error)) func(*sql.Rows, error) ([]T, error) {
-	return func(rows *sql.Rows, err error) ([]T, error) {
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		return sqlrows.Collect(rows, scan)
+// list reads every row query returns with scan, on the reader pool: the
+// body of each method that lists rows (ready, query, read all, wrap).
+func list[T any](ctx context.Context, s *Store, op string, scan func(sqlrows.Scanner) (T, error),
+	query string, args ...any) ([]T, error) {
+	if err := s.ready(op); err != nil {
+		return nil, err
 	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	defer rows.Close()
+	out, err := sqlrows.Collect(rows, scan)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return out, nil
 }

@@ -18,9 +18,7 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	if err := t.Check(); err != nil {
 		return s.wrap(op, err)
 	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = sqlrows.Now()
-	}
+	t.CreatedAt = sqlrows.OrNow(t.CreatedAt)
 	if t.ID == "" {
 		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
@@ -58,12 +56,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 
 // ListTokens lists every token, oldest first.
 func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
-	const op = "list tokens"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := collect(sqlrows.ScanToken)(s.r.QueryContext(ctx, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`))
-	return out, s.wrap(op, err)
+	return list(ctx, s, "list tokens", sqlrows.ScanToken, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`)
 }
 
 // RevokeToken revokes a token; revoking twice keeps the first time.
@@ -78,9 +71,6 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 // CheckWrite commits one small write (store.WriteChecker).
 func (s *Store) CheckWrite(ctx context.Context) error {
 	const op = "check write"
-	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO health (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
-			sqlrows.Nanos(sqlrows.Now()))
-		return err
-	})
+	return s.exec(ctx, op, `INSERT INTO health (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
+		sqlrows.Nanos(sqlrows.Now()))
 }

@@ -20,10 +20,7 @@ type ClusterStore interface {
 // RunCluster runs the rules of store.Cluster: newPair returns two
 // independently opened stores on the same fresh, empty database.
 func RunCluster(t *testing.T, newPair func(t *testing.T) (a, b ClusterStore)) {
-	cases := []struct {
-		name string
-		run  func(t *testing.T, a, b ClusterStore)
-	}{
+	runPairs(t, newPair, []pairCase[ClusterStore]{
 		{"ClaimOneWinnerAcrossNodes", testClaimOneWinner},
 		{"ClaimWaitsForLiveLease", testClaimLiveLease},
 		{"ClaimEmptyTakesNothing", testClaimEmpty},
@@ -34,13 +31,7 @@ func RunCluster(t *testing.T, newPair func(t *testing.T) (a, b ClusterStore)) {
 		{"StreamEventsFloorAndPaging", testStreamFloor},
 		{"WatchWakesOtherNode", testStreamWatch},
 		{"PruneStreamEvents", testStreamPrune},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a, b := newPair(t)
-			c.run(t, a, b)
-		})
-	}
+	})
 }
 
 func enqueue(t *testing.T, s store.Store, sessionID string, texts ...string) []store.QueuedMessage {

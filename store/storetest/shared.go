@@ -15,10 +15,7 @@ import (
 // returns two independently opened stores (separate connections or pools,
 // as two processes would have) on the same fresh, empty database.
 func RunShared(t *testing.T, newPair func(t *testing.T) (a, b store.Store)) {
-	cases := []struct {
-		name string
-		run  func(t *testing.T, a, b store.Store)
-	}{
+	runPairs(t, newPair, []pairCase[store.Store]{
 		{"LeaseHeldAcrossNodes", testSharedHeld},
 		{"ConcurrentAppendsDifferentFences", testSharedFenceRace},
 		{"TakeoverAfterExpiry", testSharedTakeover},
@@ -26,13 +23,7 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (a, b store.Store)) {
 		{"OneWinnerAcrossNodes", testSharedAcquireRace},
 		{"FoldedAcquireOneWinnerAcrossNodes", testSharedFoldedRace},
 		{"CooldownSeenByOtherNode", testSharedCooldown},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a, b := newPair(t)
-			c.run(t, a, b)
-		})
-	}
+	})
 }
 
 func testSharedHeld(t *testing.T, a, b store.Store) {

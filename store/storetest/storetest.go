@@ -88,22 +88,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	RunLifecycle(t, as[Closable](newStore))
 	RunGateway(t, as[GatewayStore](newStore))
 	RunMemory(t, as[store.Memories](newStore))
-	RunSpend(t, func(t *testing.T) store.SpendLedger {
-		s := newStore(t)
-		l, ok := s.(store.SpendLedger)
-		if !ok {
-			t.Fatalf("%T does not implement store.SpendLedger: a daily spending limit would reset on every restart", s)
-		}
-		return l
-	})
-	RunLedger(t, func(t *testing.T) LedgerStore {
-		s := newStore(t)
-		l, ok := s.(LedgerStore)
-		if !ok {
-			t.Fatalf("%T does not implement store.ToolLedger: a turn handed off after its node died could run a tool twice", s)
-		}
-		return l
-	})
+	RunSpend(t, required[store.SpendLedger](newStore,
+		"store.SpendLedger: a daily spending limit would reset on every restart"))
+	RunLedger(t, required[LedgerStore](newStore,
+		"store.ToolLedger: a turn handed off after its node died could run a tool twice"))
 }
 
 // RunCore runs the contract of store.SessionService: what a backend needs
@@ -170,6 +158,19 @@ func as[S any](newStore func(t *testing.T) store.Store) func(t *testing.T) S {
 	return func(t *testing.T) S { return newStore(t).(S) }
 }
 
+// required is as for what every backend of store.Store must have: a store
+// without S fails, saying what (why) it lacks.
+func required[S any](newStore func(t *testing.T) store.Store, why string) func(t *testing.T) S {
+	return func(t *testing.T) S {
+		s := newStore(t)
+		l, ok := s.(S)
+		if !ok {
+			t.Fatalf("%T does not implement %s", s, why)
+		}
+		return l
+	}
+}
+
 // testCase is one contract rule, checked on a store of S.
 type testCase[S any] struct {
 	name string
@@ -190,6 +191,22 @@ func runGroups[S any](t *testing.T, newStore func(t *testing.T) S, groups ...gro
 					c.run(t, newStore(t))
 				})
 			}
+		})
+	}
+}
+
+// pairCase is one rule checked on two stores opened on one database.
+type pairCase[S any] struct {
+	name string
+	run  func(t *testing.T, a, b S)
+}
+
+// runPairs runs each case as a subtest on a fresh pair from newPair.
+func runPairs[S any](t *testing.T, newPair func(t *testing.T) (a, b S), cases []pairCase[S]) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := newPair(t)
+			c.run(t, a, b)
 		})
 	}
 }

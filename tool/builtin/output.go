@@ -3,7 +3,8 @@ package builtin
 import (
 	"fmt"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/talaria-agent/talaria/internal/textcut"
 )
 
 const elisionFormat = "\n[… %d bytes of output omitted …]\n"
@@ -24,34 +25,9 @@ func joinCut(head, tail string, total, limit int) string {
 	// Size the marker for the largest number it could report, so the real
 	// one always fits.
 	budget := max(limit-len(fmt.Sprintf(elisionFormat, total)), 0)
-	h := runeCut(head, budget/2)
-	t := runeTail(tail, budget-len(h))
+	h := textcut.Prefix(head, budget/2)
+	t := textcut.Suffix(tail, budget-len(h))
 	return h + fmt.Sprintf(elisionFormat, total-len(h)-len(t)) + t
-}
-
-// runeCut returns the longest prefix of s of at most n bytes that ends on a
-// rune boundary.
-func runeCut(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// runeTail returns the longest suffix of s of at most n bytes that starts
-// on a rune boundary.
-func runeTail(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	i := len(s) - n
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return s[i:]
 }
 
 // headTail is an io.Writer that keeps the first and last bytes of an

@@ -1,6 +1,10 @@
 package builtin
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/talaria-agent/talaria/internal/textcut"
+)
 
 // maxSimilarLines bounds the lines closestLine compares.
 const maxSimilarLines = 50000
@@ -20,10 +24,10 @@ func closestLine(content, want string) (num int, line string, ok bool) {
 	if target == "" {
 		return 0, "", false
 	}
-	tb := bigrams(runeCut(target, 500))
+	tb := bigrams(textcut.Prefix(target, 500))
 	best := 0.0
 	for i, l := range strings.SplitN(content, "\n", maxSimilarLines) {
-		score := dice(tb, bigrams(runeCut(strings.TrimSpace(l), 500)))
+		score := dice(tb, bigrams(textcut.Prefix(strings.TrimSpace(l), 500)))
 		if score > best {
 			best, num, line = score, i+1, strings.TrimSuffix(l, "\r")
 		}

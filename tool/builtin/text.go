@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/talaria-agent/talaria/internal/textcut"
 )
 
 // sniffLen is how much of a file decides whether it is text.
@@ -38,7 +40,7 @@ func clipLine(line string, size, n int) string {
 	if size <= n && len(line) <= n {
 		return line
 	}
-	return runeCut(line, n) + fmt.Sprintf("… [line truncated, %d bytes in all]", size)
+	return textcut.Prefix(line, n) + fmt.Sprintf("… [line truncated, %d bytes in all]", size)
 }
 
 // countLines counts lines the way an editor does: a final line without a

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -25,7 +26,7 @@ func (s *Session) build(ctx context.Context, servers []*server, reserved []strin
 			continue
 		}
 		remote := slices.Clone(srv.snapshot(ctx))
-		slices.SortStableFunc(remote, func(a, b *mcpToolDef) int { return cmpString(a.Name, b.Name) })
+		slices.SortStableFunc(remote, func(a, b *mcpToolDef) int { return cmp.Compare(a.Name, b.Name) })
 		for _, rt := range remote {
 			if rt == nil {
 				continue
@@ -69,7 +70,7 @@ func (s *Session) build(ctx context.Context, servers []*server, reserved []strin
 		}
 		s.reports = append(s.reports, rep)
 	}
-	slices.SortFunc(s.tools, func(a, b tool.Tool) int { return cmpString(a.Info().Name, b.Info().Name) })
+	slices.SortFunc(s.tools, func(a, b tool.Tool) int { return cmp.Compare(a.Info().Name, b.Info().Name) })
 }
 
 // filtered says why the config leaves a tool out, or "".

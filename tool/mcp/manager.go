@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,7 +84,7 @@ func New(opts Options) (*Manager, error) {
 		m.version = "dev"
 	}
 	m.configs = slices.Clone(opts.Servers)
-	slices.SortFunc(m.configs, func(a, b ServerConfig) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(m.configs, func(a, b ServerConfig) int { return cmp.Compare(a.Name, b.Name) })
 	var errs []error
 	for i, c := range m.configs {
 		switch {
@@ -275,14 +276,4 @@ type candidate struct {
 	srv    *server
 	remote *sdk.Tool
 	rep    int // index into reports
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

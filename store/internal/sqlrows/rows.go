@@ -70,6 +70,15 @@ func fromNullNanos(n *int64) time.Time {
 	return FromNanos(*n)
 }
 
+// OrNow is t, or Now for the zero time: a row's time the caller may leave
+// for the store to set.
+func OrNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return Now()
+	}
+	return t
+}
+
 // Now is the stores' clock for rows: UTC without a monotonic reading, so a
 // value set by a store compares equal to the one read back.
 func Now() time.Time { return time.Now().UTC().Round(0) }
