@@ -115,16 +115,8 @@ func writeOAIError(w http.ResponseWriter, err error) {
 // oaiAuthed is authed and rateLimited with OpenAI's error shape.
 func (g *Gateway) oaiAuthed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := g.authenticate(r)
-		var rl *rateLimited
-		if errors.As(err, &rl) {
-			w.Header().Set("Retry-After", strconv.Itoa(int((rl.wait+time.Second-1)/time.Second)))
-			writeOAIError(w, errf(http.StatusTooManyRequests, CodeTooManyFailures, "too many failed authentications from this address; retry later"))
-			return
-		}
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="talaria"`)
-			writeOAIError(w, err)
+		c, ok := g.authCaller(w, r, writeOAIError)
+		if !ok {
 			return
 		}
 		ok, wait := g.allowRequest(c.principal)
