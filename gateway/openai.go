@@ -352,11 +352,7 @@ var errClientGone = errors.New("the client closed the request")
 // that fails interrupts the turn: an OpenAI client's request is the turn.
 func (g *Gateway) followTurn(ctx context.Context, sess *store.Session, text string, f follower) (turn.Result, error) {
 	principal := principalOf(ctx)
-	h, err := g.hubs.get(ctx, sess.ID)
-	if err != nil {
-		return turn.Result{}, err
-	}
-	release, err := g.hold(principal, "streams")
+	h, release, err := g.openStream(ctx, sess.ID)
 	if err != nil {
 		return turn.Result{}, err
 	}
