@@ -678,11 +678,7 @@ func (g *Gateway) modelID(s *store.Session) string {
 
 func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	if err := oaiDecode(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
-		writeOAIError(w, err)
-		return
-	}
-	history, system, err := req.conversation()
+	history, system, err := g.oaiConversation(w, r, &req)
 	if err != nil {
 		writeOAIError(w, err)
 		return
@@ -698,13 +694,9 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	now := g.cfg.Now().Unix()
 	if !req.Stream {
 		f := &collectFollower{w: w}
-		res, err := g.followTurn(r.Context(), sess, text, f)
+		res, err := g.followAnswer(r.Context(), sess, text, f)
 		if err != nil {
 			writeOAIError(w, err)
-			return
-		}
-		if !answered(res) {
-			writeOAIError(w, failedTurn(res))
 			return
 		}
 		u := oaiUsage(res)
@@ -720,7 +712,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	s := newOAIStream(w)
 	f := &chatFollower{s: s, now: now, model: model}
-	res, err := g.followTurn(r.Context(), sess, text, f)
+	res, err := g.followAnswer(r.Context(), sess, text, f)
 	if errors.Is(err, errClientGone) {
 		return
 	}
@@ -730,14 +722,6 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.send("", map[string]any{"error": toOAI(err)})
-		return
-	}
-	if !answered(res) {
-		if !s.on {
-			writeOAIError(w, failedTurn(res))
-			return
-		}
-		s.send("", map[string]any{"error": failedTurn(res)})
 		return
 	}
 	if !f.any && res.FinalText != "" {
@@ -752,6 +736,26 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			"choices": []any{}, "usage": chatUsage(oaiUsage(res))})
 	}
 	s.raw("data: [DONE]")
+}
+
+// oaiConversation decodes the body into req and returns its conversation.
+func (g *Gateway) oaiConversation(w http.ResponseWriter, r *http.Request, req interface {
+	conversation() ([]oaiMsg, string, error)
+}) (history []oaiMsg, system string, err error) {
+	if err := oaiDecode(w, r, g.cfg.MaxBodyBytes, req); err != nil {
+		return nil, "", err
+	}
+	return req.conversation()
+}
+
+// followAnswer is followTurn for an OpenAI client, which has nothing to
+// show for a turn that ended without an answer: that is an error too.
+func (g *Gateway) followAnswer(ctx context.Context, sess *store.Session, text string, f follower) (turn.Result, error) {
+	res, err := g.followTurn(ctx, sess, text, f)
+	if err == nil && !answered(res) {
+		err = failedTurn(res)
+	}
+	return res, err
 }
 
 // oaiPrepare finds or makes the session and the turn's text.
