@@ -463,12 +463,7 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 	// The body is read: the stream may outlive the read deadline.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	// Streamed: subscribe before the turn can start so nothing is missed.
-	h, err := g.hubs.get(r.Context(), s.ID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	release, err := g.hold(principalOf(r.Context()), "streams")
+	h, release, err := g.openStream(r.Context(), s.ID)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -505,12 +500,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	h, err := g.hubs.get(r.Context(), s.ID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	release, err := g.hold(principalOf(r.Context()), "streams")
+	h, release, err := g.openStream(r.Context(), s.ID)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -518,6 +508,20 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
 	g.stream(r.Context(), w, s.ID, streamOptions{after: after}, sb, h, bl)
+}
+
+// openStream finds session id's hub and holds one of the caller's streams
+// (serve.limits counts every open stream), which release gives back.
+func (g *Gateway) openStream(ctx context.Context, id string) (_ *hub, release func(), err error) {
+	h, err := g.hubs.get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	release, err = g.hold(principalOf(ctx), "streams")
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, release, nil
 }
 
 func (g *Gateway) interruptTurn(w http.ResponseWriter, r *http.Request) {

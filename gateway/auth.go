@@ -115,20 +115,31 @@ func (e *rateLimited) Error() string { return "too many failed authentications" 
 
 func (g *Gateway) authed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := g.authenticate(r)
-		var rl *rateLimited
-		if errors.As(err, &rl) {
-			w.Header().Set("Retry-After", strconv.Itoa(int((rl.wait+time.Second-1)/time.Second)))
-			writeError(w, errf(http.StatusTooManyRequests, CodeTooManyFailures, "too many failed authentications from this address; retry later"))
-			return
-		}
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="talaria"`)
-			writeError(w, err)
+		c, ok := g.authCaller(w, r, writeError)
+		if !ok {
 			return
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	}
+}
+
+// authCaller authenticates r; on failure it answers through writeErr, so
+// the native and OpenAI-compatible routes share the checks but keep their
+// own error shapes, and reports false.
+func (g *Gateway) authCaller(w http.ResponseWriter, r *http.Request, writeErr func(http.ResponseWriter, error)) (caller, bool) {
+	c, err := g.authenticate(r)
+	var rl *rateLimited
+	if errors.As(err, &rl) {
+		w.Header().Set("Retry-After", strconv.Itoa(int((rl.wait+time.Second-1)/time.Second)))
+		writeErr(w, errf(http.StatusTooManyRequests, CodeTooManyFailures, "too many failed authentications from this address; retry later"))
+		return caller{}, false
+	}
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="talaria"`)
+		writeErr(w, err)
+		return caller{}, false
+	}
+	return c, true
 }
 
 // adminOnly serves next to admin tokens only.

@@ -185,13 +185,17 @@ type principals struct {
 	m  map[string]*usage
 }
 
-func (p *principals) get(name string) *usage {
-	u, ok := p.m[name]
+func (p *principals) get(name string) *usage { return entry(p.m, name) }
+
+// entry returns m[k], first adding a zero value when k has none: the
+// per-principal tables start every principal at nothing used.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
+	v, ok := m[k]
 	if !ok {
-		u = &usage{}
-		p.m[name] = u
+		v = new(V)
+		m[k] = v
 	}
-	return u
+	return v
 }
 
 // allowRequest takes one request from the principal's bucket; false with

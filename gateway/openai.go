@@ -115,16 +115,8 @@ func writeOAIError(w http.ResponseWriter, err error) {
 // oaiAuthed is authed and rateLimited with OpenAI's error shape.
 func (g *Gateway) oaiAuthed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := g.authenticate(r)
-		var rl *rateLimited
-		if errors.As(err, &rl) {
-			w.Header().Set("Retry-After", strconv.Itoa(int((rl.wait+time.Second-1)/time.Second)))
-			writeOAIError(w, errf(http.StatusTooManyRequests, CodeTooManyFailures, "too many failed authentications from this address; retry later"))
-			return
-		}
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="talaria"`)
-			writeOAIError(w, err)
+		c, ok := g.authCaller(w, r, writeOAIError)
+		if !ok {
 			return
 		}
 		ok, wait := g.allowRequest(c.principal)
@@ -360,11 +352,7 @@ var errClientGone = errors.New("the client closed the request")
 // that fails interrupts the turn: an OpenAI client's request is the turn.
 func (g *Gateway) followTurn(ctx context.Context, sess *store.Session, text string, f follower) (turn.Result, error) {
 	principal := principalOf(ctx)
-	h, err := g.hubs.get(ctx, sess.ID)
-	if err != nil {
-		return turn.Result{}, err
-	}
-	release, err := g.hold(principal, "streams")
+	h, release, err := g.openStream(ctx, sess.ID)
 	if err != nil {
 		return turn.Result{}, err
 	}
@@ -690,11 +678,7 @@ func (g *Gateway) modelID(s *store.Session) string {
 
 func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	if err := oaiDecode(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
-		writeOAIError(w, err)
-		return
-	}
-	history, system, err := req.conversation()
+	history, system, err := g.oaiConversation(w, r, &req)
 	if err != nil {
 		writeOAIError(w, err)
 		return
@@ -710,13 +694,9 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	now := g.cfg.Now().Unix()
 	if !req.Stream {
 		f := &collectFollower{w: w}
-		res, err := g.followTurn(r.Context(), sess, text, f)
+		res, err := g.followAnswer(r.Context(), sess, text, f)
 		if err != nil {
 			writeOAIError(w, err)
-			return
-		}
-		if !answered(res) {
-			writeOAIError(w, failedTurn(res))
 			return
 		}
 		u := oaiUsage(res)
@@ -732,7 +712,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	s := newOAIStream(w)
 	f := &chatFollower{s: s, now: now, model: model}
-	res, err := g.followTurn(r.Context(), sess, text, f)
+	res, err := g.followAnswer(r.Context(), sess, text, f)
 	if errors.Is(err, errClientGone) {
 		return
 	}
@@ -742,14 +722,6 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.send("", map[string]any{"error": toOAI(err)})
-		return
-	}
-	if !answered(res) {
-		if !s.on {
-			writeOAIError(w, failedTurn(res))
-			return
-		}
-		s.send("", map[string]any{"error": failedTurn(res)})
 		return
 	}
 	if !f.any && res.FinalText != "" {
@@ -764,6 +736,26 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			"choices": []any{}, "usage": chatUsage(oaiUsage(res))})
 	}
 	s.raw("data: [DONE]")
+}
+
+// oaiConversation decodes the body into req and returns its conversation.
+func (g *Gateway) oaiConversation(w http.ResponseWriter, r *http.Request, req interface {
+	conversation() ([]oaiMsg, string, error)
+}) (history []oaiMsg, system string, err error) {
+	if err := oaiDecode(w, r, g.cfg.MaxBodyBytes, req); err != nil {
+		return nil, "", err
+	}
+	return req.conversation()
+}
+
+// followAnswer is followTurn for an OpenAI client, which has nothing to
+// show for a turn that ended without an answer: that is an error too.
+func (g *Gateway) followAnswer(ctx context.Context, sess *store.Session, text string, f follower) (turn.Result, error) {
+	res, err := g.followTurn(ctx, sess, text, f)
+	if err == nil && !answered(res) {
+		err = failedTurn(res)
+	}
+	return res, err
 }
 
 // oaiPrepare finds or makes the session and the turn's text.

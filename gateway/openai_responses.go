@@ -88,11 +88,7 @@ func (req *responsesRequest) conversation() ([]oaiMsg, string, error) {
 
 func (g *Gateway) responses(w http.ResponseWriter, r *http.Request) {
 	var req responsesRequest
-	if err := oaiDecode(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
-		writeOAIError(w, err)
-		return
-	}
-	history, system, err := req.conversation()
+	history, system, err := g.oaiConversation(w, r, &req)
 	if err != nil {
 		writeOAIError(w, err)
 		return
@@ -120,13 +116,9 @@ func (g *Gateway) responses(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(SessionHeader, sess.ID)
 	rb := &responseBuilder{model: g.modelID(sess), created: g.cfg.Now().Unix(), sessionID: sess.ID, newSession: created, instructions: req.Instructions}
 	if !req.Stream {
-		res, err := g.followTurn(r.Context(), sess, text, &responseCollector{w: w, rb: rb})
+		res, err := g.followAnswer(r.Context(), sess, text, &responseCollector{w: w, rb: rb})
 		if err != nil {
 			writeOAIError(w, err)
-			return
-		}
-		if !answered(res) {
-			writeOAIError(w, failedTurn(res))
 			return
 		}
 		writeJSON(w, http.StatusOK, rb.final(res, res.FinalText))
@@ -134,12 +126,9 @@ func (g *Gateway) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	f := &responsesFollower{s: newOAIStream(w), rb: rb}
-	res, err := g.followTurn(r.Context(), sess, text, f)
+	res, err := g.followAnswer(r.Context(), sess, text, f)
 	if errors.Is(err, errClientGone) {
 		return
-	}
-	if err == nil && !answered(res) {
-		err = failedTurn(res)
 	}
 	if err != nil {
 		if !f.s.on {

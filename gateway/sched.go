@@ -27,14 +27,7 @@ func newScheduler(total int, limit func(string) int) *scheduler {
 	return &scheduler{total: total, limit: limit, per: map[string]*schedPrincipal{}}
 }
 
-func (s *scheduler) principal(p string) *schedPrincipal {
-	sp, ok := s.per[p]
-	if !ok {
-		sp = &schedPrincipal{}
-		s.per[p] = sp
-	}
-	return sp
-}
+func (s *scheduler) principal(p string) *schedPrincipal { return entry(s.per, p) }
 
 // acquire waits for a slot for principal p; false when stop closed first
 // (no slot is held then).

@@ -98,6 +98,24 @@ type conn struct {
 // Name returns the configured provider name.
 func (c *conn) Name() string { return c.name }
 
+// post sends body to path, with apiKey (when set) over the configured key.
+// capt holds the HTTP answer for the error report; a failed call's
+// response is already closed.
+func (c *conn) post(ctx context.Context, path string, body []byte, apiKey string) (resp *http.Response, capt *capture, err error) {
+	capt = &capture{}
+	opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
+	if apiKey != "" {
+		opts = append(opts, option.WithAPIKey(apiKey))
+	}
+	if err := c.client.Post(ctx, path, body, &resp, opts...); err != nil {
+		if resp != nil && resp.Body != nil {
+			_ = resp.Body.Close()
+		}
+		return nil, capt, err
+	}
+	return resp, capt, nil
+}
+
 // Chat is an llm.Provider for Chat Completions endpoints (POST
 // /chat/completions, api: openai). It is safe for concurrent use.
 type Chat struct {
@@ -218,17 +236,8 @@ func (p *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event
 			return
 		}
 		defer release()
-		capt := &capture{}
-		opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
-		if req.APIKey != "" {
-			opts = append(opts, option.WithAPIKey(req.APIKey))
-		}
-		var resp *http.Response
-		err = p.client.Post(ctx, "chat/completions", body, &resp, opts...)
+		resp, capt, err := p.post(ctx, "chat/completions", body, req.APIKey)
 		if err != nil {
-			if resp != nil && resp.Body != nil {
-				_ = resp.Body.Close()
-			}
 			yield(llm.Event{}, p.requestError(ctx, req.Model, err, capt))
 			return
 		}

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"net/http"
 
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/talaria-agent/talaria/llm"
@@ -244,16 +242,8 @@ func (p *Responses) streamOnce(ctx context.Context, req *llm.Request, o response
 		return true
 	}
 	defer release()
-	capt := &capture{}
-	opts := []option.RequestOption{option.WithMiddleware(capt.middleware)}
-	if req.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(req.APIKey))
-	}
-	var resp *http.Response
-	if err := p.client.Post(ctx, "responses", body, &resp, opts...); err != nil {
-		if resp != nil && resp.Body != nil {
-			_ = resp.Body.Close()
-		}
+	resp, capt, err := p.post(ctx, "responses", body, req.APIKey)
+	if err != nil {
 		e := p.requestError(ctx, req.Model, err, capt)
 		if o.compact && contextManagementRejected(e) {
 			return false
