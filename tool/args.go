@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Validate checks raw argument text from the model against the tool's
@@ -113,15 +114,15 @@ func syntaxProblem(text string, err error) string {
 func excerpt(text string, off int) string {
 	off = min(max(off, 0), len(text))
 	start, end := max(0, off-24), min(len(text), off+12)
-	for start > 0 && !isRuneStart(text[start]) {
+	for start > 0 && !utf8.RuneStart(text[start]) {
 		start--
 	}
-	for end < len(text) && !isRuneStart(text[end]) {
+	for end < len(text) && !utf8.RuneStart(text[end]) {
 		end++
 	}
 	// The syntax error's offset is just past the offending byte.
 	mark := max(off-1, start)
-	for mark > start && !isRuneStart(text[mark]) {
+	for mark > start && !utf8.RuneStart(text[mark]) {
 		mark--
 	}
 	return fmt.Sprintf("%q", text[start:mark]+"⟨here⟩"+text[mark:end])

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/talaria-agent/talaria/internal/textcut"
 )
 
 // maxExpected bounds the rendered schema summary; a huge schema is cut
@@ -18,16 +20,10 @@ func (s *schema) expected() string {
 	s.render(&b, 0)
 	out := b.String()
 	if len(out) > maxExpected {
-		cut := maxExpected
-		for cut > 0 && !isRuneStart(out[cut]) {
-			cut--
-		}
-		out = out[:cut] + "…"
+		out = textcut.Prefix(out, maxExpected) + "…"
 	}
 	return out
 }
-
-func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
 
 func (s *schema) render(b *strings.Builder, depth int) {
 	switch {
