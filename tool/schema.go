@@ -202,39 +202,34 @@ func (p *schemaParser) enum(s *schema) {
 }
 
 func (p *schemaParser) number(key string, dst **big.Rat) {
-	raw, ok := p.kw[key]
-	if !ok {
-		return
-	}
-	var n json.Number
-	if isQuoted(raw) || json.Unmarshal(raw, &n) != nil {
-		p.fail(key, "must be a number")
-		return
-	}
-	r, ok := parseRat(n.String())
-	if !ok {
-		p.fail(key, "must be a number")
-		return
-	}
-	*dst = r
+	numberKeyword(p, key, "a number", dst, func(n json.Number) (*big.Rat, bool) {
+		return parseRat(n.String())
+	})
 }
 
 func (p *schemaParser) count(key string, dst *int) {
+	numberKeyword(p, key, "a non-negative integer", dst, func(n json.Number) (int, bool) {
+		i, err := n.Int64()
+		return int(i), err == nil && i >= 0
+	})
+}
+
+// numberKeyword sets *dst from keyword key when it is a JSON number that
+// conv accepts, else fails with "must be <want>". (A function, not a
+// method: methods cannot have type parameters.)
+func numberKeyword[T any](p *schemaParser, key, want string, dst *T, conv func(json.Number) (T, bool)) {
 	raw, ok := p.kw[key]
 	if !ok {
 		return
 	}
 	var n json.Number
-	if isQuoted(raw) || json.Unmarshal(raw, &n) != nil {
-		p.fail(key, "must be a non-negative integer")
-		return
+	if !isQuoted(raw) && json.Unmarshal(raw, &n) == nil {
+		if v, ok := conv(n); ok {
+			*dst = v
+			return
+		}
 	}
-	i, err := n.Int64()
-	if err != nil || i < 0 {
-		p.fail(key, "must be a non-negative integer")
-		return
-	}
-	*dst = int(i)
+	p.fail(key, "must be %s", want)
 }
 
 // isQuoted reports a JSON string, which json.Number would accept as a number.
