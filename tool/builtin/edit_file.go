@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/talaria-agent/talaria/tool"
@@ -55,11 +56,12 @@ func editFile(ctx context.Context, ws workspace, a editFileArgs, from TextReader
 	case a.OldString == *a.NewString:
 		return tool.Errorf("old_string and new_string are identical; nothing would change")
 	}
-	t, err := ws.resolve(a.Path)
-	if err != nil {
-		return tool.Errorf("%v", err)
+	t, root, bad := ws.openTarget(a.Path, "edit")
+	if bad != nil {
+		return *bad
 	}
-	content, perm, bad := editSource(ctx, ws, t, a.Path, from)
+	defer root.Close()
+	content, perm, bad := editSource(ctx, ws, root, t, a.Path, from)
 	if bad != nil {
 		return *bad
 	}
@@ -93,7 +95,7 @@ func editFile(ctx context.Context, ws workspace, a editFileArgs, from TextReader
 		if err := to.WriteTextFile(ctx, ws.outerPath(t), updated); err != nil {
 			return tool.Errorf("cannot edit %s through the editor: %v", a.Path, err)
 		}
-	} else if err := writeDisk(t, updated, perm); err != nil {
+	} else if err := writeAtomic(root, t.rel, []byte(updated), perm); err != nil {
 		return tool.Errorf("cannot edit %s: %v", a.Path, err)
 	}
 
@@ -109,17 +111,12 @@ func editFile(ctx context.Context, ws workspace, a editFileArgs, from TextReader
 
 // editSource reads the text edit_file changes: through from (the editor's
 // buffer) when set, else from disk, which also gives the mode to keep.
-func editSource(ctx context.Context, ws workspace, t target, path string, from TextReader) (string, fs.FileMode, *tool.Result) {
+func editSource(ctx context.Context, ws workspace, root *os.Root, t target, path string, from TextReader) (string, fs.FileMode, *tool.Result) {
 	fail := func(format string, a ...any) (string, fs.FileMode, *tool.Result) {
 		r := tool.Errorf(format, a...)
 		return "", 0, &r
 	}
 	perm := fs.FileMode(0o644)
-	root, err := t.open()
-	if err != nil {
-		return fail("cannot edit %s: %v", path, err)
-	}
-	defer root.Close()
 	fi, err := root.Stat(t.rel)
 	switch {
 	case err == nil && fi.IsDir():
@@ -154,16 +151,6 @@ func editSource(ctx context.Context, ws workspace, t target, path string, from T
 		return fail("%s is a binary file; edit_file only edits text", path)
 	}
 	return string(data), perm, nil
-}
-
-// writeDisk replaces t's content on disk, keeping perm.
-func writeDisk(t target, content string, perm fs.FileMode) error {
-	root, err := t.open()
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	return writeAtomic(root, t.rel, []byte(content), perm)
 }
 
 // snippet shows lines from-to of content, with context, numbered.

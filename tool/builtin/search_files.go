@@ -81,13 +81,9 @@ func searchFiles(ctx context.Context, ws workspace, a searchFilesArgs, budget in
 	if a.Path == "" {
 		a.Path = "."
 	}
-	t, err := ws.resolve(a.Path)
-	if err != nil {
-		return tool.Errorf("%v", err)
-	}
-	root, err := t.open()
-	if err != nil {
-		return tool.Errorf("cannot search %s: %v", a.Path, err)
+	t, root, bad := ws.openTarget(a.Path, "search")
+	if bad != nil {
+		return *bad
 	}
 	defer root.Close()
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/talaria-agent/talaria/tool"
 )
 
 // maxSymlinkHops bounds symlink chains, as the kernel does (ELOOP).
@@ -29,6 +31,23 @@ func (t target) show() string { return filepath.ToSlash(t.rel) }
 // open opens the root for traversal-safe I/O: even if something swaps a
 // directory for a symlink after resolve, os.Root will not follow it out.
 func (t target) open() (*os.Root, error) { return os.OpenRoot(t.root) }
+
+// openTarget resolves path and opens the root for I/O on it. A failure is
+// returned as the result for the model; verb names what could not be done
+// ("cannot <verb> <path>: …"). The caller closes the root.
+func (w workspace) openTarget(path, verb string) (target, *os.Root, *tool.Result) {
+	t, err := w.resolve(path)
+	if err != nil {
+		r := tool.Errorf("%v", err)
+		return target{}, nil, &r
+	}
+	root, err := t.open()
+	if err != nil {
+		r := tool.Errorf("cannot %s %s: %v", verb, path, err)
+		return target{}, nil, &r
+	}
+	return t, root, nil
+}
 
 // realRoot returns the root with symlinks resolved (/tmp is a symlink on
 // macOS), checking it is still a usable directory.

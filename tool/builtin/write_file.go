@@ -34,13 +34,9 @@ func writeFile(ctx context.Context, ws workspace, a writeFileArgs, via TextWrite
 	if a.Content == nil {
 		return tool.Errorf(`content is required (use "" for an empty file)`)
 	}
-	t, err := ws.resolve(a.Path)
-	if err != nil {
-		return tool.Errorf("%v", err)
-	}
-	root, err := t.open()
-	if err != nil {
-		return tool.Errorf("cannot write %s: %v", a.Path, err)
+	t, root, bad := ws.openTarget(a.Path, "write")
+	if bad != nil {
+		return *bad
 	}
 	defer root.Close()
 
