@@ -89,6 +89,21 @@ const (
 		`},"required":["session_id"],"additionalProperties":false}`
 )
 
+// The tools' arguments, as their schemas above describe them.
+type (
+	runTurnArgs struct {
+		Prompt    string `json:"prompt"`
+		SessionID string `json:"session_id"`
+	}
+	listArgs struct {
+		Limit int `json:"limit"`
+	}
+	getArgs struct {
+		SessionID string `json:"session_id"`
+		Last      int    `json:"last"`
+	}
+)
+
 // New builds the MCP server; run it with Run on a transport.
 func New(opt Options) *sdk.Server {
 	if opt.Logger == nil {
@@ -102,13 +117,13 @@ func New(opt Options) *sdk.Server {
 	s.AddTool(&sdk.Tool{Name: "run_turn", Title: "Run a Talaria turn",
 		Description: "Run one durable agent turn in Talaria's workspace: the agent reads files, runs tools and answers. " +
 			"Returns the answer and the session_id; pass session_id to continue the conversation.",
-		InputSchema: json.RawMessage(runTurnSchema), Annotations: &sdk.ToolAnnotations{OpenWorldHint: &no}}, h.runTurn)
+		InputSchema: json.RawMessage(runTurnSchema), Annotations: &sdk.ToolAnnotations{OpenWorldHint: &no}}, withArgs(h.runTurn))
 	s.AddTool(&sdk.Tool{Name: "list_sessions", Title: "List Talaria sessions",
 		Description: "List Talaria's conversation sessions, newest first.",
-		InputSchema: json.RawMessage(listSchema), Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, h.listSessions)
+		InputSchema: json.RawMessage(listSchema), Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, withArgs(h.listSessions))
 	s.AddTool(&sdk.Tool{Name: "get_session", Title: "Show a Talaria session",
 		Description: "Show one Talaria session: its messages, tool calls, usage and cost.",
-		InputSchema: json.RawMessage(getSchema), Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, h.getSession)
+		InputSchema: json.RawMessage(getSchema), Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, withArgs(h.getSession))
 	return s
 }
 
@@ -119,17 +134,22 @@ func toolError(format string, a ...any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, a...)}}}
 }
 
-func decodeArgs(req *sdk.CallToolRequest, v any) *sdk.CallToolResult {
-	raw := req.Params.Arguments
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
+// withArgs adapts a handler of decoded arguments: arguments that do not
+// decode (unknown fields included) are a tool error for the host's model.
+func withArgs[A any](run func(context.Context, *sdk.CallToolRequest, A) (*sdk.CallToolResult, error)) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		raw := req.Params.Arguments
+		if len(raw) == 0 || string(raw) == "null" {
+			raw = json.RawMessage("{}")
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		var in A
+		if err := dec.Decode(&in); err != nil {
+			return toolError("invalid arguments: %v", err), nil
+		}
+		return run(ctx, req, in)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return toolError("invalid arguments: %v", err)
-	}
-	return nil
 }
 
 func jsonResult(text string, v any) *sdk.CallToolResult {
@@ -189,14 +209,7 @@ func (p *progress) hooks(ctx context.Context) turn.Hooks {
 	}
 }
 
-func (h *handlers) runTurn(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	var in struct {
-		Prompt    string `json:"prompt"`
-		SessionID string `json:"session_id"`
-	}
-	if bad := decodeArgs(req, &in); bad != nil {
-		return bad, nil
-	}
+func (h *handlers) runTurn(ctx context.Context, req *sdk.CallToolRequest, in runTurnArgs) (*sdk.CallToolResult, error) {
 	if strings.TrimSpace(in.Prompt) == "" {
 		return toolError("prompt is empty: say what to do"), nil
 	}
@@ -228,13 +241,7 @@ func (h *handlers) runTurn(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 	return r, nil
 }
 
-func (h *handlers) listSessions(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	var in struct {
-		Limit int `json:"limit"`
-	}
-	if bad := decodeArgs(req, &in); bad != nil {
-		return bad, nil
-	}
+func (h *handlers) listSessions(ctx context.Context, _ *sdk.CallToolRequest, in listArgs) (*sdk.CallToolResult, error) {
 	if in.Limit <= 0 {
 		in.Limit = 20
 	}
@@ -258,14 +265,7 @@ func summary(s *store.Session) SessionSummary {
 	return SessionSummary{SessionID: s.ID, Title: s.Title, Workspace: s.Cwd, Model: s.Model, UpdatedAt: s.UpdatedAt, Ended: !s.EndedAt.IsZero()}
 }
 
-func (h *handlers) getSession(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	var in struct {
-		SessionID string `json:"session_id"`
-		Last      int    `json:"last"`
-	}
-	if bad := decodeArgs(req, &in); bad != nil {
-		return bad, nil
-	}
+func (h *handlers) getSession(ctx context.Context, _ *sdk.CallToolRequest, in getArgs) (*sdk.CallToolResult, error) {
 	s, err := h.opt.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
 		if store.KindOf(err) == store.KindNotFound {
