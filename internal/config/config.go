@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/talaria-agent/talaria/internal/lazy"
 	"io"
 	"io/fs"
 	"math"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/talaria-agent/talaria/internal/lazy"
 )
 
 // Provider is one configured model endpoint.
