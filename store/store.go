@@ -379,6 +379,24 @@ func (t *Token) Check() error {
 	return nil
 }
 
+// Prepare readies t for CreateToken in every backend alike: it must have a
+// hash and pass Check, and an empty CreatedAt (with now) or ID is filled.
+func (t *Token) Prepare(now time.Time) error {
+	if t.Hash == "" {
+		return errors.New("token has no hash")
+	}
+	if err := t.Check(); err != nil {
+		return err
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = now
+	}
+	if t.ID == "" {
+		t.ID = "tok_" + NewID(t.CreatedAt)
+	}
+	return nil
+}
+
 // Tokens keeps the gateway's bearer tokens, so every node sharing the
 // database accepts the same ones.
 type Tokens interface {

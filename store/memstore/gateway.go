@@ -17,22 +17,13 @@ import (
 // hash is unique among all tokens, the name among valid ones.
 func (m *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	const op = "create token"
-	if t.Hash == "" {
-		return other(op, errors.New("token has no hash"))
-	}
-	if err := t.Check(); err != nil {
+	if err := t.Prepare(now()); err != nil {
 		return other(op, err)
 	}
 	if err := m.begin(ctx, op); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = now()
-	}
-	if t.ID == "" {
-		t.ID = "tok_" + store.NewID(t.CreatedAt)
-	}
 	for _, x := range m.tokens {
 		switch {
 		case x.ID == t.ID:

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
@@ -16,15 +15,8 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	if t.Hash == "" {
-		return s.wrap(op, errors.New("token has no hash"))
-	}
-	if err := t.Check(); err != nil {
+	if err := t.Prepare(sqlrows.Now()); err != nil {
 		return s.wrap(op, err)
-	}
-	t.CreatedAt = sqlrows.OrNow(t.CreatedAt)
-	if t.ID == "" {
-		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
 	// Names are unique among valid tokens (a revoked one may share its
 	// name with its replacement).

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
@@ -12,15 +11,8 @@ import (
 // CreateToken stores a gateway bearer token (its hash only).
 func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	const op = "create token"
-	if t.Hash == "" {
-		return s.wrap(op, errors.New("token has no hash"))
-	}
-	if err := t.Check(); err != nil {
+	if err := t.Prepare(sqlrows.Now()); err != nil {
 		return s.wrap(op, err)
-	}
-	t.CreatedAt = sqlrows.OrNow(t.CreatedAt)
-	if t.ID == "" {
-		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		// Names are unique among valid tokens (a revoked one may share
