@@ -98,9 +98,7 @@ func (m *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if q.CreatedAt.IsZero() {
-		q.CreatedAt = now()
-	}
+	q.CreatedAt = orNow(q.CreatedAt)
 	q.StartedAt = time.Time{}
 	m.lastQueueID++
 	q.ID = m.lastQueueID
