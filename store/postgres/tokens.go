@@ -35,20 +35,8 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 
 // TokenByHash returns the valid (not revoked) token with this hash.
 func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, error) {
-	const op = "token by hash"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	var t store.Token
-	err := s.retryRead(ctx, func() (err error) {
-		t, err = sqlrows.ScanToken(s.pool.QueryRow(ctx,
-			`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
-		return err
-	})
-	if err != nil {
-		return nil, s.lookup(op, "token", err)
-	}
-	return &t, nil
+	return get(ctx, s, "token by hash", "token", sqlrows.ScanToken,
+		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash)
 }
 
 // ListTokens lists every token, revoked ones included, oldest first.

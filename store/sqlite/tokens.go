@@ -34,16 +34,8 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 
 // TokenByHash returns the valid token with this hash.
 func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, error) {
-	const op = "token by hash"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	t, err := sqlrows.ScanToken(s.tokenReader().QueryRowContext(ctx,
-		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash))
-	if err != nil {
-		return nil, s.lookup(op, "token", err)
-	}
-	return &t, nil
+	return get(ctx, s, s.tokenReader(), "token by hash", "token", sqlrows.ScanToken,
+		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash)
 }
 
 // ListTokens lists every token, oldest first.
