@@ -158,10 +158,7 @@ func (m *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 		return err
 	}
 	defer m.mu.Unlock()
-	rec.FinishedAt = orNow(rec.FinishedAt)
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = rec.FinishedAt
-	}
+	rec.FillFinished(now())
 	rec.State = store.ToolCallFinished
 	if r := m.call(rec.SessionID, rec.CallID); r != nil {
 		r.State, r.ResultID, r.IsError, r.AfterHash, r.FinishedAt = rec.State, rec.ResultID, rec.IsError, rec.AfterHash, rec.FinishedAt

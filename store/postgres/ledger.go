@@ -48,10 +48,7 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = rec.FinishedAt
-	}
+	rec.FillFinished(sqlrows.Now())
 	_, err := s.pool.Exec(ctx, `INSERT INTO tool_calls
 		(session_id, call_id, turn_id, tool, node, fence, args_hash, state, result_id, is_error, path, before_hash,
 		 after_hash, started_at, finished_at)

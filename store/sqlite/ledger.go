@@ -44,10 +44,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 // never started).
 func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool finished"
-	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = rec.FinishedAt
-	}
+	rec.FillFinished(sqlrows.Now())
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls
 			(session_id, call_id, turn_id, tool, node, fence, args_hash, state, result_id, is_error, path, before_hash,
