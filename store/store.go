@@ -211,9 +211,16 @@ type SearchHit struct {
 	MessageID int64
 	Seq       int64
 	Role      llm.Role
-	Snippet   string
+	Snippet   string // the text around the match, see SnippetOpen
 	CreatedAt time.Time
 }
+
+// What a SearchHit's Snippet looks like, in every backend.
+const (
+	SnippetOpen  = "«" // before each matched word
+	SnippetClose = "»" // after it
+	SnippetCut   = "…" // marks text cut off around the match
+)
 
 // Spend is what model calls cost, added to a session's counters: AddUsage's
 // arguments as one value, so a write can carry them (AppendSpend).
