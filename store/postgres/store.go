@@ -115,7 +115,7 @@ func (s *Store) ready(op string) error {
 }
 
 func (s *Store) notFound(op, what string) error {
-	return &store.Error{Op: op, Kind: store.KindNotFound, Path: s.name, Err: errors.New(what)}
+	return sqlrows.NotFound(op, s.name, what)
 }
 
 // tx runs fn in one read-committed transaction. Row locks taken inside fn
