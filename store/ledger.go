@@ -45,6 +45,18 @@ type ToolCallRecord struct {
 	FinishedAt time.Time // zero while started
 }
 
+// FillFinished fills the times ToolFinished may be given empty, alike in
+// every backend: FinishedAt with now, and StartedAt with FinishedAt (a
+// call never started is recorded whole).
+func (r *ToolCallRecord) FillFinished(now time.Time) {
+	if r.FinishedAt.IsZero() {
+		r.FinishedAt = now
+	}
+	if r.StartedAt.IsZero() {
+		r.StartedAt = r.FinishedAt
+	}
+}
+
 // ToolLedger records each tool call before it runs and after it finished,
 // so a turn continued on another node after its own died (a handoff) never
 // runs a finished call again and knows which calls may have taken effect.

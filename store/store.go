@@ -211,9 +211,16 @@ type SearchHit struct {
 	MessageID int64
 	Seq       int64
 	Role      llm.Role
-	Snippet   string
+	Snippet   string // the text around the match, see SnippetOpen
 	CreatedAt time.Time
 }
+
+// What a SearchHit's Snippet looks like, in every backend.
+const (
+	SnippetOpen  = "«" // before each matched word
+	SnippetClose = "»" // after it
+	SnippetCut   = "…" // marks text cut off around the match
+)
 
 // Spend is what model calls cost, added to a session's counters: AddUsage's
 // arguments as one value, so a write can carry them (AppendSpend).
@@ -375,6 +382,24 @@ func (t *Token) Check() error {
 	}
 	if t.Scope != "" && t.Scope != ScopeAdmin {
 		return fmt.Errorf("%w: scope %q: use %q or none", ErrTokenInvalid, t.Scope, ScopeAdmin)
+	}
+	return nil
+}
+
+// Prepare readies t for CreateToken in every backend alike: it must have a
+// hash and pass Check, and an empty CreatedAt (with now) or ID is filled.
+func (t *Token) Prepare(now time.Time) error {
+	if t.Hash == "" {
+		return errors.New("token has no hash")
+	}
+	if err := t.Check(); err != nil {
+		return err
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = now
+	}
+	if t.ID == "" {
+		t.ID = "tok_" + NewID(t.CreatedAt)
 	}
 	return nil
 }

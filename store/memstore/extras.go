@@ -24,9 +24,7 @@ func (m *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = now()
-	}
+	e.CreatedAt = orNow(e.CreatedAt)
 	m.lastMemID++
 	e.ID = m.lastMemID
 	m.memory = append(m.memory, *e)
@@ -111,17 +109,8 @@ func (m *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 // TurnEvents lists a session's events, turnID "" for every turn, in the
 // order they were appended.
 func (m *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
-	if err := m.begin(ctx, "turn events"); err != nil {
-		return nil, err
-	}
-	defer m.mu.Unlock()
-	var out []store.TurnEvent
-	for _, e := range m.events[sessionID] {
-		if turnID == "" || e.TurnID == turnID {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return ofTurn(ctx, m, "turn events", m.events, sessionID, turnID,
+		func(e store.TurnEvent) (store.TurnEvent, string) { return e, e.TurnID })
 }
 
 // Tool-call ledger (store.ToolLedger).
@@ -149,9 +138,7 @@ func (m *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 		return &store.Error{Op: op, Kind: store.KindLeaseLost,
 			Err: fmt.Errorf("session %s, token %d: the lease is not held", rec.SessionID, rec.Fence)}
 	}
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = now()
-	}
+	rec.StartedAt = orNow(rec.StartedAt)
 	rec.State = store.ToolCallStarted
 	c := *rec
 	c.ResultID, c.IsError, c.AfterHash, c.FinishedAt = 0, false, "", time.Time{}
@@ -171,12 +158,7 @@ func (m *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 		return err
 	}
 	defer m.mu.Unlock()
-	if rec.FinishedAt.IsZero() {
-		rec.FinishedAt = now()
-	}
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = rec.FinishedAt
-	}
+	rec.FillFinished(now())
 	rec.State = store.ToolCallFinished
 	if r := m.call(rec.SessionID, rec.CallID); r != nil {
 		r.State, r.ResultID, r.IsError, r.AfterHash, r.FinishedAt = rec.State, rec.ResultID, rec.IsError, rec.AfterHash, rec.FinishedAt
@@ -190,14 +172,23 @@ func (m *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 // ToolCalls lists a session's records, turnID "" for every turn, in the
 // order they were first started.
 func (m *Store) ToolCalls(ctx context.Context, sessionID, turnID string) ([]store.ToolCallRecord, error) {
-	if err := m.begin(ctx, "tool calls"); err != nil {
+	return ofTurn(ctx, m, "tool calls", m.calls, sessionID, turnID,
+		func(r *store.ToolCallRecord) (store.ToolCallRecord, string) { return *r, r.TurnID })
+}
+
+// ofTurn lists copies of a session's rows in bySession, those of turnID
+// (every turn's for ""), in order: the body of TurnEvents and ToolCalls.
+// row gives a row's copy and its turn.
+func ofTurn[E, T any](ctx context.Context, m *Store, op string, bySession map[string][]E, sessionID, turnID string,
+	row func(E) (T, string)) ([]T, error) {
+	if err := m.begin(ctx, op); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	var out []store.ToolCallRecord
-	for _, r := range m.calls[sessionID] {
-		if turnID == "" || r.TurnID == turnID {
-			out = append(out, *r)
+	var out []T
+	for _, e := range bySession[sessionID] {
+		if v, turn := row(e); turnID == "" || turn == turnID {
+			out = append(out, v)
 		}
 	}
 	return out, nil
@@ -212,9 +203,7 @@ func (m *Store) SetCooldown(ctx context.Context, c store.Cooldown) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if c.SetAt.IsZero() {
-		c.SetAt = now()
-	}
+	c.SetAt = orNow(c.SetAt)
 	m.cooldowns[cooldownKey{c.Provider, c.BaseURL, c.KeyID}] = c
 	return nil
 }

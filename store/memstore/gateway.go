@@ -17,22 +17,13 @@ import (
 // hash is unique among all tokens, the name among valid ones.
 func (m *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	const op = "create token"
-	if t.Hash == "" {
-		return other(op, errors.New("token has no hash"))
-	}
-	if err := t.Check(); err != nil {
+	if err := t.Prepare(now()); err != nil {
 		return other(op, err)
 	}
 	if err := m.begin(ctx, op); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = now()
-	}
-	if t.ID == "" {
-		t.ID = "tok_" + store.NewID(t.CreatedAt)
-	}
 	for _, x := range m.tokens {
 		switch {
 		case x.ID == t.ID:
@@ -107,9 +98,7 @@ func (m *Store) Enqueue(ctx context.Context, q *store.QueuedMessage) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if q.CreatedAt.IsZero() {
-		q.CreatedAt = now()
-	}
+	q.CreatedAt = orNow(q.CreatedAt)
 	q.StartedAt = time.Time{}
 	m.lastQueueID++
 	q.ID = m.lastQueueID

@@ -117,6 +117,15 @@ func (m *Store) begin(ctx context.Context, op string) error {
 // the store sets compares equal to the one read back.
 func now() time.Time { return time.Now().UTC().Round(0) }
 
+// orNow is t, or now for the zero time: a time the caller may leave for the
+// store to set.
+func orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return now()
+	}
+	return t
+}
+
 func notFound(op, what string) error {
 	return &store.Error{Op: op, Kind: store.KindNotFound, Err: errors.New(what)}
 }

@@ -10,11 +10,8 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-// Snippet marks, as in the SQL backends' snippets.
+// Snippet length and the default number of hits, as in the SQL backends.
 const (
-	snippetOpen  = "«"
-	snippetClose = "»"
-	snippetCut   = "…"
 	snippetWords = 16
 	defaultHits  = 20
 )
@@ -153,21 +150,21 @@ func snippet(text string, toks []token, marked map[int]bool) string {
 	to := min(len(toks), from+snippetWords)
 	var b strings.Builder
 	if from > 0 {
-		b.WriteString(snippetCut)
+		b.WriteString(store.SnippetCut)
 	}
 	pos := toks[from].start
 	for i := from; i < to; i++ {
 		t := toks[i]
 		b.WriteString(text[pos:t.start])
 		if marked[i] {
-			b.WriteString(snippetOpen + text[t.start:t.end] + snippetClose)
+			b.WriteString(store.SnippetOpen + text[t.start:t.end] + store.SnippetClose)
 		} else {
 			b.WriteString(text[t.start:t.end])
 		}
 		pos = t.end
 	}
 	if to < len(toks) {
-		b.WriteString(snippetCut)
+		b.WriteString(store.SnippetCut)
 	} else {
 		b.WriteString(text[pos:])
 	}

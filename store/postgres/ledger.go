@@ -27,8 +27,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 		return err
 	}
 	rec.StartedAt = sqlrows.OrNow(rec.StartedAt)
-	tag, err := s.pool.Exec(ctx, toolStartedSQL, rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence,
-		rec.ArgsHash, string(store.ToolCallStarted), rec.Path, rec.BeforeHash, sqlrows.Nanos(rec.StartedAt))
+	tag, err := s.pool.Exec(ctx, toolStartedSQL, sqlrows.ToolStartedArgs(rec)...)
 	if err != nil {
 		return s.sessionWrite(op, rec.SessionID, err)
 	}
@@ -48,19 +47,14 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = rec.FinishedAt
-	}
+	rec.FillFinished(sqlrows.Now())
 	_, err := s.pool.Exec(ctx, `INSERT INTO tool_calls
 		(session_id, call_id, turn_id, tool, node, fence, args_hash, state, result_id, is_error, path, before_hash,
 		 after_hash, started_at, finished_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT (session_id, call_id) DO UPDATE SET state = excluded.state, result_id = excluded.result_id,
 			is_error = excluded.is_error, after_hash = excluded.after_hash, finished_at = excluded.finished_at`,
-		rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash, string(store.ToolCallFinished),
-		rec.ResultID, rec.IsError, rec.Path, rec.BeforeHash, rec.AfterHash, sqlrows.Nanos(rec.StartedAt),
-		sqlrows.Nanos(rec.FinishedAt))
+		sqlrows.ToolFinishedArgs(rec)...)
 	if err != nil {
 		return s.sessionWrite(op, rec.SessionID, err)
 	}

@@ -14,13 +14,6 @@ import (
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
-// SnippetOpen and SnippetClose wrap each matched word in SearchHit.Snippet
-// (the same marks in every backend).
-const (
-	SnippetOpen  = sqlrows.SnippetOpen
-	SnippetClose = sqlrows.SnippetClose
-)
-
 const (
 	// maxLexeme drops longer tokens (a base64 blob) from documents and
 	// queries alike; PostgreSQL refuses lexemes over 2 KiB.
@@ -150,7 +143,7 @@ func (t term) matches(word string) bool {
 // Search finds messages whose text matches every word of query (a trailing
 // '*' makes a word a prefix), newest first, archived rows included, through
 // the GIN index. Matched words in SearchHit.Snippet are wrapped in
-// SnippetOpen and SnippetClose.
+// store.SnippetOpen and store.SnippetClose.
 func (s *Store) Search(ctx context.Context, query string, opt store.SearchOptions) ([]store.SearchHit, error) {
 	const op = "search"
 	if err := s.ready(op); err != nil {
@@ -233,20 +226,20 @@ func snippet(text string, terms []term) string {
 	from = max(0, to-sqlrows.SnippetWords)
 	var b strings.Builder
 	if from > 0 {
-		b.WriteString(sqlrows.SnippetCut)
+		b.WriteString(store.SnippetCut)
 	}
 	pos := ts[from].start
 	for i := from; i < to; i++ {
 		b.WriteString(text[pos:ts[i].start])
 		if hit[i] {
-			b.WriteString(SnippetOpen + text[ts[i].start:ts[i].end] + SnippetClose)
+			b.WriteString(store.SnippetOpen + text[ts[i].start:ts[i].end] + store.SnippetClose)
 		} else {
 			b.WriteString(text[ts[i].start:ts[i].end])
 		}
 		pos = ts[i].end
 	}
 	if to < len(ts) {
-		b.WriteString(sqlrows.SnippetCut)
+		b.WriteString(store.SnippetCut)
 	} else {
 		b.WriteString(text[pos:])
 	}

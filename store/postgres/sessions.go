@@ -72,19 +72,8 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 
 // GetSession returns one session; an unknown id is store.ErrNotFound.
 func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
-	const op = "get session"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	var ss store.Session
-	err := s.retryRead(ctx, func() (err error) {
-		ss, err = sqlrows.ScanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
-		return err
-	})
-	if err != nil {
-		return nil, s.lookup(op, "session "+id, err)
-	}
-	return &ss, nil
+	return get(ctx, s, "get session", "session "+id, sqlrows.ScanSession,
+		`SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id)
 }
 
 // ListSessions lists sessions newest first by UpdatedAt.

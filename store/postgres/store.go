@@ -115,7 +115,7 @@ func (s *Store) ready(op string) error {
 }
 
 func (s *Store) notFound(op, what string) error {
-	return &store.Error{Op: op, Kind: store.KindNotFound, Path: s.name, Err: errors.New(what)}
+	return sqlrows.NotFound(op, s.name, what)
 }
 
 // tx runs fn in one read-committed transaction. Row locks taken inside fn
@@ -197,20 +197,30 @@ func Redact(dsn string) string {
 const dbNow = `(extract(epoch from clock_timestamp()) * 1000000)::bigint * 1000`
 
 // list reads every row query returns with scan: the body of each method
-// that lists rows (ready, query, read all, wrap).
+// that lists rows.
 func list[T any](ctx context.Context, s *Store, op string, scan func(sqlrows.Scanner) (T, error),
 	query string, args ...any) ([]T, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, s.wrap(op, err)
+	out, err := sqlrows.Query(func() (pgx.Rows, error) { return s.pool.Query(ctx, query, args...) }, scan)
+	return out, s.wrap(op, err)
+}
+
+// get reads the one row query returns with scan, again once on a lost
+// connection (see retryRead); no row is what, not found.
+func get[T any](ctx context.Context, s *Store, op, what string, scan func(sqlrows.Scanner) (T, error),
+	query string, args ...any) (*T, error) {
+	if err := s.ready(op); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, scan)
+	var v T
+	err := s.retryRead(ctx, func() (err error) {
+		v, err = scan(s.pool.QueryRow(ctx, query, args...))
+		return err
+	})
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, what, err)
 	}
-	return out, nil
+	return &v, nil
 }

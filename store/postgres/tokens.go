@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
@@ -16,15 +15,8 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	if err := s.ready(op); err != nil {
 		return err
 	}
-	if t.Hash == "" {
-		return s.wrap(op, errors.New("token has no hash"))
-	}
-	if err := t.Check(); err != nil {
+	if err := t.Prepare(sqlrows.Now()); err != nil {
 		return s.wrap(op, err)
-	}
-	t.CreatedAt = sqlrows.OrNow(t.CreatedAt)
-	if t.ID == "" {
-		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
 	// Names are unique among valid tokens (a revoked one may share its
 	// name with its replacement).
@@ -43,20 +35,8 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 
 // TokenByHash returns the valid (not revoked) token with this hash.
 func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, error) {
-	const op = "token by hash"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	var t store.Token
-	err := s.retryRead(ctx, func() (err error) {
-		t, err = sqlrows.ScanToken(s.pool.QueryRow(ctx,
-			`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
-		return err
-	})
-	if err != nil {
-		return nil, s.lookup(op, "token", err)
-	}
-	return &t, nil
+	return get(ctx, s, "token by hash", "token", sqlrows.ScanToken,
+		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash)
 }
 
 // ListTokens lists every token, revoked ones included, oldest first.

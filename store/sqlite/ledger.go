@@ -14,7 +14,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 	rec.StartedAt = sqlrows.OrNow(rec.StartedAt)
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		// ord: the first start's time; a re-run keeps its place.
-		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls
+		n, err := affected(tx.ExecContext(ctx, `INSERT INTO tool_calls
 			(session_id, call_id, turn_id, tool, node, fence, args_hash, state, path, before_hash, started_at, ord)
 			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11
 			WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1)
@@ -23,14 +23,13 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 				node = excluded.node, fence = excluded.fence, args_hash = excluded.args_hash, state = excluded.state,
 				result_id = 0, is_error = 0, path = excluded.path, before_hash = excluded.before_hash, after_hash = '',
 				started_at = excluded.started_at, finished_at = 0`,
-			rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash, string(store.ToolCallStarted),
-			rec.Path, rec.BeforeHash, sqlrows.Nanos(rec.StartedAt))
+			sqlrows.ToolStartedArgs(rec)...))
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
+		if n > 0 {
 			rec.State = store.ToolCallStarted
-			return err
+			return nil
 		}
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, rec.SessionID).Scan(&one); err != nil {
@@ -44,29 +43,20 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 // never started).
 func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) error {
 	const op = "tool finished"
-	rec.FinishedAt = sqlrows.OrNow(rec.FinishedAt)
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = rec.FinishedAt
-	}
+	rec.FillFinished(sqlrows.Now())
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls
+		err := execOne(ctx, tx, s.notFound(op, "session "+rec.SessionID), `INSERT INTO tool_calls
 			(session_id, call_id, turn_id, tool, node, fence, args_hash, state, result_id, is_error, path, before_hash,
 			 after_hash, started_at, finished_at, ord)
 			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?14
 			WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1)
 			ON CONFLICT (session_id, call_id) DO UPDATE SET state = excluded.state, result_id = excluded.result_id,
 				is_error = excluded.is_error, after_hash = excluded.after_hash, finished_at = excluded.finished_at`,
-			rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash, string(store.ToolCallFinished),
-			rec.ResultID, rec.IsError, rec.Path, rec.BeforeHash, rec.AfterHash, sqlrows.Nanos(rec.StartedAt),
-			sqlrows.Nanos(rec.FinishedAt))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			sqlrows.ToolFinishedArgs(rec)...)
+		if err == nil {
 			rec.State = store.ToolCallFinished
-			return err
 		}
-		return s.notFound(op, "session "+rec.SessionID)
+		return err
 	})
 }
 

@@ -6,6 +6,16 @@ import (
 	"fmt"
 )
 
+// usageColumns are a model call's token counts, kept alike on sessions
+// (their totals) and messages (one reply's).
+const usageColumns = `	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+	usage_reported     INTEGER NOT NULL DEFAULT 0,
+`
+
 // messagesColumns is the messages table after its id column, the same in
 // migration 1 and in migration 6, which rebuilds the table.
 const messagesColumns = `	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -24,13 +34,7 @@ const messagesColumns = `	session_id         TEXT NOT NULL REFERENCES sessions(i
 	synthetic          INTEGER NOT NULL DEFAULT 0,
 	archived           INTEGER NOT NULL DEFAULT 0,
 	finish_reason      TEXT NOT NULL DEFAULT '',
-	input_tokens       INTEGER NOT NULL DEFAULT 0,
-	output_tokens      INTEGER NOT NULL DEFAULT 0,
-	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
-	usage_reported     INTEGER NOT NULL DEFAULT 0,
-	provider           TEXT NOT NULL DEFAULT '',
+` + usageColumns + `	provider           TEXT NOT NULL DEFAULT '',
 	model              TEXT NOT NULL DEFAULT '',
 	created_at         INTEGER NOT NULL,
 	UNIQUE(session_id, seq)
@@ -66,13 +70,7 @@ CREATE TABLE sessions (
 	started_at         INTEGER NOT NULL,
 	updated_at         INTEGER NOT NULL,
 	ended_at           INTEGER,
-	input_tokens       INTEGER NOT NULL DEFAULT 0,
-	output_tokens      INTEGER NOT NULL DEFAULT 0,
-	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
-	usage_reported     INTEGER NOT NULL DEFAULT 0,
-	cost_usd           REAL NOT NULL DEFAULT 0,
+` + usageColumns + `	cost_usd           REAL NOT NULL DEFAULT 0,
 	api_calls          INTEGER NOT NULL DEFAULT 0,
 	-- last_seq only grows, so a seq is never reused even after Delete.
 	last_seq           INTEGER NOT NULL DEFAULT 0

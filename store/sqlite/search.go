@@ -14,18 +14,12 @@ import (
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
-// SnippetOpen and SnippetClose wrap each matched word in SearchHit.Snippet
-// (the same marks in every backend).
-const (
-	SnippetOpen  = sqlrows.SnippetOpen
-	SnippetClose = sqlrows.SnippetClose
-)
-
 // Search finds messages whose text matches every word of query (a trailing
 // '*' makes a word a prefix), newest first, archived rows included. The
 // query is plain text, never FTS5 syntax: operators and quotes in it are
 // searched for as words, so no input can make the query fail. Matched
-// words in SearchHit.Snippet are wrapped in SnippetOpen and SnippetClose.
+// words in SearchHit.Snippet are wrapped in store.SnippetOpen and
+// store.SnippetClose.
 //
 // The newest hits are found before any snippet is made (see newestMatches),
 // and snippets are made for those rows only: a common word matches most of
@@ -163,7 +157,7 @@ func (s *Store) settled(ctx context.Context, cursor int64, last hitKey) (bool, e
 // snippets reads the hits of top, with their snippets, in top's order.
 func (s *Store) snippets(ctx context.Context, q string, top []hitKey) ([]store.SearchHit, error) {
 	lo, hi := top[0].id, top[0].id
-	args := []any{SnippetOpen, SnippetClose, sqlrows.SnippetCut, sqlrows.SnippetWords, q, 0, 0}
+	args := []any{store.SnippetOpen, store.SnippetClose, store.SnippetCut, sqlrows.SnippetWords, q, 0, 0}
 	for _, m := range top {
 		lo, hi = min(lo, m.id), max(hi, m.id)
 		args = append(args, m.id)

@@ -96,15 +96,8 @@ func (s *Store) createSession(ctx context.Context, sess *store.Session, generate
 
 // GetSession returns one session; an unknown id is store.ErrNotFound.
 func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
-	const op = "get session"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	ss, err := sqlrows.ScanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
-	if err != nil {
-		return nil, s.lookup(op, "session "+id, err)
-	}
-	return &ss, nil
+	return get(ctx, s, s.r, "get session", "session "+id, sqlrows.ScanSession,
+		`SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
 }
 
 // ListSessions lists sessions newest first by UpdatedAt.

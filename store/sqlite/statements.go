@@ -27,20 +27,26 @@ func (st *statements) close() {
 }
 
 // list reads every row query returns with scan, on the reader pool: the
-// body of each method that lists rows (ready, query, read all, wrap).
+// body of each method that lists rows.
 func list[T any](ctx context.Context, s *Store, op string, scan func(sqlrows.Scanner) (T, error),
 	query string, args ...any) ([]T, error) {
 	if err := s.ready(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, s.wrap(op, err)
+	out, err := sqlrows.Query(func() (*sql.Rows, error) { return s.r.QueryContext(ctx, query, args...) }, scan)
+	return out, s.wrap(op, err)
+}
+
+// get reads the one row query returns with scan, on db; no row is what,
+// not found.
+func get[T any](ctx context.Context, s *Store, db *sql.DB, op, what string, scan func(sqlrows.Scanner) (T, error),
+	query string, args ...any) (*T, error) {
+	if err := s.ready(op); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	out, err := sqlrows.Collect(rows, scan)
+	v, err := scan(db.QueryRowContext(ctx, query, args...))
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, s.lookup(op, what, err)
 	}
-	return out, nil
+	return &v, nil
 }

@@ -26,6 +26,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -335,7 +336,5 @@ func (s *Store) ready(op string) error {
 
 // notFound is the error for a missing row.
 func (s *Store) notFound(op, what string) error {
-	// The Kind alone makes errors.Is(err, store.ErrNotFound) true; wrapping
-	// the sentinel too would only repeat "not found" in the message.
-	return &store.Error{Op: op, Kind: store.KindNotFound, Path: s.path, Err: errors.New(what)}
+	return sqlrows.NotFound(op, s.path, what)
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
@@ -12,15 +11,8 @@ import (
 // CreateToken stores a gateway bearer token (its hash only).
 func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	const op = "create token"
-	if t.Hash == "" {
-		return s.wrap(op, errors.New("token has no hash"))
-	}
-	if err := t.Check(); err != nil {
+	if err := t.Prepare(sqlrows.Now()); err != nil {
 		return s.wrap(op, err)
-	}
-	t.CreatedAt = sqlrows.OrNow(t.CreatedAt)
-	if t.ID == "" {
-		t.ID = "tok_" + store.NewID(t.CreatedAt)
 	}
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		// Names are unique among valid tokens (a revoked one may share
@@ -42,16 +34,8 @@ func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 
 // TokenByHash returns the valid token with this hash.
 func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, error) {
-	const op = "token by hash"
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	t, err := sqlrows.ScanToken(s.tokenReader().QueryRowContext(ctx,
-		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash))
-	if err != nil {
-		return nil, s.lookup(op, "token", err)
-	}
-	return &t, nil
+	return get(ctx, s, s.tokenReader(), "token by hash", "token", sqlrows.ScanToken,
+		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash)
 }
 
 // ListTokens lists every token, oldest first.

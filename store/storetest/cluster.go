@@ -182,9 +182,7 @@ func testClaimable(t *testing.T, a, b ClusterStore) {
 	acquire(t, a, held.ID, "node-a")
 	expired := newSession(t, a)
 	enqueue(t, a, expired.ID, "z")
-	if _, err := a.AcquireLease(ctx(t), expired.ID, "dead", shortTTL); err != nil {
-		t.Fatal(err)
-	}
+	acquireTTL(t, a, expired.ID, "dead", shortTTL)
 	time.Sleep(3 * shortTTL)
 	got, err := b.ClaimableSessions(ctx(t))
 	if err != nil {

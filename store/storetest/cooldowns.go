@@ -66,11 +66,7 @@ func testCooldowns(t *testing.T, s store.Cooldowns) {
 		return got
 	}
 	keys := func(cds []store.Cooldown) string {
-		var out []string
-		for _, cd := range cds {
-			out = append(out, cd.KeyID)
-		}
-		return fmt.Sprint(out)
+		return fmt.Sprint(each(cds, func(cd store.Cooldown) string { return cd.KeyID }))
 	}
 
 	k1 := store.Cooldown{Provider: "openai", KeyID: "fp-1", Until: at(1600), Reason: "rate_limit", SetAt: at(999)}

@@ -71,11 +71,7 @@ func testSameHolder(t *testing.T, s store.SessionService) {
 func testTakeover(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
-	old, err := s.AcquireLease(c, a.ID, "A", shortTTL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(expiryWait)
+	old := expiredLease(t, s, a.ID, "A")
 	taken, err := s.AcquireLease(c, a.ID, "B", time.Minute)
 	if err != nil {
 		t.Fatalf("takeover of an expired lease: %v", err)
@@ -100,11 +96,7 @@ func testTakeover(t *testing.T, s store.SessionService) {
 func testRefresh(t *testing.T, s store.SessionService) {
 	a := newSession(t, s)
 	c := ctx(t)
-	l, err := s.AcquireLease(c, a.ID, "A", shortTTL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(expiryWait)
+	l := expiredLease(t, s, a.ID, "A")
 	// Past expiry, nobody took over: the holder may refresh and write.
 	r, err := s.RefreshLease(c, l, time.Minute)
 	if err != nil {

@@ -32,11 +32,7 @@ func memoryTexts(t *testing.T, s store.Memories, q store.MemoryQuery) []string {
 	if err != nil {
 		t.Fatalf("Memories: %v", err)
 	}
-	out := []string{}
-	for _, e := range got {
-		out = append(out, e.Text)
-	}
-	return out
+	return each(got, func(e store.MemoryEntry) string { return e.Text })
 }
 
 // testMemoryRoundTrip: every field comes back as written (times to the

@@ -48,6 +48,14 @@ func search(t *testing.T, s SearchStore, q string, opt store.SearchOptions) []st
 	return hits
 }
 
+// wantOnlyHit searches for q and wants message id as the one hit.
+func wantOnlyHit(t *testing.T, s SearchStore, q string, id int64) {
+	t.Helper()
+	if hits := search(t, s, q, store.SearchOptions{}); len(hits) != 1 || hits[0].MessageID != id {
+		t.Fatalf("Search(%q) = %+v, want message %d alone", q, hits, id)
+	}
+}
+
 func testSearchOrder(t *testing.T, s SearchStore) {
 	a, b, rows := seedSearch(t, s)
 	hits := search(t, s, "kumquat", store.SearchOptions{})
@@ -71,9 +79,7 @@ func testSearchOrder(t *testing.T, s SearchStore) {
 		}
 	}
 	// Every word must match.
-	if hits := search(t, s, "kumquat peeled", store.SearchOptions{}); len(hits) != 1 || hits[0].MessageID != rows[1].ID {
-		t.Fatalf("two-word search = %+v", hits)
-	}
+	wantOnlyHit(t, s, "kumquat peeled", rows[1].ID)
 	if hits := search(t, s, "pineapple", store.SearchOptions{}); len(hits) != 0 {
 		t.Fatalf("search for an absent word = %+v", hits)
 	}
@@ -113,10 +119,7 @@ func testSearchArchived(t *testing.T, s SearchStore) {
 	if err := s.Replace(ctx(t), f, 2, text(llm.RoleUser, "summary without the fruit")); err != nil {
 		t.Fatal(err)
 	}
-	hits := search(t, s, "durian", store.SearchOptions{})
-	if len(hits) != 1 || hits[0].MessageID != old.ID {
-		t.Fatalf("archived row not searchable: %+v", hits)
-	}
+	wantOnlyHit(t, s, "durian", old.ID)
 }
 
 func testSearchDeleted(t *testing.T, s SearchStore) {
@@ -127,10 +130,7 @@ func testSearchDeleted(t *testing.T, s SearchStore) {
 	if err := s.Delete(ctx(t), f, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	hits := search(t, s, "rambutan", store.SearchOptions{})
-	if len(hits) != 1 || hits[0].MessageID != kept.ID {
-		t.Fatalf("hits after Delete = %+v", hits)
-	}
+	wantOnlyHit(t, s, "rambutan", kept.ID)
 }
 
 func testSearchHostile(t *testing.T, s SearchStore) {

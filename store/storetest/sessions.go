@@ -133,11 +133,7 @@ func testListOrderPaging(t *testing.T, s store.SessionService) {
 			if err != nil {
 				t.Fatalf("ListSessions: %v", err)
 			}
-			var ids []string
-			for _, ss := range got {
-				ids = append(ids, ss.ID)
-			}
-			if fmt.Sprint(ids) != fmt.Sprint(tt.want) {
+			if ids := sessionIDs(got); fmt.Sprint(ids) != fmt.Sprint(tt.want) {
 				t.Fatalf("ids = %v, want %v", ids, tt.want)
 			}
 		})
@@ -209,14 +205,12 @@ func testChildSessions(t *testing.T, s store.SessionService) {
 			if err != nil {
 				t.Fatalf("ChildSessions: %v", err)
 			}
-			var ids []string
 			for _, c := range got {
-				ids = append(ids, c.ID)
 				if c.ParentID != tt.id {
 					t.Errorf("child %s has ParentID %q", c.ID, c.ParentID)
 				}
 			}
-			if fmt.Sprint(ids) != fmt.Sprint(tt.want) {
+			if ids := sessionIDs(got); fmt.Sprint(ids) != fmt.Sprint(tt.want) {
 				t.Fatalf("children = %v, want %v", ids, tt.want)
 			}
 		})

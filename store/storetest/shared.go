@@ -49,11 +49,7 @@ func testSharedFenceRace(t *testing.T, a, b store.Store) {
 	sess := newSession(t, a)
 	nodes := []store.SessionService{a, b}
 	var leases [2]store.Lease
-	l, err := a.AcquireLease(ctx(t), sess.ID, "node-0", shortTTL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leases[0] = l
+	leases[0] = acquireTTL(t, a, sess.ID, "node-0", shortTTL)
 	const rounds = 10
 	for r := range rounds {
 		cur := (r + 1) % 2 // the node taking over this round
@@ -93,10 +89,7 @@ func testSharedFenceRace(t *testing.T, a, b store.Store) {
 func testSharedTakeover(t *testing.T, a, b store.Store) {
 	sess := newSession(t, a)
 	c := ctx(t)
-	old, err := a.AcquireLease(c, sess.ID, "node-a", shortTTL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := acquireTTL(t, a, sess.ID, "node-a", shortTTL)
 	appendMsgs(t, a, old.Fence(), text(llm.RoleUser, "before the crash"))
 	time.Sleep(expiryWait)
 	taken, err := b.AcquireLease(c, sess.ID, "node-b", time.Minute)
@@ -136,11 +129,7 @@ func testSharedTakeover(t *testing.T, a, b store.Store) {
 func testSharedTakeoverRace(t *testing.T, a, b store.Store) {
 	sess := newSession(t, a)
 	c := ctx(t)
-	old, err := a.AcquireLease(c, sess.ID, "node-a", shortTTL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(expiryWait)
+	old := expiredLease(t, a, sess.ID, "node-a")
 	started := make(chan struct{})
 	var (
 		wg       sync.WaitGroup

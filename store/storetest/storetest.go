@@ -232,10 +232,23 @@ func newSession(t *testing.T, s store.SessionService, mods ...func(*store.Sessio
 
 func acquire(t *testing.T, s store.SessionService, sessionID, holder string) store.Lease {
 	t.Helper()
-	l, err := s.AcquireLease(t.Context(), sessionID, holder, time.Minute)
+	return acquireTTL(t, s, sessionID, holder, time.Minute)
+}
+
+func acquireTTL(t *testing.T, s store.SessionService, sessionID, holder string, ttl time.Duration) store.Lease {
+	t.Helper()
+	l, err := s.AcquireLease(t.Context(), sessionID, holder, ttl)
 	if err != nil {
 		t.Fatalf("AcquireLease(%s, %s): %v", sessionID, holder, err)
 	}
+	return l
+}
+
+// expiredLease acquires a lease of shortTTL and waits until it has expired.
+func expiredLease(t *testing.T, s store.SessionService, sessionID, holder string) store.Lease {
+	t.Helper()
+	l := acquireTTL(t, s, sessionID, holder, shortTTL)
+	time.Sleep(expiryWait)
 	return l
 }
 
@@ -277,12 +290,21 @@ func seqs(ms []store.Message) []int64 {
 	return out
 }
 
-func texts(ms []store.Message) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.Text()
+// each is f of every element of xs, in order.
+func each[T, V any](xs []T, f func(T) V) []V {
+	out := make([]V, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
 	return out
+}
+
+func texts(ms []store.Message) []string {
+	return each(ms, func(m store.Message) string { return m.Text() })
+}
+
+func sessionIDs(ss []store.Session) []string {
+	return each(ss, func(s store.Session) string { return s.ID })
 }
 
 // wantKind checks that err wraps sentinel (when not nil) and carries kind.

@@ -10,6 +10,13 @@ import (
 // ErrClosed is reported for any call after a store's Close.
 var ErrClosed = errors.New("used after Close")
 
+// NotFound is the error for a missing row, what naming it. The Kind alone
+// makes errors.Is(err, store.ErrNotFound) true; wrapping the sentinel too
+// would only repeat "not found" in the message.
+func NotFound(op, path, what string) error {
+	return &store.Error{Op: op, Kind: store.KindNotFound, Path: path, Err: errors.New(what)}
+}
+
 // Classified reports whether err already is what a store returns (a
 // *store.Error or *store.LeaseHeldError), to be passed on unchanged.
 func Classified(err error) bool {

@@ -139,3 +139,20 @@ func ScanToolCall(sc Scanner) (store.ToolCallRecord, error) {
 	}
 	return r, err
 }
+
+// ToolStartedArgs are a started call's tool_calls values, in the order both
+// backends' statements number them: session_id, call_id, turn_id, tool,
+// node, fence, args_hash, state, path, before_hash, started_at.
+func ToolStartedArgs(rec *store.ToolCallRecord) []any {
+	return []any{rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash,
+		string(store.ToolCallStarted), rec.Path, rec.BeforeHash, Nanos(rec.StartedAt)}
+}
+
+// ToolFinishedArgs are a finished call's, likewise: session_id, call_id,
+// turn_id, tool, node, fence, args_hash, state, result_id, is_error, path,
+// before_hash, after_hash, started_at, finished_at.
+func ToolFinishedArgs(rec *store.ToolCallRecord) []any {
+	return []any{rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash,
+		string(store.ToolCallFinished), rec.ResultID, rec.IsError, rec.Path, rec.BeforeHash, rec.AfterHash,
+		Nanos(rec.StartedAt), Nanos(rec.FinishedAt)}
+}

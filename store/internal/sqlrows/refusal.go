@@ -24,7 +24,7 @@ func NotLive(sc Scanner, noRows error, op, path, id string) error {
 	)
 	err := sc.Scan(&reason, &ended)
 	if errors.Is(err, noRows) {
-		return &store.Error{Op: op, Kind: store.KindNotFound, Path: path, Err: errors.New("session " + id)}
+		return NotFound(op, path, "session "+id)
 	}
 	if err != nil || ended == nil {
 		return err

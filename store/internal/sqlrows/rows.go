@@ -16,16 +16,21 @@ import (
 // Scanner is one result row: *sql.Row, *sql.Rows, pgx.Row or pgx.Rows.
 type Scanner interface{ Scan(dest ...any) error }
 
-// Rows is a result set being read. Closing it stays with the caller: the
-// drivers' Close methods differ.
+// Rows is a result set being read: *sql.Rows or pgx.Rows.
 type Rows interface {
 	Scanner
 	Next() bool
 	Err() error
 }
 
-// Collect reads every row of rows with scan.
-func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+// Query runs query, a driver's query call, and reads every row it returns
+// with scan: what listing rows does whatever the driver.
+func Query[T any, R Rows](query func() (R, error), scan func(Scanner) (T, error)) ([]T, error) {
+	rows, err := query()
+	if err != nil {
+		return nil, err
+	}
+	defer closeRows(rows)
 	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
@@ -34,7 +39,22 @@ func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
 		}
 		out = append(out, v)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// closeRows closes a result set. The drivers' Close methods differ: pgx's
+// returns nothing, and database/sql's error after reading is one Err has
+// reported already.
+func closeRows(rows Rows) {
+	switch r := rows.(type) {
+	case interface{ Close() }:
+		r.Close()
+	case interface{ Close() error }:
+		_ = r.Close()
+	}
 }
 
 // Nanos stores a time as UTC unix nanoseconds; the zero time is 0.

@@ -1,10 +1,8 @@
 package sqlrows
 
-// What both backends' snippets look like.
+// How long both backends' snippets are and how many hits a search returns
+// by default (the snippet marks are store.SnippetOpen and the rest).
 const (
-	SnippetOpen        = "«" // before each matched word
-	SnippetClose       = "»" // after it
-	SnippetCut         = "…" // marks text cut off around the match
-	SnippetWords       = 16  // tokens of context in a snippet
-	DefaultSearchLimit = 20  // hits when SearchOptions.Limit is 0
+	SnippetWords       = 16 // tokens of context in a snippet
+	DefaultSearchLimit = 20 // hits when SearchOptions.Limit is 0
 )
