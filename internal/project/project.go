@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/talaria-agent/talaria/internal/textcut"
 )
 
 // Root is the project root for dir (absolute): the nearest directory
@@ -87,16 +89,10 @@ func Instructions(root, dir string, max int) string {
 	}
 	s := b.String()
 	if len(s) > max {
-		cut := max
-		for cut > 0 && !validStart(s[cut]) {
-			cut-- // do not split a UTF-8 sequence
-		}
-		s = s[:cut] + fmt.Sprintf(TruncationMarker, max)
+		s = textcut.Prefix(s, max) + fmt.Sprintf(TruncationMarker, max)
 	}
 	return s
 }
-
-func validStart(c byte) bool { return c&0xC0 != 0x80 }
 
 // readInside reads up to n bytes of p if it is a regular file whose real
 // path lies inside realRoot.
