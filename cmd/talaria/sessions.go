@@ -70,11 +70,10 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		c.printHelp(sessionsHelp.flags(), sessionsHelp)
 		return exitOK
 	}
-	sub, h, ok := subcommand(sessionsSubs, sessionsAliases, args[0])
-	if !ok {
-		return c.usageError(sessionsHelp, "unknown sessions command %q", sub)
+	sub, h, code, done := c.subcommand(sessionsHelp, sessionsSubs, sessionsAliases, args[0])
+	if done {
+		return code
 	}
-	rest := args[1:]
 	fs := h.flags()
 	var (
 		jsonOut       *bool
@@ -102,7 +101,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	if sub != "delete" && sub != "compact" {
 		jsonOut = fs.Bool("json", false, "print JSON")
 	}
-	if code, done := c.parseFlags(fs, h, interleaved(rest)); done {
+	if code, done := c.parseFlags(fs, h, interleaved(args[1:])); done {
 		return code
 	}
 	pos := fs.Args()
