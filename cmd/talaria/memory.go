@@ -146,11 +146,9 @@ func (c *cli) memoryList(ctx context.Context, st store.Store, q store.MemoryQuer
 		return c.fail(exitOther, "%v", err)
 	}
 	if jsonOut {
-		out := make([]memoryOut, len(entries))
-		for i, e := range entries {
-			out[i] = memoryOut{ID: e.ID, Text: e.Text, User: e.User, SourceSession: e.SourceSession, CreatedAt: e.CreatedAt}
-		}
-		return c.printJSON(out)
+		return c.printJSON(jsonEach(entries, func(e store.MemoryEntry) memoryOut {
+			return memoryOut{ID: e.ID, Text: e.Text, User: e.User, SourceSession: e.SourceSession, CreatedAt: e.CreatedAt}
+		}))
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(c.stdout, "no memory for %s\n", q.Workspace)

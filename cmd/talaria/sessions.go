@@ -155,7 +155,7 @@ func (c *cli) sessionsStore(ctx context.Context, sub, database string, jsonOut b
 		// A fresh install: nothing to list, and nothing is created. A
 		// path the user named that holds no database is an error below.
 		if jsonOut {
-			return nil, c.printJSON(sessionsJSON(nil)), false
+			return nil, c.printJSON([]sessionOut{}), false
 		}
 		fmt.Fprintf(c.stdout, "no sessions yet (no database at %s; the first `talaria run` creates it)\n", missing.Path)
 		return nil, exitOK, false
@@ -181,7 +181,7 @@ func (c *cli) sessionsList(ctx context.Context, st store.Store, limit int, jsonO
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if jsonOut {
-		out := sessionsJSON(list)
+		out := jsonEach(list, sessionJSON)
 		for i := range out {
 			for _, u := range models[out[i].ID] {
 				out[i].Models = append(out[i].Models, api.Model(u))
@@ -244,7 +244,7 @@ func (c *cli) sessionsShow(ctx context.Context, st store.Store, id string, all, 
 	}
 	if jsonOut {
 		return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "children": tree,
-			"spend": spend, "handoffs": hs, "messages": messagesJSON(rows)})
+			"spend": spend, "handoffs": hs, "messages": jsonEach(rows, messageJSON)})
 	}
 	printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree); printHandoffs(w, hs) })
 	return exitOK
@@ -258,7 +258,7 @@ func (c *cli) sessionsSearch(ctx context.Context, st store.Store, q, sessionFilt
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if jsonOut {
-		return c.printJSON(hitsJSON(hits))
+		return c.printJSON(jsonEach(hits, hitJSON))
 	}
 	if len(hits) == 0 {
 		fmt.Fprintln(c.stdout, "no matches")
@@ -342,6 +342,16 @@ func takesValue(flagName string) bool {
 		return false
 	}
 	return true
+}
+
+// jsonEach converts each of in to its --json form. The list is never nil,
+// so an empty one prints [] rather than null.
+func jsonEach[T, U any](in []T, conv func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = conv(v)
+	}
+	return out
 }
 
 func (c *cli) printJSON(v any) int {
@@ -485,14 +495,6 @@ func sessionJSON(s store.Session) sessionOut {
 		ParentSessionID: s.ParentID, Cwd: s.Cwd, MessageCount: s.MessageCount, APICalls: s.APICalls, CostUSD: s.CostUSD}
 }
 
-func sessionsJSON(list []store.Session) []sessionOut {
-	out := make([]sessionOut, len(list))
-	for i, s := range list {
-		out[i] = sessionJSON(s)
-	}
-	return out
-}
-
 type hitOut struct {
 	SessionID string    `json:"session_id"`
 	MessageID int64     `json:"message_id"`
@@ -502,12 +504,8 @@ type hitOut struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func hitsJSON(hits []store.SearchHit) []hitOut {
-	out := make([]hitOut, len(hits))
-	for i, h := range hits {
-		out[i] = hitOut{SessionID: h.SessionID, MessageID: h.MessageID, Seq: h.Seq, Role: h.Role, Snippet: h.Snippet, CreatedAt: h.CreatedAt}
-	}
-	return out
+func hitJSON(h store.SearchHit) hitOut {
+	return hitOut{SessionID: h.SessionID, MessageID: h.MessageID, Seq: h.Seq, Role: h.Role, Snippet: h.Snippet, CreatedAt: h.CreatedAt}
 }
 
 type messageOut struct {
@@ -527,12 +525,8 @@ type messageOut struct {
 	CreatedAt    time.Time        `json:"created_at"`
 }
 
-func messagesJSON(rows []store.Message) []messageOut {
-	out := make([]messageOut, len(rows))
-	for i, r := range rows {
-		out[i] = messageOut{ID: r.ID, Seq: r.Seq, TurnID: r.TurnID, Role: r.Role, Text: r.Text(), ToolCalls: r.ToolCalls,
-			ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Kind: string(r.Kind), Synthetic: r.Synthetic,
-			Archived: r.Archived, FinishReason: r.FinishReason, CreatedAt: r.CreatedAt}
-	}
-	return out
+func messageJSON(r store.Message) messageOut {
+	return messageOut{ID: r.ID, Seq: r.Seq, TurnID: r.TurnID, Role: r.Role, Text: r.Text(), ToolCalls: r.ToolCalls,
+		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Kind: string(r.Kind), Synthetic: r.Synthetic,
+		Archived: r.Archived, FinishReason: r.FinishReason, CreatedAt: r.CreatedAt}
 }
