@@ -193,8 +193,7 @@ func (c *cli) sessionsList(ctx context.Context, st store.Store, limit int, jsonO
 		fmt.Fprintln(c.stdout, "no sessions yet")
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
+	tw := c.table("ID\tUPDATED\tMSGS\tMODEL\tTITLE")
 	children := 0
 	for _, s := range list {
 		// Subagent and review sessions belong under their parent
@@ -352,6 +351,14 @@ func jsonEach[T, U any](in []T, conv func(T) U) []U {
 		out[i] = conv(v)
 	}
 	return out
+}
+
+// table starts a table on stdout under header (tab-separated columns);
+// the caller flushes it.
+func (c *cli) table(header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }
 
 func (c *cli) printJSON(v any) int {
