@@ -695,9 +695,8 @@ func (g *Gateway) modelID(s *store.Session) string {
 
 func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	history, system, err := g.oaiConversation(w, r, &req)
-	if err != nil {
-		writeOAIError(w, err)
+	history, system, ok := g.oaiConversation(w, r, &req)
+	if !ok {
 		return
 	}
 	tr := &oaiTurnRequest{model: req.Model, sessionID: strings.TrimSpace(r.Header.Get(SessionHeader)), system: system, history: history, stream: req.Stream}
@@ -749,13 +748,19 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 }
 
 // oaiConversation decodes the body into req and returns its conversation.
+// A bad request is answered here: ok is false then.
 func (g *Gateway) oaiConversation(w http.ResponseWriter, r *http.Request, req interface {
 	conversation() ([]oaiMsg, string, error)
-}) (history []oaiMsg, system string, err error) {
-	if err := oaiDecode(w, r, g.cfg.MaxBodyBytes, req); err != nil {
-		return nil, "", err
+}) (history []oaiMsg, system string, ok bool) {
+	err := oaiDecode(w, r, g.cfg.MaxBodyBytes, req)
+	if err == nil {
+		history, system, err = req.conversation()
 	}
-	return req.conversation()
+	if err != nil {
+		writeOAIError(w, err)
+		return nil, "", false
+	}
+	return history, system, true
 }
 
 // followAnswer is followTurn for an OpenAI client, which has nothing to

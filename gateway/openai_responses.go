@@ -86,9 +86,8 @@ func (req *responsesRequest) conversation() ([]oaiMsg, string, error) {
 
 func (g *Gateway) responses(w http.ResponseWriter, r *http.Request) {
 	var req responsesRequest
-	history, system, err := g.oaiConversation(w, r, &req)
-	if err != nil {
-		writeOAIError(w, err)
+	history, system, ok := g.oaiConversation(w, r, &req)
+	if !ok {
 		return
 	}
 	sid := strings.TrimSpace(r.Header.Get(SessionHeader))
