@@ -460,12 +460,9 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, sub)
 		return
 	}
-	// The body is read: the stream may outlive the read deadline.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	// Streamed: subscribe before the turn can start so nothing is missed.
-	h, release, err := g.openStream(r.Context(), s.ID)
-	if err != nil {
-		writeError(w, err)
+	h, release, ok := g.openSSE(w, r, s.ID)
+	if !ok {
 		return
 	}
 	defer release()
@@ -499,15 +496,26 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	h, release, err := g.openStream(r.Context(), s.ID)
-	if err != nil {
-		writeError(w, err)
+	h, release, ok := g.openSSE(w, r, s.ID)
+	if !ok {
 		return
 	}
 	defer release()
 	sb, bl := h.subscribe(after, g.cfg.SubscriberBuffer)
 	g.stream(r.Context(), w, s.ID, streamOptions{after: after}, sb, h, bl)
+}
+
+// openSSE is openStream for an event stream that answers r. The body is
+// read, so the stream may outlive the read deadline. A failure is answered
+// here: ok is false then.
+func (g *Gateway) openSSE(w http.ResponseWriter, r *http.Request, id string) (_ *hub, release func(), ok bool) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	h, release, err := g.openStream(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return nil, nil, false
+	}
+	return h, release, true
 }
 
 // openStream finds session id's hub and holds one of the caller's streams

@@ -232,6 +232,20 @@ type turnRef struct {
 	unqueue func()
 }
 
+// positive are the numeric settings where zero or below means "unset".
+type positive interface {
+	~int | ~int64 | ~float64
+}
+
+// positiveOr is cmp.Or for the numeric settings, where only a value above
+// zero is set: v if set, else def.
+func positiveOr[T positive](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
 // New builds a Gateway.
 func New(cfg Config) (*Gateway, error) {
 	if cfg.Store == nil {
@@ -247,36 +261,16 @@ func New(cfg Config) (*Gateway, error) {
 	default:
 		return nil, fmt.Errorf("gateway: busy mode %q: use queue, interrupt, reject or steer", cfg.Busy)
 	}
-	if cfg.ApprovalTimeout <= 0 {
-		cfg.ApprovalTimeout = 5 * time.Minute
-	}
-	if cfg.QueueLimit <= 0 {
-		cfg.QueueLimit = 16
-	}
-	if cfg.MaxConcurrentTurns <= 0 {
-		cfg.MaxConcurrentTurns = 64
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 1 << 20
-	}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = DefaultReadTimeout
-	}
-	if cfg.MaxAgents <= 0 {
-		cfg.MaxAgents = 64
-	}
-	if cfg.MaxIdleSessions <= 0 {
-		cfg.MaxIdleSessions = 4096
-	}
-	if cfg.SubscriberBuffer <= 0 {
-		cfg.SubscriberBuffer = 1024
-	}
-	if cfg.RingSize <= 0 {
-		cfg.RingSize = 4096
-	}
-	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = 15 * time.Second
-	}
+	cfg.ApprovalTimeout = positiveOr(cfg.ApprovalTimeout, 5*time.Minute)
+	cfg.QueueLimit = positiveOr(cfg.QueueLimit, 16)
+	cfg.MaxConcurrentTurns = positiveOr(cfg.MaxConcurrentTurns, 64)
+	cfg.MaxBodyBytes = positiveOr(cfg.MaxBodyBytes, 1<<20)
+	cfg.ReadTimeout = positiveOr(cfg.ReadTimeout, DefaultReadTimeout)
+	cfg.MaxAgents = positiveOr(cfg.MaxAgents, 64)
+	cfg.MaxIdleSessions = positiveOr(cfg.MaxIdleSessions, 4096)
+	cfg.SubscriberBuffer = positiveOr(cfg.SubscriberBuffer, 1024)
+	cfg.RingSize = positiveOr(cfg.RingSize, 4096)
+	cfg.Heartbeat = positiveOr(cfg.Heartbeat, 15*time.Second)
 	if cfg.AuthFailures == 0 {
 		cfg.AuthFailures = 10
 	}
@@ -286,12 +280,8 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Handoff == "" {
-		cfg.Handoff = HandoffContinue
-	}
-	if cfg.HandoffMax <= 0 {
-		cfg.HandoffMax = 2
-	}
+	cfg.Handoff = cmp.Or(cfg.Handoff, HandoffContinue)
+	cfg.HandoffMax = positiveOr(cfg.HandoffMax, 2)
 	for who, l := range map[string]string{"serve.handoff": cfg.Handoff, "default limits": cfg.Limits.Default.Handoff} {
 		if l != "" && l != HandoffContinue && l != HandoffInterrupt {
 			return nil, fmt.Errorf("gateway: %s is %q; want %q or %q", who, l, HandoffContinue, HandoffInterrupt)
@@ -315,15 +305,9 @@ func New(cfg Config) (*Gateway, error) {
 		if cfg.Holder == "" {
 			cfg.Holder = agent.HolderName()
 		}
-		if cfg.LeaseTTL <= 0 {
-			cfg.LeaseTTL = 300 * time.Second
-		}
-		if cfg.Sweep <= 0 {
-			cfg.Sweep = min(max(cfg.LeaseTTL/10, 100*time.Millisecond), time.Second)
-		}
-		if cfg.EventRetention <= 0 {
-			cfg.EventRetention = time.Hour
-		}
+		cfg.LeaseTTL = positiveOr(cfg.LeaseTTL, 300*time.Second)
+		cfg.Sweep = positiveOr(cfg.Sweep, min(max(cfg.LeaseTTL/10, 100*time.Millisecond), time.Second))
+		cfg.EventRetention = positiveOr(cfg.EventRetention, time.Hour)
 	}
 	g := &Gateway{
 		cfg:      cfg,

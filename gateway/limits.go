@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,68 +98,31 @@ type Limits struct {
 func (g *Gateway) limitFor(principal string) Limit {
 	l := g.cfg.Limits.Default
 	if p, ok := g.cfg.Limits.Principals[principal]; ok {
-		if p.Turns > 0 {
-			l.Turns = p.Turns
-		}
-		if p.Queued > 0 {
-			l.Queued = p.Queued
-		}
-		if p.Sessions > 0 {
-			l.Sessions = p.Sessions
-		}
-		if p.Streams > 0 {
-			l.Streams = p.Streams
-		}
-		if p.RequestsPerSecond > 0 {
-			l.RequestsPerSecond = p.RequestsPerSecond
-		}
-		if p.Burst > 0 {
-			l.Burst = p.Burst
-		}
-		if p.Searches > 0 {
-			l.Searches = p.Searches
-		}
-		if p.SpendUSDPerDay > 0 {
-			l.SpendUSDPerDay = p.SpendUSDPerDay
-		}
+		l.Turns = positiveOr(p.Turns, l.Turns)
+		l.Queued = positiveOr(p.Queued, l.Queued)
+		l.Sessions = positiveOr(p.Sessions, l.Sessions)
+		l.Streams = positiveOr(p.Streams, l.Streams)
+		l.RequestsPerSecond = positiveOr(p.RequestsPerSecond, l.RequestsPerSecond)
+		l.Burst = positiveOr(p.Burst, l.Burst)
+		l.Searches = positiveOr(p.Searches, l.Searches)
+		l.SpendUSDPerDay = positiveOr(p.SpendUSDPerDay, l.SpendUSDPerDay)
 		if p.Models != nil {
 			l.Models = p.Models
 		}
-		if p.Sandbox != "" {
-			l.Sandbox = p.Sandbox
-		}
+		l.Sandbox = cmp.Or(p.Sandbox, l.Sandbox)
 		if p.Network != nil {
 			l.Network = p.Network
 		}
-		if p.Handoff != "" {
-			l.Handoff = p.Handoff
-		}
-		if p.HandoffMax > 0 {
-			l.HandoffMax = p.HandoffMax
-		}
+		l.Handoff = cmp.Or(p.Handoff, l.Handoff)
+		l.HandoffMax = positiveOr(p.HandoffMax, l.HandoffMax)
 	}
-	if l.Turns <= 0 {
-		l.Turns = 16
-	}
-	l.Turns = min(l.Turns, g.cfg.MaxConcurrentTurns)
-	if l.Queued <= 0 {
-		l.Queued = 256
-	}
-	if l.Sessions <= 0 {
-		l.Sessions = 10000
-	}
-	if l.Streams <= 0 {
-		l.Streams = 64
-	}
-	if l.RequestsPerSecond <= 0 {
-		l.RequestsPerSecond = 50
-	}
-	if l.Burst <= 0 {
-		l.Burst = int(math.Ceil(2 * l.RequestsPerSecond))
-	}
-	if l.Searches <= 0 {
-		l.Searches = 2
-	}
+	l.Turns = min(positiveOr(l.Turns, 16), g.cfg.MaxConcurrentTurns)
+	l.Queued = positiveOr(l.Queued, 256)
+	l.Sessions = positiveOr(l.Sessions, 10000)
+	l.Streams = positiveOr(l.Streams, 64)
+	l.RequestsPerSecond = positiveOr(l.RequestsPerSecond, 50)
+	l.Burst = positiveOr(l.Burst, int(math.Ceil(2*l.RequestsPerSecond)))
+	l.Searches = positiveOr(l.Searches, 2)
 	return l
 }
 

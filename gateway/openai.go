@@ -590,6 +590,23 @@ func (j *textJoin) delta(s string) string {
 
 func (j *textJoin) tool() { j.gap = true }
 
+// event follows a turn's event for an OpenAI stream: its text goes to
+// text, joined; anything else that shows the turn under way calls begin,
+// so the stream (and its headers) goes out.
+func (j *textJoin) event(typ EventType, ev turnEvent, begin func(), text func(string)) {
+	switch typ {
+	case EventTextDelta:
+		if s := j.delta(ev.Text); s != "" {
+			text(s)
+		}
+	case EventToolStarted:
+		j.tool()
+		begin()
+	case EventReasoningDelta, EventApprovalRequired, EventSubagentStarted:
+		begin()
+	}
+}
+
 // chatRequest is the part of a chat completions request Talaria reads.
 type chatRequest struct {
 	Model         string            `json:"model"`
@@ -678,9 +695,8 @@ func (g *Gateway) modelID(s *store.Session) string {
 
 func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	history, system, err := g.oaiConversation(w, r, &req)
-	if err != nil {
-		writeOAIError(w, err)
+	history, system, ok := g.oaiConversation(w, r, &req)
+	if !ok {
 		return
 	}
 	tr := &oaiTurnRequest{model: req.Model, sessionID: strings.TrimSpace(r.Header.Get(SessionHeader)), system: system, history: history, stream: req.Stream}
@@ -709,19 +725,12 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	s := newOAIStream(w)
 	f := &chatFollower{s: s, now: now, model: model}
-	res, err := g.followAnswer(r.Context(), sess, text, f)
-	if errors.Is(err, errClientGone) {
-		return
-	}
-	if err != nil {
-		if !s.on {
-			writeOAIError(w, err)
-			return
-		}
+	res, ok := g.streamAnswer(r.Context(), s, sess, text, f, func(err error) {
 		s.send("", map[string]any{"error": toOAI(err)})
+	})
+	if !ok {
 		return
 	}
 	if !f.any && res.FinalText != "" {
@@ -739,13 +748,19 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 }
 
 // oaiConversation decodes the body into req and returns its conversation.
+// A bad request is answered here: ok is false then.
 func (g *Gateway) oaiConversation(w http.ResponseWriter, r *http.Request, req interface {
 	conversation() ([]oaiMsg, string, error)
-}) (history []oaiMsg, system string, err error) {
-	if err := oaiDecode(w, r, g.cfg.MaxBodyBytes, req); err != nil {
-		return nil, "", err
+}) (history []oaiMsg, system string, ok bool) {
+	err := oaiDecode(w, r, g.cfg.MaxBodyBytes, req)
+	if err == nil {
+		history, system, err = req.conversation()
 	}
-	return req.conversation()
+	if err != nil {
+		writeOAIError(w, err)
+		return nil, "", false
+	}
+	return history, system, true
 }
 
 // followAnswer is followTurn for an OpenAI client, which has nothing to
@@ -756,6 +771,27 @@ func (g *Gateway) followAnswer(ctx context.Context, sess *store.Session, text st
 		err = failedTurn(res)
 	}
 	return res, err
+}
+
+// streamAnswer is followAnswer for a streamed request, whose answer goes
+// out on s. The body is read, so the stream may outlive the read deadline.
+// ok is false when the request is over: the client went away, or the turn
+// failed, which is an OpenAI error before the stream began and failed's
+// event on it after.
+func (g *Gateway) streamAnswer(ctx context.Context, s *oaiStream, sess *store.Session, text string, f follower, failed func(error)) (res turn.Result, ok bool) {
+	_ = s.rc.SetReadDeadline(time.Time{})
+	res, err := g.followAnswer(ctx, sess, text, f)
+	switch {
+	case errors.Is(err, errClientGone):
+		return res, false
+	case err != nil && !s.on:
+		writeOAIError(s.w, err)
+		return res, false
+	case err != nil:
+		failed(err)
+		return res, false
+	}
+	return res, true
 }
 
 // oaiPrepare finds or makes the session and the turn's text.
@@ -831,17 +867,7 @@ func (c *chatFollower) content(s string) {
 }
 
 func (c *chatFollower) event(typ EventType, ev turnEvent) {
-	switch typ {
-	case EventTextDelta:
-		if s := c.join.delta(ev.Text); s != "" {
-			c.content(s)
-		}
-	case EventToolStarted:
-		c.join.tool()
-		c.role() // the turn is under way: the headers go out
-	case EventReasoningDelta, EventApprovalRequired, EventSubagentStarted:
-		c.role()
-	}
+	c.join.event(typ, ev, c.role, c.content)
 }
 
 func (c *chatFollower) beat() bool {

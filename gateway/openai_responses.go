@@ -2,12 +2,10 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/turn"
@@ -88,9 +86,8 @@ func (req *responsesRequest) conversation() ([]oaiMsg, string, error) {
 
 func (g *Gateway) responses(w http.ResponseWriter, r *http.Request) {
 	var req responsesRequest
-	history, system, err := g.oaiConversation(w, r, &req)
-	if err != nil {
-		writeOAIError(w, err)
+	history, system, ok := g.oaiConversation(w, r, &req)
+	if !ok {
 		return
 	}
 	sid := strings.TrimSpace(r.Header.Get(SessionHeader))
@@ -124,21 +121,14 @@ func (g *Gateway) responses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, rb.final(res, res.FinalText))
 		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	f := &responsesFollower{s: newOAIStream(w), rb: rb}
-	res, err := g.followAnswer(r.Context(), sess, text, f)
-	if errors.Is(err, errClientGone) {
-		return
-	}
-	if err != nil {
-		if !f.s.on {
-			writeOAIError(w, err)
-			return
-		}
+	res, ok := g.streamAnswer(r.Context(), f.s, sess, text, f, func(err error) {
 		e := toOAI(err)
 		failed := rb.object("failed", nil, nil)
 		failed["error"] = map[string]any{"code": e.Code, "message": e.Message}
 		f.send("response.failed", map[string]any{"response": failed})
+	})
+	if !ok {
 		return
 	}
 	if !f.open && res.FinalText != "" {
@@ -283,17 +273,7 @@ func (f *responsesFollower) delta(s string) {
 }
 
 func (f *responsesFollower) event(typ EventType, ev turnEvent) {
-	switch typ {
-	case EventTextDelta:
-		if s := f.join.delta(ev.Text); s != "" {
-			f.delta(s)
-		}
-	case EventToolStarted:
-		f.join.tool()
-		f.begin()
-	case EventReasoningDelta, EventApprovalRequired, EventSubagentStarted:
-		f.begin()
-	}
+	f.join.event(typ, ev, f.begin, f.delta)
 }
 
 func (f *responsesFollower) beat() bool {

@@ -166,30 +166,31 @@ func Setup(ctx context.Context, s Settings, getenv func(string) string) (*Teleme
 // Shutdown flushes and stops the exporters; call it before the process
 // exits so a short `talaria run` still delivers its spans.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	if t == nil {
-		return nil
-	}
-	var errs []error
-	if t.tp != nil {
-		errs = append(errs, t.tp.Shutdown(ctx))
-	}
-	if t.mp != nil {
-		errs = append(errs, t.mp.Shutdown(ctx))
-	}
-	return errors.Join(errs...)
+	return t.eachProvider(ctx, provider.Shutdown)
 }
 
 // ForceFlush exports what is buffered now.
 func (t *Telemetry) ForceFlush(ctx context.Context) error {
+	return t.eachProvider(ctx, provider.ForceFlush)
+}
+
+// provider is what the trace and metric SDK providers both do.
+type provider interface {
+	Shutdown(ctx context.Context) error
+	ForceFlush(ctx context.Context) error
+}
+
+// eachProvider calls op on the providers t set up, joining their errors.
+func (t *Telemetry) eachProvider(ctx context.Context, op func(provider, context.Context) error) error {
 	if t == nil {
 		return nil
 	}
 	var errs []error
 	if t.tp != nil {
-		errs = append(errs, t.tp.ForceFlush(ctx))
+		errs = append(errs, op(t.tp, ctx))
 	}
 	if t.mp != nil {
-		errs = append(errs, t.mp.ForceFlush(ctx))
+		errs = append(errs, op(t.mp, ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -34,21 +34,11 @@ or approvals: auto. Logs go to stderr; stdout carries the protocol only.`,
 }
 
 func (c *cli) acpCmd(ctx context.Context, args []string) int {
-	fs := acpHelp.flags()
-	var rf routeFlags
-	rf.register(fs)
-	if code, done := c.parseFlags(fs, acpHelp, args); done {
-		return code
-	}
-	if err := rf.check(fs); err != nil {
-		return c.usageError(acpHelp, "%v", err)
-	}
-	if fs.NArg() > 0 {
-		return c.usageError(acpHelp, "takes no arguments (got %q)", fs.Arg(0))
-	}
-	ctx, stop := interruptible(ctx)
-	defer stop()
-	b, err := c.acpBase(ctx, &rf)
+	return c.stdioServer(ctx, acpHelp, args, c.serveACP)
+}
+
+func (c *cli) serveACP(ctx context.Context, rf *routeFlags) int {
+	b, err := c.acpBase(ctx, rf)
 	if err != nil {
 		return c.setupExit(err)
 	}

@@ -88,14 +88,18 @@ func (c *cli) subcommandHead(args []string, h cmdHelp, want string) (code int, d
 	return exitOK, false
 }
 
-// subcommand resolves an alias of sub and returns its help; ok is false
-// for an unknown subcommand.
-func subcommand(subs map[string]cmdHelp, aliases map[string]string, sub string) (string, cmdHelp, bool) {
+// subcommand resolves sub (or its alias) to one of parent's subcommands
+// and returns its help. An unknown one is a usage error of parent: done
+// reports that the command stops with code.
+func (c *cli) subcommand(parent cmdHelp, subs map[string]cmdHelp, aliases map[string]string, sub string) (_ string, h cmdHelp, code int, done bool) {
 	if a, ok := aliases[sub]; ok {
 		sub = a
 	}
 	h, ok := subs[sub]
-	return sub, h, ok
+	if !ok {
+		return sub, h, c.usageError(parent, "unknown %s command %q", parent.name, sub), true
+	}
+	return sub, h, exitOK, false
 }
 
 // wantsHelp reports whether args ask for help before any subcommand.

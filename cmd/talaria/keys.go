@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/talaria-agent/talaria/failover"
@@ -98,8 +97,7 @@ func (c *cli) keysCmd(ctx context.Context, args []string) int {
 		fmt.Fprintln(c.stdout, "no key is benched")
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tENDPOINT\tKEY\tREASON\tUNTIL")
+	tw := c.table("PROVIDER\tENDPOINT\tKEY\tREASON\tUNTIL")
 	for _, b := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Provider, b.BaseURL, keyLabel(b), b.Reason, b.Until.Local().Format(time.DateTime))
 	}

@@ -30,22 +30,12 @@ told why) unless --yes or approvals: auto. Logs go to stderr.`,
 }
 
 func (c *cli) mcpServe(ctx context.Context, args []string) int {
-	fs := mcpServeHelp.flags()
-	var rf routeFlags
-	rf.register(fs)
-	if code, done := c.parseFlags(fs, mcpServeHelp, args); done {
-		return code
-	}
-	if err := rf.check(fs); err != nil {
-		return c.usageError(mcpServeHelp, "%v", err)
-	}
-	if fs.NArg() > 0 {
-		return c.usageError(mcpServeHelp, "takes no arguments (got %q)", fs.Arg(0))
-	}
-	ctx, stop := interruptible(ctx)
-	defer stop()
+	return c.stdioServer(ctx, mcpServeHelp, args, c.serveMCP)
+}
+
+func (c *cli) serveMCP(ctx context.Context, rf *routeFlags) int {
 	rf.quiet = true
-	a, err := c.setup(ctx, &rf, refuseForHost{}, 30*time.Second)
+	a, err := c.setup(ctx, rf, refuseForHost{}, 30*time.Second)
 	if err != nil {
 		return c.setupExit(err)
 	}

@@ -56,18 +56,17 @@ func (c *cli) memoryCmd(ctx context.Context, args []string) int {
 	if code, done := c.subcommandHead(args, memoryHelp, "list, add, rm or clear"); done {
 		return code
 	}
-	sub, h, ok := subcommand(memorySubs, memoryAliases, args[0])
-	if !ok {
-		return c.usageError(memoryHelp, "unknown memory command %q", sub)
+	sub, h, code, done := c.subcommand(memoryHelp, memorySubs, memoryAliases, args[0])
+	if done {
+		return code
 	}
-	rest := args[1:]
 	fs := h.flags()
 	jsonOut := fs.Bool("json", false, "print JSON")
 	ws := fs.String("workspace", "", "the workspace whose memory to use (default: the project root, as for run and chat)")
 	user := fs.String("user", "", "the user whose memory to use besides the shared one (default: memory.user)")
 	var dbFlag string
 	databaseFlag(fs, &dbFlag)
-	if code, done := c.parseFlags(fs, h, interleaved(rest)); done {
+	if code, done := c.parseFlags(fs, h, interleaved(args[1:])); done {
 		return code
 	}
 	pos := fs.Args()
@@ -147,11 +146,9 @@ func (c *cli) memoryList(ctx context.Context, st store.Store, q store.MemoryQuer
 		return c.fail(exitOther, "%v", err)
 	}
 	if jsonOut {
-		out := make([]memoryOut, len(entries))
-		for i, e := range entries {
-			out[i] = memoryOut{ID: e.ID, Text: e.Text, User: e.User, SourceSession: e.SourceSession, CreatedAt: e.CreatedAt}
-		}
-		return c.printJSON(out)
+		return c.printJSON(jsonEach(entries, func(e store.MemoryEntry) memoryOut {
+			return memoryOut{ID: e.ID, Text: e.Text, User: e.User, SourceSession: e.SourceSession, CreatedAt: e.CreatedAt}
+		}))
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(c.stdout, "no memory for %s\n", q.Workspace)

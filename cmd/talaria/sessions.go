@@ -70,11 +70,10 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 		c.printHelp(sessionsHelp.flags(), sessionsHelp)
 		return exitOK
 	}
-	sub, h, ok := subcommand(sessionsSubs, sessionsAliases, args[0])
-	if !ok {
-		return c.usageError(sessionsHelp, "unknown sessions command %q", sub)
+	sub, h, code, done := c.subcommand(sessionsHelp, sessionsSubs, sessionsAliases, args[0])
+	if done {
+		return code
 	}
-	rest := args[1:]
 	fs := h.flags()
 	var (
 		jsonOut       *bool
@@ -102,7 +101,7 @@ func (c *cli) sessionsCmd(ctx context.Context, args []string) int {
 	if sub != "delete" && sub != "compact" {
 		jsonOut = fs.Bool("json", false, "print JSON")
 	}
-	if code, done := c.parseFlags(fs, h, interleaved(rest)); done {
+	if code, done := c.parseFlags(fs, h, interleaved(args[1:])); done {
 		return code
 	}
 	pos := fs.Args()
@@ -156,7 +155,7 @@ func (c *cli) sessionsStore(ctx context.Context, sub, database string, jsonOut b
 		// A fresh install: nothing to list, and nothing is created. A
 		// path the user named that holds no database is an error below.
 		if jsonOut {
-			return nil, c.printJSON(sessionsJSON(nil)), false
+			return nil, c.printJSON([]sessionOut{}), false
 		}
 		fmt.Fprintf(c.stdout, "no sessions yet (no database at %s; the first `talaria run` creates it)\n", missing.Path)
 		return nil, exitOK, false
@@ -182,7 +181,7 @@ func (c *cli) sessionsList(ctx context.Context, st store.Store, limit int, jsonO
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if jsonOut {
-		out := sessionsJSON(list)
+		out := jsonEach(list, sessionJSON)
 		for i := range out {
 			for _, u := range models[out[i].ID] {
 				out[i].Models = append(out[i].Models, api.Model(u))
@@ -194,8 +193,7 @@ func (c *cli) sessionsList(ctx context.Context, st store.Store, limit int, jsonO
 		fmt.Fprintln(c.stdout, "no sessions yet")
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
+	tw := c.table("ID\tUPDATED\tMSGS\tMODEL\tTITLE")
 	children := 0
 	for _, s := range list {
 		// Subagent and review sessions belong under their parent
@@ -245,7 +243,7 @@ func (c *cli) sessionsShow(ctx context.Context, st store.Store, id string, all, 
 	}
 	if jsonOut {
 		return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "children": tree,
-			"spend": spend, "handoffs": hs, "messages": messagesJSON(rows)})
+			"spend": spend, "handoffs": hs, "messages": jsonEach(rows, messageJSON)})
 	}
 	printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree); printHandoffs(w, hs) })
 	return exitOK
@@ -259,7 +257,7 @@ func (c *cli) sessionsSearch(ctx context.Context, st store.Store, q, sessionFilt
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if jsonOut {
-		return c.printJSON(hitsJSON(hits))
+		return c.printJSON(jsonEach(hits, hitJSON))
 	}
 	if len(hits) == 0 {
 		fmt.Fprintln(c.stdout, "no matches")
@@ -343,6 +341,24 @@ func takesValue(flagName string) bool {
 		return false
 	}
 	return true
+}
+
+// jsonEach converts each of in to its --json form. The list is never nil,
+// so an empty one prints [] rather than null.
+func jsonEach[T, U any](in []T, conv func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = conv(v)
+	}
+	return out
+}
+
+// table starts a table on stdout under header (tab-separated columns);
+// the caller flushes it.
+func (c *cli) table(header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }
 
 func (c *cli) printJSON(v any) int {
@@ -486,14 +502,6 @@ func sessionJSON(s store.Session) sessionOut {
 		ParentSessionID: s.ParentID, Cwd: s.Cwd, MessageCount: s.MessageCount, APICalls: s.APICalls, CostUSD: s.CostUSD}
 }
 
-func sessionsJSON(list []store.Session) []sessionOut {
-	out := make([]sessionOut, len(list))
-	for i, s := range list {
-		out[i] = sessionJSON(s)
-	}
-	return out
-}
-
 type hitOut struct {
 	SessionID string    `json:"session_id"`
 	MessageID int64     `json:"message_id"`
@@ -503,12 +511,8 @@ type hitOut struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func hitsJSON(hits []store.SearchHit) []hitOut {
-	out := make([]hitOut, len(hits))
-	for i, h := range hits {
-		out[i] = hitOut{SessionID: h.SessionID, MessageID: h.MessageID, Seq: h.Seq, Role: h.Role, Snippet: h.Snippet, CreatedAt: h.CreatedAt}
-	}
-	return out
+func hitJSON(h store.SearchHit) hitOut {
+	return hitOut{SessionID: h.SessionID, MessageID: h.MessageID, Seq: h.Seq, Role: h.Role, Snippet: h.Snippet, CreatedAt: h.CreatedAt}
 }
 
 type messageOut struct {
@@ -528,12 +532,8 @@ type messageOut struct {
 	CreatedAt    time.Time        `json:"created_at"`
 }
 
-func messagesJSON(rows []store.Message) []messageOut {
-	out := make([]messageOut, len(rows))
-	for i, r := range rows {
-		out[i] = messageOut{ID: r.ID, Seq: r.Seq, TurnID: r.TurnID, Role: r.Role, Text: r.Text(), ToolCalls: r.ToolCalls,
-			ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Kind: string(r.Kind), Synthetic: r.Synthetic,
-			Archived: r.Archived, FinishReason: r.FinishReason, CreatedAt: r.CreatedAt}
-	}
-	return out
+func messageJSON(r store.Message) messageOut {
+	return messageOut{ID: r.ID, Seq: r.Seq, TurnID: r.TurnID, Role: r.Role, Text: r.Text(), ToolCalls: r.ToolCalls,
+		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Kind: string(r.Kind), Synthetic: r.Synthetic,
+		Archived: r.Archived, FinishReason: r.FinishReason, CreatedAt: r.CreatedAt}
 }

@@ -54,6 +54,27 @@ func (f *routeFlags) register(fs *flag.FlagSet) {
 	databaseFlag(fs, &f.database)
 }
 
+// stdioServer runs a command that serves a protocol on stdin and stdout
+// (acp, mcp serve): its flags are the route flags, it takes no arguments,
+// and serve runs under a context the first Ctrl+C cancels.
+func (c *cli) stdioServer(ctx context.Context, h cmdHelp, args []string, serve func(context.Context, *routeFlags) int) int {
+	fs := h.flags()
+	var rf routeFlags
+	rf.register(fs)
+	if code, done := c.parseFlags(fs, h, args); done {
+		return code
+	}
+	if err := rf.check(fs); err != nil {
+		return c.usageError(h, "%v", err)
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(h, "takes no arguments (got %q)", fs.Arg(0))
+	}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	return serve(ctx, &rf)
+}
+
 // databaseFlag registers --database, the per-command override of
 // database.url / TALARIA_DATABASE_URL.
 func databaseFlag(fs *flag.FlagSet, p *string) {
