@@ -1,7 +1,8 @@
 // Package api holds Talaria's public JSON shapes: the one form of a
-// session and its usage that the HTTP API (/v1/sessions…), the Go client
-// (gateway/client) and the CLI's --json output (sessions list/show) all
-// speak, so a script written against one reads the others.
+// session, its usage, a transcript row and a search hit that the HTTP API
+// (/v1/sessions…, /v1/search, message events), the Go client
+// (gateway/client) and the CLI's --json output (sessions list/show/search)
+// all speak, so a script written against one reads the others.
 //
 // It imports nothing but the standard library: a client links it without
 // the server.
@@ -58,4 +59,48 @@ type Usage struct {
 type Model struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
+}
+
+// Message is one stored row of a session's transcript: the HTTP API's
+// /v1/sessions/{id}/messages and message events, and `talaria sessions show
+// --json`. Reasoning, Provider and Model are set on assistant rows;
+// ToolCallID, ToolName and IsError on tool results; Archived on rows a
+// compaction replaced (listed only when asked for).
+type Message struct {
+	ID           int64      `json:"id"`
+	Seq          int64      `json:"seq"`
+	TurnID       string     `json:"turn_id,omitempty"`
+	Role         string     `json:"role"`
+	Text         string     `json:"text"`
+	Reasoning    string     `json:"reasoning,omitempty"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID   string     `json:"tool_call_id,omitempty"`
+	ToolName     string     `json:"tool_name,omitempty"`
+	IsError      bool       `json:"is_error,omitempty"`
+	Kind         string     `json:"kind,omitempty"`
+	Synthetic    bool       `json:"synthetic,omitempty"`
+	Archived     bool       `json:"archived,omitempty"`
+	FinishReason string     `json:"finish_reason,omitempty"`
+	Provider     string     `json:"provider,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+}
+
+// ToolCall is a tool call an assistant message made; Arguments is the JSON
+// text the model wrote.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// SearchHit is one message a full-text search found: /v1/search and
+// `talaria sessions search --json`. Snippet marks the matched words.
+type SearchHit struct {
+	SessionID string    `json:"session_id"`
+	MessageID int64     `json:"message_id"`
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Snippet   string    `json:"snippet"`
+	CreatedAt time.Time `json:"created_at"`
 }

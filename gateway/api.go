@@ -13,6 +13,7 @@ import (
 
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/api"
+	"github.com/talaria-agent/talaria/internal/apiview"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -145,9 +146,7 @@ type SessionView = api.Session
 type UsageView = api.Usage
 
 func (g *Gateway) view(s *store.Session) SessionView {
-	v := SessionView{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, Workspace: g.workspaceName(s.Cwd),
-		ParentID: s.ParentID, EndReason: s.EndReason, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt,
-		Kind: s.Kind, EndedAt: s.EndedAt, Messages: s.MessageCount, Usage: usageOf(s)}
+	v := apiview.Session(s, g.workspaceName(s.Cwd))
 	g.mu.Lock()
 	st := g.sessions[s.ID]
 	g.mu.Unlock()
@@ -157,13 +156,6 @@ func (g *Gateway) view(s *store.Session) SessionView {
 		st.mu.Unlock()
 	}
 	return v
-}
-
-func usageOf(s *store.Session) UsageView {
-	u := s.Usage
-	return UsageView{APICalls: s.APICalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens,
-		ReasoningTokens: u.ReasoningTokens, CostUSD: s.CostUSD}
 }
 
 // owned loads a session the request's principal owns; any other is 404, so
@@ -291,7 +283,7 @@ func (g *Gateway) usage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"session_id": s.ID, "usage": usageOf(s)})
+	writeJSON(w, http.StatusOK, map[string]any{"session_id": s.ID, "usage": apiview.Usage(s)})
 }
 
 func (g *Gateway) deleteSession(w http.ResponseWriter, r *http.Request) {
@@ -331,7 +323,7 @@ func (g *Gateway) listMessages(w http.ResponseWriter, r *http.Request) {
 	out := make([]MessageView, 0, len(rows))
 	for i := range rows {
 		if shown(&rows[i]) || rows[i].Archived {
-			out = append(out, viewOf(&rows[i]))
+			out = append(out, apiview.Message(&rows[i]))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"session_id": s.ID, "messages": out})
@@ -365,16 +357,9 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	type hit struct {
-		SessionID string    `json:"session_id"`
-		Seq       int64     `json:"seq"`
-		Role      string    `json:"role"`
-		Snippet   string    `json:"snippet"`
-		CreatedAt time.Time `json:"created_at"`
-	}
-	out := make([]hit, 0, len(hits))
+	out := make([]api.SearchHit, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, hit{h.SessionID, h.Seq, string(h.Role), h.Snippet, h.CreatedAt})
+		out = append(out, apiview.SearchHit(h))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"hits": out})
 }

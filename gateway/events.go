@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
-	"time"
 
+	"github.com/talaria-agent/talaria/api"
+	"github.com/talaria-agent/talaria/internal/apiview"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -69,35 +70,8 @@ type Event struct {
 	Data   []byte // JSON, encoded once for every subscriber
 }
 
-// MessageView is a stored row as clients see it.
-type MessageView struct {
-	ID         int64          `json:"id"`
-	Seq        int64          `json:"seq"`
-	TurnID     string         `json:"turn_id,omitempty"`
-	Role       llm.Role       `json:"role"`
-	Text       string         `json:"text"`
-	Reasoning  string         `json:"reasoning,omitempty"`
-	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-	IsError    bool           `json:"is_error,omitempty"`
-	Kind       string         `json:"kind,omitempty"`
-	Synthetic  bool           `json:"synthetic,omitempty"`
-	Provider   string         `json:"provider,omitempty"`
-	Model      string         `json:"model,omitempty"`
-	CreatedAt  time.Time      `json:"created_at"`
-}
-
-func viewOf(m *store.Message) MessageView {
-	v := MessageView{
-		ID: m.ID, Seq: m.Seq, TurnID: m.TurnID, Role: m.Role, Text: m.Text(),
-		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError,
-		Kind: string(m.Kind), Synthetic: m.Synthetic, Provider: m.Provider, Model: m.Model, CreatedAt: m.CreatedAt,
-	}
-	if m.Reasoning != nil {
-		v.Reasoning = m.Reasoning.Text
-	}
-	return v
-}
+// MessageView is a stored row as clients see it (api.Message).
+type MessageView = api.Message
 
 // shown reports whether a stored row is part of what clients see: engine
 // scaffolding (continuation nudges, notices) is removed when its turn ends
@@ -180,7 +154,7 @@ func (h *hub) publishRow(m *store.Message) {
 	if !shown(m) {
 		return
 	}
-	data := encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})
+	data := encode(EventMessage, m.TurnID, map[string]any{"message": apiview.Message(m)})
 	if h.shared != nil {
 		h.shared.publish(h, EventMessage, m.TurnID, data, m.Seq<<seqShift)
 		return

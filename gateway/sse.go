@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/apiview"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -114,7 +115,7 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 				continue
 			}
 			stored = append(stored, Event{ID: id, Type: EventMessage, TurnID: m.TurnID,
-				Data: encode(EventMessage, m.TurnID, map[string]any{"message": viewOf(m)})})
+				Data: encode(EventMessage, m.TurnID, map[string]any{"message": apiview.Message(m)})})
 		}
 		if g.cluster != nil {
 			// A cluster also keeps the live events (deltas, tool and turn

@@ -13,6 +13,7 @@ import (
 	"github.com/talaria-agent/talaria/agent"
 	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/compact"
+	"github.com/talaria-agent/talaria/internal/apiview"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
@@ -257,7 +258,7 @@ func (c *cli) sessionsSearch(ctx context.Context, st store.Store, q, sessionFilt
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if jsonOut {
-		return c.printJSON(jsonEach(hits, hitJSON))
+		return c.printJSON(jsonEach(hits, apiview.SearchHit))
 	}
 	if len(hits) == 0 {
 		fmt.Fprintln(c.stdout, "no matches")
@@ -491,49 +492,8 @@ func modelsCell(s store.Session, used []store.ModelUse) string {
 }
 
 func sessionJSON(s store.Session) sessionOut {
-	u := s.Usage
-	return sessionOut{
-		Session: api.Session{ID: s.ID, Title: s.Title, Provider: s.Provider, Model: s.Model, Kind: s.Kind,
-			Workspace: s.Cwd, ParentID: s.ParentID, EndReason: s.EndReason, StartedAt: s.StartedAt, UpdatedAt: s.UpdatedAt,
-			EndedAt: s.EndedAt, Messages: s.MessageCount,
-			Usage: api.Usage{APICalls: s.APICalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens,
-				ReasoningTokens: u.ReasoningTokens, CostUSD: s.CostUSD}},
+	return sessionOut{Session: apiview.Session(&s, s.Cwd),
 		ParentSessionID: s.ParentID, Cwd: s.Cwd, MessageCount: s.MessageCount, APICalls: s.APICalls, CostUSD: s.CostUSD}
 }
 
-type hitOut struct {
-	SessionID string    `json:"session_id"`
-	MessageID int64     `json:"message_id"`
-	Seq       int64     `json:"seq"`
-	Role      llm.Role  `json:"role"`
-	Snippet   string    `json:"snippet"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-func hitJSON(h store.SearchHit) hitOut {
-	return hitOut{SessionID: h.SessionID, MessageID: h.MessageID, Seq: h.Seq, Role: h.Role, Snippet: h.Snippet, CreatedAt: h.CreatedAt}
-}
-
-type messageOut struct {
-	ID           int64            `json:"id"`
-	Seq          int64            `json:"seq"`
-	TurnID       string           `json:"turn_id,omitempty"`
-	Role         llm.Role         `json:"role"`
-	Text         string           `json:"text"`
-	ToolCalls    []llm.ToolCall   `json:"tool_calls,omitempty"`
-	ToolCallID   string           `json:"tool_call_id,omitempty"`
-	ToolName     string           `json:"tool_name,omitempty"`
-	IsError      bool             `json:"is_error,omitempty"`
-	Kind         string           `json:"kind,omitempty"`
-	Synthetic    bool             `json:"synthetic,omitempty"`
-	Archived     bool             `json:"archived,omitempty"`
-	FinishReason llm.FinishReason `json:"finish_reason,omitempty"`
-	CreatedAt    time.Time        `json:"created_at"`
-}
-
-func messageJSON(r store.Message) messageOut {
-	return messageOut{ID: r.ID, Seq: r.Seq, TurnID: r.TurnID, Role: r.Role, Text: r.Text(), ToolCalls: r.ToolCalls,
-		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Kind: string(r.Kind), Synthetic: r.Synthetic,
-		Archived: r.Archived, FinishReason: r.FinishReason, CreatedAt: r.CreatedAt}
-}
+func messageJSON(r store.Message) api.Message { return apiview.Message(&r) }

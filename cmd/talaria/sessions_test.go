@@ -79,8 +79,8 @@ func TestSessionsListShowSearch(t *testing.T) {
 	t.Run("show --json", func(t *testing.T) {
 		out := e.run("", "sessions", "show", first, "--json")
 		var v struct {
-			Session  sessionOut   `json:"session"`
-			Messages []messageOut `json:"messages"`
+			Session  sessionOut    `json:"session"`
+			Messages []api.Message `json:"messages"`
 		}
 		if err := json.Unmarshal([]byte(out.stdout), &v); err != nil || out.code != exitOK {
 			t.Fatalf("exit %d, %v:\n%s", out.code, err, out.stdout)
@@ -96,6 +96,11 @@ func TestSessionsListShowSearch(t *testing.T) {
 		if len(call) != 1 || call[0].Name != "read_file" || v.Messages[2].ToolCallID != call[0].ID {
 			t.Errorf("tool call and result not paired: %+v / %+v", call, v.Messages[2])
 		}
+		// The same shape as the API's messages: the tool row names its
+		// tool, the assistant rows their model.
+		if v.Messages[2].ToolName != "read_file" || v.Messages[1].Model == "" || v.Messages[1].Provider == "" {
+			t.Errorf("rows lack tool_name/provider/model: %+v / %+v", v.Messages[1], v.Messages[2])
+		}
 	})
 	t.Run("search", func(t *testing.T) {
 		out := e.run("", "sessions", "search", "albatross")
@@ -109,7 +114,7 @@ func TestSessionsListShowSearch(t *testing.T) {
 	})
 	t.Run("search --json", func(t *testing.T) {
 		out := e.run("", "sessions", "search", "penguins", "--json")
-		var hits []hitOut
+		var hits []api.SearchHit
 		if err := json.Unmarshal([]byte(out.stdout), &hits); err != nil || out.code != exitOK {
 			t.Fatalf("exit %d, %v:\n%s", out.code, err, out.stdout)
 		}
