@@ -247,7 +247,7 @@ func (s *Store) openReadOnly(ctx context.Context) (*Store, error) {
 	}
 	switch {
 	case version > SchemaVersion:
-		return fail(&SchemaTooNewError{Found: version, Known: SchemaVersion})
+		return fail(schemaTooNew(version))
 	case version < SchemaVersion:
 		return fail(&OldSchemaError{Found: version, Want: SchemaVersion})
 	}
