@@ -43,10 +43,11 @@ type Options struct {
 // Store is a store.Store on a PostgreSQL database. It is safe for
 // concurrent use, and any number of processes may share the database.
 type Store struct {
-	pool   *pgxpool.Pool
-	name   string // the DSN without its password, for error messages
-	log    *slog.Logger
-	closed atomic.Bool
+	portable // the methods whose SQL SQLite shares
+	pool     *pgxpool.Pool
+	name     string // the DSN without its password, for error messages
+	log      *slog.Logger
+	closed   atomic.Bool
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or
@@ -61,6 +62,7 @@ func IsURL(s string) bool {
 // cannot be reached).
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	s := &Store{name: Redact(dsn), log: opt.Logger}
+	s.portable = sqlrows.NewPortable(portableDB{s}, s.name, rebind)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

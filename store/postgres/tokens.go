@@ -38,21 +38,3 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 	return get(ctx, s, "token by hash", "token", sqlrows.ScanToken,
 		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash)
 }
-
-// ListTokens lists every token, revoked ones included, oldest first.
-func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
-	return list(ctx, s, "list tokens", sqlrows.ScanToken, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`)
-}
-
-// RevokeToken revokes a token; revoking twice keeps the first time.
-func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	return s.execOne(ctx, "revoke token", "token "+id,
-		`UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`,
-		sqlrows.Nanos(sqlrows.Now()), id)
-}
-
-// CheckWrite commits one small write (store.WriteChecker).
-func (s *Store) CheckWrite(ctx context.Context) error {
-	return s.exec(ctx, "check write", `INSERT INTO health (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
-		sqlrows.Nanos(sqlrows.Now()))
-}

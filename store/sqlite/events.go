@@ -33,10 +33,3 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 		return nil
 	})
 }
-
-// TurnEvents lists a session's events (one turn's when turnID is set) in
-// append order.
-func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
-	return list(ctx, s, "turn events", sqlrows.ScanTurnEvent, `SELECT `+sqlrows.TurnEventCols+`
-		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID)
-}

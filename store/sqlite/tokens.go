@@ -37,24 +37,3 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 	return get(ctx, s, s.tokenReader(), "token by hash", "token", sqlrows.ScanToken,
 		`SELECT `+sqlrows.TokenCols+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash)
 }
-
-// ListTokens lists every token, oldest first.
-func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
-	return list(ctx, s, "list tokens", sqlrows.ScanToken, `SELECT `+sqlrows.TokenCols+` FROM tokens ORDER BY created_at, id`)
-}
-
-// RevokeToken revokes a token; revoking twice keeps the first time.
-func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	const op = "revoke token"
-	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		return execOne(ctx, tx, s.notFound(op, "token "+id),
-			`UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, sqlrows.Nanos(sqlrows.Now()), id)
-	})
-}
-
-// CheckWrite commits one small write (store.WriteChecker).
-func (s *Store) CheckWrite(ctx context.Context) error {
-	const op = "check write"
-	return s.exec(ctx, op, `INSERT INTO health (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
-		sqlrows.Nanos(sqlrows.Now()))
-}

@@ -199,14 +199,6 @@ func isBadConn(err error) bool {
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)
 }
 
-// exec runs one statement for op in its own write transaction.
-func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
-	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, query, args...)
-		return err
-	})
-}
-
 // execOne runs one statement in tx that must touch a row; when it touches
 // none, the write fails with missing.
 func execOne(ctx context.Context, tx *wtx, missing error, query string, args ...any) error {
