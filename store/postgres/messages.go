@@ -61,9 +61,7 @@ func (s *Store) AppendSpend(ctx context.Context, f store.Fence, sp store.Spend, 
 		if _, err := s.admit(ctx, tx, op, f, 0); err != nil {
 			return err
 		}
-		u := sp.Usage
-		_, err := tx.Exec(ctx, addUsageSQL, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens,
-			u.ReasoningTokens, u.Reported, sp.CostUSD, sp.APICalls, sqlrows.Nanos(sqlrows.Now()), f.SessionID)
+		_, err := tx.Exec(ctx, s.addUsageSQL, sqlrows.AddUsageArgs(f.SessionID, sp)...)
 		return err
 	})
 }

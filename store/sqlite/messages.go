@@ -86,9 +86,7 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 			}
 		}
 		if !sp.IsZero() {
-			u := sp.Usage
-			if _, err := tx.spend.ExecContext(ctx, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens,
-				u.ReasoningTokens, u.Reported, sp.CostUSD, sp.APICalls, sqlrows.Nanos(sqlrows.Now()), f.SessionID); err != nil {
+			if _, err := tx.spend.ExecContext(ctx, sqlrows.AddUsageArgs(f.SessionID, sp)...); err != nil {
 				return err
 			}
 		}

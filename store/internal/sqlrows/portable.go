@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -36,12 +37,30 @@ const (
 	revokeToken
 	checkWrite
 	turnEvents
+	setTitle
+	addUsage
 	numStmts
 )
 
 // memoryWhere selects a MemoryQuery's entries: the workspace's shared
 // entries, plus the user's own when a user is named.
 const memoryWhere = `workspace = ? AND (user_name = '' OR user_name = ?)`
+
+// AddUsageSQL adds usage, cost and calls to a session (AddUsageArgs):
+// AddUsage, and a backend's AppendSpend inside its own transaction.
+const AddUsageSQL = `UPDATE sessions SET
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+	reasoning_tokens = reasoning_tokens + ?, usage_reported = usage_reported OR ?,
+	cost_usd = cost_usd + ?, api_calls = api_calls + ?, updated_at = ?
+	WHERE id = ?`
+
+// AddUsageArgs are AddUsageSQL's values for adding sp to session id now.
+func AddUsageArgs(id string, sp store.Spend) []any {
+	u := sp.Usage
+	return []any{u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
+		u.Reported, sp.CostUSD, sp.APICalls, Nanos(Now()), id}
+}
 
 // portableSQL are the statements both databases read alike, written with
 // ? placeholders and numbered for a dialect once, by NewPortable.
@@ -67,6 +86,8 @@ var portableSQL = [numStmts]string{
 	checkWrite:   `INSERT INTO health (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
 	turnEvents: `SELECT ` + TurnEventCols + `
 		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`,
+	setTitle: `UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?`,
+	addUsage: AddUsageSQL,
 }
 
 // Portable is the store methods whose SQL both databases read alike,
@@ -115,6 +136,19 @@ func list[T any](ctx context.Context, p *Portable, op string, scan func(Scanner)
 		return nil, err
 	}
 	return out, nil
+}
+
+// SetTitle renames a session.
+func (p *Portable) SetTitle(ctx context.Context, id, title string) error {
+	return p.execOne(ctx, "set title", "session "+id, setTitle, title, Nanos(Now()), id)
+}
+
+// AddUsage adds one or more API calls' usage and cost to a session's
+// counters, atomically. It works on ended sessions too: a last call's cost
+// may be booked after the session rotated.
+func (p *Portable) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error {
+	return p.execOne(ctx, "add usage", "session "+id, addUsage,
+		AddUsageArgs(id, store.Spend{Usage: u, CostUSD: costUSD, APICalls: apiCalls})...)
 }
 
 // SetCooldown benches one credential, replacing any earlier cooldown of the
