@@ -24,6 +24,8 @@ func (d portableDB) Exec(ctx context.Context, op, query string, args ...any) (in
 	return n, err
 }
 
+func (d portableDB) Wrap(op string, err error) error { return d.s.wrap(op, err) }
+
 func (d portableDB) Each(ctx context.Context, op string, row func(sqlrows.Scanner) error, query string, args ...any) error {
 	if err := d.s.ready(op); err != nil {
 		return err

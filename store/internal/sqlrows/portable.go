@@ -2,6 +2,7 @@ package sqlrows
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -16,6 +17,8 @@ type DB interface {
 	Exec(ctx context.Context, op, query string, args ...any) (int64, error)
 	// Each runs one read and calls row on every row it returns.
 	Each(ctx context.Context, op string, row func(Scanner) error, query string, args ...any) error
+	// Wrap makes err a *store.Error for op, as the backend's calls do.
+	Wrap(op string, err error) error
 }
 
 // stmt indexes portableSQL.
@@ -33,6 +36,7 @@ const (
 	clearMemory
 	markStarted
 	dequeue
+	createToken
 	listTokens
 	revokeToken
 	checkWrite
@@ -81,9 +85,14 @@ var portableSQL = [numStmts]string{
 	clearMemory:  `DELETE FROM memory WHERE ` + memoryWhere,
 	markStarted:  `UPDATE queue SET started_at = ? WHERE id = ?`,
 	dequeue:      `DELETE FROM queue WHERE id = ?`,
-	listTokens:   `SELECT ` + TokenCols + ` FROM tokens ORDER BY created_at, id`,
-	revokeToken:  `UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`,
-	checkWrite:   `INSERT INTO health (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
+	// Names are unique among valid tokens (a revoked one may share its
+	// name with its replacement).
+	createToken: `INSERT INTO tokens (id, name, principal, hash, scope, managed, created_at, revoked_at)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ?
+		WHERE CAST(? AS BIGINT) IS NOT NULL OR NOT EXISTS (SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL)`,
+	listTokens:  `SELECT ` + TokenCols + ` FROM tokens ORDER BY created_at, id`,
+	revokeToken: `UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`,
+	checkWrite:  `INSERT INTO health (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
 	turnEvents: `SELECT ` + TurnEventCols + `
 		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`,
 	setTitle: `UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?`,
@@ -214,6 +223,22 @@ func (p *Portable) MarkStarted(ctx context.Context, id int64, at time.Time) erro
 // Dequeue removes a queued message; removing a missing one is not an error.
 func (p *Portable) Dequeue(ctx context.Context, id int64) error {
 	return p.exec(ctx, "dequeue", dequeue, id)
+}
+
+// CreateToken stores a gateway bearer token (its hash only), seen at once
+// by every user of the database.
+func (p *Portable) CreateToken(ctx context.Context, t *store.Token) error {
+	const op = "create token"
+	if err := t.Prepare(Now()); err != nil {
+		return p.db.Wrap(op, err)
+	}
+	revoked := NullNanos(t.RevokedAt)
+	n, err := p.db.Exec(ctx, op, p.sql[createToken], t.ID, t.Name, t.Principal, t.Hash, t.Scope, t.Managed,
+		Nanos(t.CreatedAt), revoked, revoked, t.Name)
+	if err == nil && n == 0 {
+		return p.db.Wrap(op, fmt.Errorf("token %q: %w", t.Name, store.ErrTokenNameTaken))
+	}
+	return err
 }
 
 // ListTokens lists every token, revoked ones included, oldest first.
