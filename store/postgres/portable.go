@@ -30,6 +30,15 @@ func (d portableDB) Each(ctx context.Context, op string, row func(sqlrows.Scanne
 	return d.s.wrap(op, sqlrows.Each(func() (pgx.Rows, error) { return d.s.pool.Query(ctx, query, args...) }, row))
 }
 
+// The statements sqlrows shares for this backend's own transactions,
+// numbered once.
+var (
+	setPromptSQL    = rebind(sqlrows.SetPromptSQL)
+	addUsageSQL     = rebind(sqlrows.AddUsageSQL)
+	sessionStateSQL = rebind(sqlrows.SessionStateSQL)
+	leaseStateSQL   = rebind(sqlrows.LeaseStateSQL)
+)
+
 // rebind numbers a portable statement's ? placeholders $1, $2, … (none of
 // them stands in a string literal). Open does it once per statement.
 func rebind(q string) string {

@@ -48,9 +48,6 @@ type Store struct {
 	name     string // the DSN without its password, for error messages
 	log      *slog.Logger
 	closed   atomic.Bool
-	// addUsageSQL is sqlrows.AddUsageSQL numbered for PostgreSQL, for
-	// AppendSpend's transaction.
-	addUsageSQL string
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or
@@ -64,7 +61,7 @@ func IsURL(s string) bool {
 // whose Kind says what a person can do (KindUnavailable when the server
 // cannot be reached).
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
-	s := &Store{name: Redact(dsn), log: opt.Logger, addUsageSQL: rebind(sqlrows.AddUsageSQL)}
+	s := &Store{name: Redact(dsn), log: opt.Logger}
 	s.portable = sqlrows.NewPortable(portableDB{s}, s.name, rebind)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

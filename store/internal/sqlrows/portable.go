@@ -50,6 +50,12 @@ const (
 // entries, plus the user's own when a user is named.
 const memoryWhere = `workspace = ? AND (user_name = '' OR user_name = ?)`
 
+// SetPromptSQL replaces session ?'s prompt and stamp (the first two ?)
+// while its stamp is still the last ?: SetSystemPrompt, inside a backend's
+// fenced transaction.
+const SetPromptSQL = `UPDATE sessions SET system_prompt = ?, prompt_stamp = ?
+	WHERE id = ? AND prompt_stamp = ?`
+
 // AddUsageSQL adds usage, cost and calls to a session (AddUsageArgs):
 // AddUsage, and a backend's AppendSpend inside its own transaction.
 const AddUsageSQL = `UPDATE sessions SET
