@@ -37,6 +37,7 @@ var (
 	addUsageSQL     = rebind(sqlrows.AddUsageSQL)
 	sessionStateSQL = rebind(sqlrows.SessionStateSQL)
 	leaseStateSQL   = rebind(sqlrows.LeaseStateSQL)
+	turnEventSQL    = rebind(sqlrows.TurnEventSQL)
 )
 
 // rebind numbers a portable statement's ? placeholders $1, $2, … (none of

@@ -23,10 +23,7 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 				}
 				checked[e.SessionID] = true
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_events
-				(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, sqlrows.Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail); err != nil {
+			if _, err := tx.ExecContext(ctx, sqlrows.TurnEventSQL, sqlrows.TurnEventArgs(&e)...); err != nil {
 				return err
 			}
 		}

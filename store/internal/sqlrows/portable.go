@@ -10,7 +10,7 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-// DB is what Portable needs of a backend; both calls fail with a
+// DB is what Portable needs of a backend; its calls fail with a
 // *store.Error for op.
 type DB interface {
 	// Exec runs one write statement and reports how many rows it touched.
@@ -70,6 +70,17 @@ func AddUsageArgs(id string, sp store.Spend) []any {
 	u := sp.Usage
 	return []any{u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
 		u.Reported, sp.CostUSD, sp.APICalls, Nanos(Now()), id}
+}
+
+// TurnEventSQL inserts one turn event (TurnEventArgs), inside a backend's
+// transaction for the whole turn's events.
+const TurnEventSQL = `INSERT INTO turn_events
+	(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// TurnEventArgs are TurnEventSQL's values for e.
+func TurnEventArgs(e *store.TurnEvent) []any {
+	return []any{e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail}
 }
 
 // portableSQL are the statements both databases read alike, written with
