@@ -3,10 +3,11 @@
 // content encoding, times as unix nanoseconds), reading a result set, the
 // error causes common to both drivers, and the statements both databases
 // read alike. Those are written once here, with ? placeholders that
-// PostgreSQL numbers once at Open, together with the store methods around
-// them (Portable), so the two backends cannot drift apart. Statements
-// whose dialects differ (RETURNING against a last insert id, casts,
-// full-text search, locking and transactions) stay in each backend.
+// PostgreSQL numbers once, together with the store methods around them
+// where those are alike too (Portable), so the backends cannot drift
+// apart. Statements whose dialects differ (RETURNING against a last
+// insert id, casts, full-text search, locking and transactions) stay in
+// each backend.
 //
 // The helpers take the drivers' rows through small interfaces that both
 // database/sql and pgx satisfy, so nothing here imports a driver.
