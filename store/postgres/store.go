@@ -198,15 +198,10 @@ func Redact(dsn string) string {
 // used for leases so every node measures expiry on the same clock.
 const dbNow = `(extract(epoch from clock_timestamp()) * 1000000)::bigint * 1000`
 
-// list reads every row query returns with scan: the body of each method
-// that lists rows.
+// list reads every row query returns with scan.
 func list[T any](ctx context.Context, s *Store, op string, scan func(sqlrows.Scanner) (T, error),
 	query string, args ...any) ([]T, error) {
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := sqlrows.Query(func() (pgx.Rows, error) { return s.pool.Query(ctx, query, args...) }, scan)
-	return out, s.wrap(op, err)
+	return sqlrows.List(ctx, portableDB{s}, op, scan, query, args...)
 }
 
 // get reads the one row query returns with scan, again once on a lost

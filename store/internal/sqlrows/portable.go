@@ -124,8 +124,23 @@ func (p *Portable) exec(ctx context.Context, op string, q stmt, args ...any) err
 // list reads every row of q with scan.
 func list[T any](ctx context.Context, p *Portable, op string, scan func(Scanner) (T, error), q stmt,
 	args ...any) ([]T, error) {
+	return List(ctx, p.db, op, scan, p.sql[q], args...)
+}
+
+// List reads every row query returns on db with scan: the body of each
+// method that lists rows.
+func List[T any](ctx context.Context, db DB, op string, scan func(Scanner) (T, error), query string,
+	args ...any) ([]T, error) {
 	var out []T
-	if err := p.db.Each(ctx, op, appender(&out, scan), p.sql[q], args...); err != nil {
+	err := db.Each(ctx, op, func(sc Scanner) error {
+		v, err := scan(sc)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	}, query, args...)
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

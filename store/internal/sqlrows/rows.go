@@ -27,16 +27,6 @@ type Rows interface {
 	Err() error
 }
 
-// Query runs query, a driver's query call, and reads every row it returns
-// with scan: what listing rows does whatever the driver.
-func Query[T any, R Rows](query func() (R, error), scan func(Scanner) (T, error)) ([]T, error) {
-	var out []T
-	if err := Each(query, appender(&out, scan)); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // Each runs query, a driver's query call, and calls row on every row it
 // returns.
 func Each[R Rows](query func() (R, error), row func(Scanner) error) error {
@@ -51,18 +41,6 @@ func Each[R Rows](query func() (R, error), row func(Scanner) error) error {
 		}
 	}
 	return rows.Err()
-}
-
-// appender is a row callback that reads each row with scan onto *out.
-func appender[T any](out *[]T, scan func(Scanner) (T, error)) func(Scanner) error {
-	return func(sc Scanner) error {
-		v, err := scan(sc)
-		if err != nil {
-			return err
-		}
-		*out = append(*out, v)
-		return nil
-	}
 }
 
 // closeRows closes a result set. The drivers' Close methods differ: pgx's
