@@ -30,13 +30,14 @@ func (d portableDB) Each(ctx context.Context, op string, row func(sqlrows.Scanne
 	return d.s.wrap(op, sqlrows.Each(func() (pgx.Rows, error) { return d.s.pool.Query(ctx, query, args...) }, row))
 }
 
-// The statements sqlrows shares for this backend's own transactions,
-// numbered once.
+// The statements sqlrows shares for this backend's own code (mostly its
+// transactions), numbered once.
 var (
 	setPromptSQL    = rebind(sqlrows.SetPromptSQL)
 	addUsageSQL     = rebind(sqlrows.AddUsageSQL)
 	sessionStateSQL = rebind(sqlrows.SessionStateSQL)
 	leaseStateSQL   = rebind(sqlrows.LeaseStateSQL)
+	leaseSQL        = rebind(sqlrows.LeaseSQL)
 	turnEventSQL    = rebind(sqlrows.TurnEventSQL)
 )
 

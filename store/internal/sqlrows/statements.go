@@ -2,9 +2,9 @@ package sqlrows
 
 import "github.com/talaria-agent/talaria/store"
 
-// The statements below run inside a backend's own transaction, beside its
-// dialect-specific ones: SQLite reads them as written, PostgreSQL numbers
-// their placeholders once.
+// The statements below run in a backend's own code, mostly inside its
+// transactions, beside its dialect-specific ones: SQLite reads them as
+// written, PostgreSQL numbers their placeholders once.
 
 // SetPromptSQL replaces session ?'s prompt and stamp (the first two ?)
 // while its stamp is still the last ?: SetSystemPrompt, inside a backend's
@@ -38,3 +38,7 @@ const TurnEventSQL = `INSERT INTO turn_events
 func TurnEventArgs(e *store.TurnEvent) []any {
 	return []any{e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail}
 }
+
+// LeaseSQL reads the lease of session ? (holder, token, expires_at,
+// released) when taking it over.
+const LeaseSQL = `SELECT holder, token, expires_at, released FROM leases WHERE session_id = ?`
