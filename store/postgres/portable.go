@@ -41,8 +41,9 @@ var (
 	turnEventSQL    = rebind(sqlrows.TurnEventSQL)
 )
 
-// rebind numbers a portable statement's ? placeholders $1, $2, … (none of
-// them stands in a string literal). Open does it once per statement.
+// rebind numbers a shared statement's ? placeholders $1, $2, … (none of
+// them stands in a string literal): once per statement, at init above and
+// for the Portable table at Open, never per call.
 func rebind(q string) string {
 	var b strings.Builder
 	n := 0
