@@ -20,20 +20,10 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	for _, e := range evs {
-		_, err := tx.Exec(ctx, `INSERT INTO turn_events
-			(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, sqlrows.Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail)
+		_, err := tx.Exec(ctx, turnEventSQL, sqlrows.TurnEventArgs(&e)...)
 		if err != nil {
 			return s.sessionWrite(op, e.SessionID, err)
 		}
 	}
 	return s.wrap(op, tx.Commit(ctx))
-}
-
-// TurnEvents lists a session's events (one turn's when turnID is set) in
-// append order.
-func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
-	return list(ctx, s, "turn events", sqlrows.ScanTurnEvent, `SELECT `+sqlrows.TurnEventCols+`
-		FROM turn_events WHERE session_id = $1 AND ($2 = '' OR turn_id = $2) ORDER BY id`, sessionID, turnID)
 }

@@ -9,12 +9,6 @@ import (
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
-// AllCooldowns lists every stored cooldown, expired ones too (for
-// verifying a copy).
-func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
-	return list(ctx, s, "all cooldowns", sqlrows.ScanCooldown, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`)
-}
-
 // LastSeq is the highest seq the session ever handed out.
 func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 	const op = "last seq"
@@ -65,10 +59,4 @@ func (s *Store) ImportSession(ctx context.Context, sess store.Session, lastSeq i
 		return tx.SendBatch(ctx, b).Close()
 	})
 	return created, err
-}
-
-// AllMemories lists every memory entry of every workspace and user, by id,
-// for copying the database.
-func (s *Store) AllMemories(ctx context.Context) ([]store.MemoryEntry, error) {
-	return list(ctx, s, "all memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`)
 }

@@ -54,8 +54,7 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, ttl 
 		held := &store.LeaseHeldError{SessionID: sessionID}
 		var expiresAt int64
 		var released bool
-		err = s.pool.QueryRow(ctx, `SELECT holder, token, expires_at, released FROM leases WHERE session_id = $1`,
-			sessionID).Scan(&held.Holder, &held.Token, &expiresAt, &released)
+		err = s.pool.QueryRow(ctx, leaseSQL, sessionID).Scan(&held.Holder, &held.Token, &expiresAt, &released)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return store.Lease{}, s.wrap(op, err)
 		}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -39,15 +38,4 @@ func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.Memo
 		return err
 	})
 	return out, err
-}
-
-// DeleteMemory removes entry id of workspace.
-func (s *Store) DeleteMemory(ctx context.Context, workspace string, id int64) error {
-	return s.execOne(ctx, "delete memory", "memory entry "+strconv.FormatInt(id, 10),
-		`DELETE FROM memory WHERE id = $1 AND workspace = $2`, id, workspace)
-}
-
-// ClearMemory removes exactly the entries Memories(q) lists.
-func (s *Store) ClearMemory(ctx context.Context, q store.MemoryQuery) (int64, error) {
-	return s.execN(ctx, "clear memory", `DELETE FROM memory WHERE `+memoryWhere, q.Workspace, q.User)
 }

@@ -61,9 +61,7 @@ func (s *Store) AppendSpend(ctx context.Context, f store.Fence, sp store.Spend, 
 		if _, err := s.admit(ctx, tx, op, f, 0); err != nil {
 			return err
 		}
-		u := sp.Usage
-		_, err := tx.Exec(ctx, addUsageSQL, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens,
-			u.ReasoningTokens, u.Reported, sp.CostUSD, sp.APICalls, sqlrows.Nanos(sqlrows.Now()), f.SessionID)
+		_, err := tx.Exec(ctx, addUsageSQL, sqlrows.AddUsageArgs(f.SessionID, sp)...)
 		return err
 	})
 }
@@ -84,8 +82,7 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 // below sees any rebuild committed before it.
 func (s *Store) SetSystemPrompt(ctx context.Context, f store.Fence, from, prompt, stamp string, msgs ...*store.Message) error {
 	return s.appendRows(ctx, "set system prompt", f, msgs, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE sessions SET system_prompt = $1, prompt_stamp = $2
-			WHERE id = $3 AND prompt_stamp = $4`, []byte(prompt), stamp, f.SessionID, from)
+		tag, err := tx.Exec(ctx, setPromptSQL, []byte(prompt), stamp, f.SessionID, from)
 		if err != nil {
 			return err
 		}
@@ -174,13 +171,13 @@ func (s *Store) admit(ctx context.Context, tx pgx.Tx, op string, f store.Fence, 
 
 // whyNotLive explains a refused reservation: unknown or ended session.
 func (s *Store) whyNotLive(ctx context.Context, tx pgx.Tx, op, id string) error {
-	return sqlrows.NotLive(tx.QueryRow(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = $1`, id),
+	return sqlrows.NotLive(tx.QueryRow(ctx, sessionStateSQL, id),
 		pgx.ErrNoRows, op, s.name, id)
 }
 
 // checkFence explains why f was refused (KindLeaseLost).
 func (s *Store) checkFence(ctx context.Context, tx pgx.Tx, op string, f store.Fence) error {
-	return sqlrows.Fenced(tx.QueryRow(ctx, `SELECT token, released FROM leases WHERE session_id = $1`, f.SessionID),
+	return sqlrows.Fenced(tx.QueryRow(ctx, leaseStateSQL, f.SessionID),
 		pgx.ErrNoRows, op, s.name, f)
 }
 

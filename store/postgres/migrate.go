@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // migrationFiles are the schema versions, NNNN_name.sql, applied in order,
@@ -62,14 +64,7 @@ func SchemaVersion() int {
 }
 
 // SchemaTooNewError says the database was written by a newer Talaria.
-type SchemaTooNewError struct {
-	Found, Known int
-}
-
-func (e *SchemaTooNewError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this talaria knows (%d); "+
-		"upgrade talaria or use another database", e.Found, e.Known)
-}
+type SchemaTooNewError = sqlrows.SchemaTooNewError
 
 // migrate brings the schema of the connection's current schema up to date.
 // It holds a session advisory lock keyed by that schema while it works, so
@@ -107,7 +102,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (from, to int, err error) 
 		return 0, 0, err
 	}
 	if from > len(ms) {
-		return from, from, &SchemaTooNewError{Found: from, Known: len(ms)}
+		return from, from, sqlrows.SchemaTooNew(from, len(ms), "another database")
 	}
 	for _, m := range ms[from:] {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {

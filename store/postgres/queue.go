@@ -36,14 +36,3 @@ func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMes
 	})
 	return out, err
 }
-
-// MarkStarted records that a queued message's turn began.
-func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
-	return s.execOne(ctx, "mark queued started", "queued message",
-		`UPDATE queue SET started_at = $1 WHERE id = $2`, sqlrows.Nanos(at), id)
-}
-
-// Dequeue removes a queued message; removing a missing one is not an error.
-func (s *Store) Dequeue(ctx context.Context, id int64) error {
-	return s.exec(ctx, "dequeue", `DELETE FROM queue WHERE id = $1`, id)
-}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
@@ -106,12 +105,6 @@ func (s *Store) querySessions(ctx context.Context, op, query string, args ...any
 	return out, err
 }
 
-// SetTitle renames a session.
-func (s *Store) SetTitle(ctx context.Context, id, title string) error {
-	return s.updateSession(ctx, "set title", id,
-		`UPDATE sessions SET title = $1, updated_at = $2 WHERE id = $3`, title, sqlrows.Nanos(sqlrows.Now()), id)
-}
-
 // EndSession marks a session ended with reason. Ending an ended session is a
 // no-op that keeps the first reason and time.
 func (s *Store) EndSession(ctx context.Context, id, reason string) error {
@@ -136,22 +129,6 @@ func (s *Store) EndSession(ctx context.Context, id, reason string) error {
 	}
 	return nil
 }
-
-// AddUsage adds one or more API calls' usage and cost to a session's
-// counters, atomically. It works on ended sessions too.
-func (s *Store) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error {
-	return s.updateSession(ctx, "add usage", id, addUsageSQL,
-		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-		costUSD, apiCalls, sqlrows.Nanos(sqlrows.Now()), id)
-}
-
-// addUsageSQL adds usage, cost and calls to session $10.
-const addUsageSQL = `UPDATE sessions SET
-	input_tokens = input_tokens + $1, output_tokens = output_tokens + $2,
-	cache_read_tokens = cache_read_tokens + $3, cache_write_tokens = cache_write_tokens + $4,
-	reasoning_tokens = reasoning_tokens + $5, usage_reported = usage_reported OR $6,
-	cost_usd = cost_usd + $7, api_calls = api_calls + $8, updated_at = $9
-	WHERE id = $10`
 
 // DeleteSession removes a session with its messages and lease (ON DELETE
 // CASCADE). Child sessions keep their ParentID.

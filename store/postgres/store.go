@@ -43,10 +43,11 @@ type Options struct {
 // Store is a store.Store on a PostgreSQL database. It is safe for
 // concurrent use, and any number of processes may share the database.
 type Store struct {
-	pool   *pgxpool.Pool
-	name   string // the DSN without its password, for error messages
-	log    *slog.Logger
-	closed atomic.Bool
+	portable // the methods whose SQL SQLite shares
+	pool     *pgxpool.Pool
+	name     string // the DSN without its password, for error messages
+	log      *slog.Logger
+	closed   atomic.Bool
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or
@@ -61,6 +62,7 @@ func IsURL(s string) bool {
 // cannot be reached).
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	s := &Store{name: Redact(dsn), log: opt.Logger}
+	s.portable = sqlrows.NewPortable(portableDB{s}, s.name, rebind)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -196,15 +198,10 @@ func Redact(dsn string) string {
 // used for leases so every node measures expiry on the same clock.
 const dbNow = `(extract(epoch from clock_timestamp()) * 1000000)::bigint * 1000`
 
-// list reads every row query returns with scan: the body of each method
-// that lists rows.
+// list reads every row query returns with scan.
 func list[T any](ctx context.Context, s *Store, op string, scan func(sqlrows.Scanner) (T, error),
 	query string, args ...any) ([]T, error) {
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := sqlrows.Query(func() (pgx.Rows, error) { return s.pool.Query(ctx, query, args...) }, scan)
-	return out, s.wrap(op, err)
+	return sqlrows.List(ctx, portableDB{s}, op, scan, query, args...)
 }
 
 // get reads the one row query returns with scan, again once on a lost

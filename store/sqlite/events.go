@@ -23,20 +23,10 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 				}
 				checked[e.SessionID] = true
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_events
-				(session_id, turn_id, seq, kind, name, started_at, duration_ns, cost_usd, detail)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, sqlrows.Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail); err != nil {
+			if _, err := tx.ExecContext(ctx, sqlrows.TurnEventSQL, sqlrows.TurnEventArgs(&e)...); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-}
-
-// TurnEvents lists a session's events (one turn's when turnID is set) in
-// append order.
-func (s *Store) TurnEvents(ctx context.Context, sessionID, turnID string) ([]store.TurnEvent, error) {
-	return list(ctx, s, "turn events", sqlrows.ScanTurnEvent, `SELECT `+sqlrows.TurnEventCols+`
-		FROM turn_events WHERE session_id = ? AND (? = '' OR turn_id = ?) ORDER BY id`, sessionID, turnID, turnID)
 }

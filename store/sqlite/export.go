@@ -5,14 +5,7 @@ import (
 	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
-	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
-
-// AllCooldowns lists every stored cooldown, expired ones too, for copying
-// the database elsewhere (talaria db migrate).
-func (s *Store) AllCooldowns(ctx context.Context) ([]store.Cooldown, error) {
-	return list(ctx, s, "all cooldowns", sqlrows.ScanCooldown, `SELECT `+sqlrows.CooldownCols+` FROM cooldowns ORDER BY provider, base_url, key_id`)
-}
 
 // LastSeq is the highest seq the session ever handed out (deleted rows
 // included), so a copy keeps seqs from being reused.
@@ -24,12 +17,6 @@ func (s *Store) LastSeq(ctx context.Context, id string) (int64, error) {
 	var n int64
 	err := s.r.QueryRowContext(ctx, lastSeqSQL, id).Scan(&n)
 	return n, s.lookup(op, "session "+id, err)
-}
-
-// AllMemories lists every memory entry of every workspace and user, by id,
-// for copying the database.
-func (s *Store) AllMemories(ctx context.Context) ([]store.MemoryEntry, error) {
-	return list(ctx, s, "all memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+` FROM memory ORDER BY id`)
 }
 
 // QuickCheck runs SQLite's PRAGMA quick_check over the whole file: a

@@ -82,8 +82,7 @@ func takeLease(ctx context.Context, tx *wtx, sessionID, holder string, ttl time.
 		expires   int64
 		released  bool
 	)
-	err := tx.QueryRowContext(ctx, `SELECT holder, token, expires_at, released FROM leases WHERE session_id = ?`,
-		sessionID).Scan(&curHolder, &token, &expires, &released)
+	err := tx.QueryRowContext(ctx, sqlrows.LeaseSQL, sessionID).Scan(&curHolder, &token, &expires, &released)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		token = 0

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
@@ -31,25 +30,4 @@ func (s *Store) AddMemory(ctx context.Context, e *store.MemoryEntry) error {
 func (s *Store) Memories(ctx context.Context, q store.MemoryQuery) ([]store.MemoryEntry, error) {
 	return list(ctx, s, "memories", sqlrows.ScanMemory, `SELECT `+sqlrows.MemoryCols+`
 		FROM memory WHERE `+memoryWhere+` ORDER BY id`, q.Workspace, q.User)
-}
-
-// DeleteMemory removes entry id of workspace.
-func (s *Store) DeleteMemory(ctx context.Context, workspace string, id int64) error {
-	const op = "delete memory"
-	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		return execOne(ctx, tx, s.notFound(op, "memory entry "+strconv.FormatInt(id, 10)),
-			`DELETE FROM memory WHERE id = ? AND workspace = ?`, id, workspace)
-	})
-}
-
-// ClearMemory removes the entries q selects.
-func (s *Store) ClearMemory(ctx context.Context, q store.MemoryQuery) (int64, error) {
-	const op = "clear memory"
-	var n int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		var err error
-		n, err = affected(tx.ExecContext(ctx, `DELETE FROM memory WHERE `+memoryWhere, q.Workspace, q.User))
-		return err
-	})
-	return n, err
 }

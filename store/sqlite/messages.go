@@ -55,8 +55,7 @@ func (s *Store) Replace(ctx context.Context, f store.Fence, throughSeq int64, ms
 // store.Messages).
 func (s *Store) SetSystemPrompt(ctx context.Context, f store.Fence, from, prompt, stamp string, msgs ...*store.Message) error {
 	return s.appendRows(ctx, "set system prompt", f, msgs, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET system_prompt = ?, prompt_stamp = ?
-			WHERE id = ? AND prompt_stamp = ?`, prompt, stamp, f.SessionID, from)
+		res, err := tx.ExecContext(ctx, sqlrows.SetPromptSQL, prompt, stamp, f.SessionID, from)
 		if err != nil {
 			return err
 		}
@@ -86,9 +85,7 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 			}
 		}
 		if !sp.IsZero() {
-			u := sp.Usage
-			if _, err := tx.spend.ExecContext(ctx, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens,
-				u.ReasoningTokens, u.Reported, sp.CostUSD, sp.APICalls, sqlrows.Nanos(sqlrows.Now()), f.SessionID); err != nil {
+			if _, err := tx.spend.ExecContext(ctx, sqlrows.AddUsageArgs(f.SessionID, sp)...); err != nil {
 				return err
 			}
 		}
@@ -163,13 +160,13 @@ func (s *Store) admit(ctx context.Context, tx *wtx, op string, f store.Fence) (i
 
 // whyNotLive explains a failed admission: unknown or ended session.
 func (s *Store) whyNotLive(ctx context.Context, tx *wtx, op, id string) error {
-	return sqlrows.NotLive(tx.QueryRowContext(ctx, `SELECT end_reason, ended_at FROM sessions WHERE id = ?`, id),
+	return sqlrows.NotLive(tx.QueryRowContext(ctx, sqlrows.SessionStateSQL, id),
 		sql.ErrNoRows, op, s.path, id)
 }
 
 // checkFence explains why f was refused (KindLeaseLost).
 func (s *Store) checkFence(ctx context.Context, tx *wtx, op string, f store.Fence) error {
-	return sqlrows.Fenced(tx.QueryRowContext(ctx, `SELECT token, released FROM leases WHERE session_id = ?`, f.SessionID),
+	return sqlrows.Fenced(tx.QueryRowContext(ctx, sqlrows.LeaseStateSQL, f.SessionID),
 		sql.ErrNoRows, op, s.path, f)
 }
 

@@ -44,17 +44,3 @@ func (s *Store) Queued(ctx context.Context, sessionID string) ([]store.QueuedMes
 	}
 	return list(ctx, s, "list queue", sqlrows.ScanQueued, q+` ORDER BY id`, args...)
 }
-
-// MarkStarted records that a queued message's turn began.
-func (s *Store) MarkStarted(ctx context.Context, id int64, at time.Time) error {
-	const op = "mark queued started"
-	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		return execOne(ctx, tx, s.notFound(op, "queued message"), `UPDATE queue SET started_at = ? WHERE id = ?`,
-			sqlrows.Nanos(at), id)
-	})
-}
-
-// Dequeue removes a queued message.
-func (s *Store) Dequeue(ctx context.Context, id int64) error {
-	return s.exec(ctx, "dequeue", `DELETE FROM queue WHERE id = ?`, id)
-}

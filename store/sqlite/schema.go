@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // usageColumns are a model call's token counts, kept alike on sessions
@@ -298,14 +300,11 @@ const SchemaVersion = len(migrations)
 
 // SchemaTooNewError says the database was written by a newer Talaria whose
 // schema this build does not know; opening it could damage it.
-type SchemaTooNewError struct {
-	Found, Known int
-}
+type SchemaTooNewError = sqlrows.SchemaTooNewError
 
-// Error says which versions clash and what to do.
-func (e *SchemaTooNewError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this talaria knows (%d); "+
-		"upgrade talaria or use another database file", e.Found, e.Known)
+// schemaTooNew is the error for a file at schema version found.
+func schemaTooNew(found int) error {
+	return sqlrows.SchemaTooNew(found, SchemaVersion, "another database file")
 }
 
 // migrate brings the schema up to date in one IMMEDIATE transaction, so two
@@ -324,7 +323,7 @@ func migrate(ctx context.Context, db *sql.DB) (from, to int, err error) {
 		return 0, 0, err
 	}
 	if from > len(migrations) {
-		return from, from, &SchemaTooNewError{Found: from, Known: len(migrations)}
+		return from, from, schemaTooNew(from)
 	}
 	for v := from; v < len(migrations); v++ {
 		if _, err = tx.ExecContext(ctx, migrations[v]); err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
@@ -125,12 +124,6 @@ func (s *Store) ChildSessions(ctx context.Context, id string) ([]store.Session, 
 		`SELECT `+sessionCols+` FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id`, id)
 }
 
-// SetTitle renames a session.
-func (s *Store) SetTitle(ctx context.Context, id, title string) error {
-	return s.updateSession(ctx, "set title", id,
-		`UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?`, title, sqlrows.Nanos(sqlrows.Now()), id)
-}
-
 // EndSession marks a session ended with reason. Ending an ended session is a
 // no-op that keeps the first reason and time.
 func (s *Store) EndSession(ctx context.Context, id, reason string) error {
@@ -145,24 +138,6 @@ func (s *Store) EndSession(ctx context.Context, id, reason string) error {
 		return s.mustExist(ctx, tx, op, id)
 	})
 }
-
-// AddUsage adds one or more API calls' usage and cost to a session's
-// counters, atomically. It works on ended sessions too: a last call's cost
-// may be booked after the session rotated.
-func (s *Store) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error {
-	return s.updateSession(ctx, "add usage", id, addUsageSQL,
-		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.Reported,
-		costUSD, apiCalls, sqlrows.Nanos(sqlrows.Now()), id)
-}
-
-// addUsageSQL adds usage, cost and calls to session ?10 (AddUsage, and
-// AppendSpend through the writer's prepared statement).
-const addUsageSQL = `UPDATE sessions SET
-	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-	reasoning_tokens = reasoning_tokens + ?, usage_reported = usage_reported OR ?,
-	cost_usd = cost_usd + ?, api_calls = api_calls + ?, updated_at = ?
-	WHERE id = ?`
 
 // DeleteSession removes a session with its messages (and their search
 // entries) and its lease. Child sessions keep their ParentID.
@@ -183,13 +158,6 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 			}
 		}
 		return execOne(ctx, tx, s.notFound(op, "session "+id), `DELETE FROM sessions WHERE id = ?`, id)
-	})
-}
-
-// updateSession runs one UPDATE that must touch the session id.
-func (s *Store) updateSession(ctx context.Context, op, id, query string, args ...any) error {
-	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		return execOne(ctx, tx, s.notFound(op, "session "+id), query, args...)
 	})
 }
 

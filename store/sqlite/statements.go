@@ -26,15 +26,10 @@ func (st *statements) close() {
 	}
 }
 
-// list reads every row query returns with scan, on the reader pool: the
-// body of each method that lists rows.
+// list reads every row query returns with scan, on the reader pool.
 func list[T any](ctx context.Context, s *Store, op string, scan func(sqlrows.Scanner) (T, error),
 	query string, args ...any) ([]T, error) {
-	if err := s.ready(op); err != nil {
-		return nil, err
-	}
-	out, err := sqlrows.Query(func() (*sql.Rows, error) { return s.r.QueryContext(ctx, query, args...) }, scan)
-	return out, s.wrap(op, err)
+	return sqlrows.List(ctx, portableDB{s}, op, scan, query, args...)
 }
 
 // get reads the one row query returns with scan, on db; no row is what,

@@ -67,9 +67,10 @@ type Options struct {
 // concurrent use by many goroutines, and several processes may use the same
 // file at once.
 type Store struct {
-	path string
-	w    *sql.DB // a pool of one connection, held by wc between writes
-	r    *sql.DB // readers; WAL lets them run beside the writer
+	portable // the methods whose SQL PostgreSQL shares
+	path     string
+	w        *sql.DB // a pool of one connection, held by wc between writes
+	r        *sql.DB // readers; WAL lets them run beside the writer
 	// tok is a reader of its own for token lookups: a flood of slow
 	// queries on r (searches) never holds up authentication.
 	tok    *sql.DB
@@ -117,6 +118,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{path: abs, log: log, wmu: make(chan struct{}, 1), busy: busy}
+	s.portable = sqlrows.NewPortable(portableDB{s}, abs, nil)
 	if opt.ReadOnly {
 		return s.openReadOnly(ctx)
 	}
@@ -247,7 +249,7 @@ func (s *Store) openReadOnly(ctx context.Context) (*Store, error) {
 	}
 	switch {
 	case version > SchemaVersion:
-		return fail(&SchemaTooNewError{Found: version, Known: SchemaVersion})
+		return fail(schemaTooNew(version))
 	case version < SchemaVersion:
 		return fail(&OldSchemaError{Found: version, Want: SchemaVersion})
 	}

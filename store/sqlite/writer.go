@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/store"
+	"github.com/talaria-agent/talaria/store/internal/sqlrows"
 )
 
 // wtx is the open write transaction handed to write's callback: the writer
@@ -20,7 +21,7 @@ type wtx struct {
 	begin, commit, rollback *sql.Stmt
 	admit                   *sql.Stmt // live session + fence check + seq reservation
 	insert                  *sql.Stmt // one message row
-	spend                   *sql.Stmt // AppendSpend's counters (addUsageSQL)
+	spend                   *sql.Stmt // AppendSpend's counters (sqlrows.AddUsageSQL)
 }
 
 // admitSQL is the whole admission of a write, and only reads: session ?1
@@ -161,7 +162,7 @@ func (s *Store) writer(ctx context.Context) (*wtx, error) {
 		tx.insert, err = conn.PrepareContext(ctx, insertSQL)
 	}
 	if err == nil {
-		tx.spend, err = conn.PrepareContext(ctx, addUsageSQL)
+		tx.spend, err = conn.PrepareContext(ctx, sqlrows.AddUsageSQL)
 	}
 	if err != nil {
 		closeWriter(tx, true)
@@ -197,14 +198,6 @@ func closeWriter(tx *wtx, discard bool) {
 // isBadConn reports whether err means the connection itself is unusable.
 func isBadConn(err error) bool {
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)
-}
-
-// exec runs one statement for op in its own write transaction.
-func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
-	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, query, args...)
-		return err
-	})
 }
 
 // execOne runs one statement in tx that must touch a row; when it touches

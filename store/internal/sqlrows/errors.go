@@ -3,6 +3,7 @@ package sqlrows
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/talaria-agent/talaria/store"
 )
@@ -41,4 +42,24 @@ func CommonKind(err, noRows error) (kind store.ErrorKind, ok bool) {
 		return store.KindOther, true
 	}
 	return "", false
+}
+
+// SchemaTooNewError says the database was written by a newer Talaria whose
+// schema this build does not know; opening it could damage it. Both
+// backends export it as their own SchemaTooNewError.
+type SchemaTooNewError struct {
+	Found, Known int
+	instead      string // what the advice suggests using instead
+}
+
+// SchemaTooNew is the error for schema version found, newer than known;
+// instead names what else to open ("another database file").
+func SchemaTooNew(found, known int, instead string) *SchemaTooNewError {
+	return &SchemaTooNewError{Found: found, Known: known, instead: instead}
+}
+
+// Error says which versions clash and what to do.
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this talaria knows (%d); "+
+		"upgrade talaria or use %s", e.Found, e.Known, e.instead)
 }

@@ -8,11 +8,14 @@ import (
 )
 
 // A fenced write's admission is one statement that finds nothing when the
-// write is refused; only then does a backend read the rows below to say
-// why. The statements differ in placeholders only:
-//
-//	SELECT end_reason, ended_at FROM sessions WHERE id = ?
-//	SELECT token, released FROM leases WHERE session_id = ?
+// write is refused; only then does a backend read these rows, in the same
+// transaction, to say why.
+const (
+	// SessionStateSQL reads session ? for NotLive.
+	SessionStateSQL = `SELECT end_reason, ended_at FROM sessions WHERE id = ?`
+	// LeaseStateSQL reads the lease of session ? for Fenced.
+	LeaseStateSQL = `SELECT token, released FROM leases WHERE session_id = ?`
+)
 
 // NotLive explains a refusal from the session row sc reads (end_reason,
 // ended_at): KindNotFound without a row, KindEnded (wrapping

@@ -1,9 +1,13 @@
-// Package sqlrows is what store/sqlite and store/postgres share below the
-// SQL text: how rows are encoded and decoded (the column lists and their
-// order, the compact content encoding, times as unix nanoseconds), reading
-// a result set, and the error causes common to both drivers. Statements
-// stay in each backend (placeholders, locking and transactions differ);
-// anything both write or read the same way lives here once.
+// Package sqlrows is what store/sqlite and store/postgres share: how rows
+// are encoded and decoded (the column lists and their order, the compact
+// content encoding, times as unix nanoseconds), reading a result set, the
+// error causes common to both drivers, and the statements both databases
+// read alike. Those are written once here, with ? placeholders that
+// PostgreSQL numbers once, together with the store methods around them
+// where those are alike too (Portable), so the backends cannot drift
+// apart. Statements whose dialects differ (RETURNING against a last
+// insert id, casts, full-text search, locking and transactions) stay in
+// each backend.
 //
 // The helpers take the drivers' rows through small interfaces that both
 // database/sql and pgx satisfy, so nothing here imports a driver.
@@ -23,26 +27,20 @@ type Rows interface {
 	Err() error
 }
 
-// Query runs query, a driver's query call, and reads every row it returns
-// with scan: what listing rows does whatever the driver.
-func Query[T any, R Rows](query func() (R, error), scan func(Scanner) (T, error)) ([]T, error) {
+// Each runs query, a driver's query call, and calls row on every row it
+// returns.
+func Each[R Rows](query func() (R, error), row func(Scanner) error) error {
 	rows, err := query()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer closeRows(rows)
-	var out []T
 	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
+		if err := row(rows); err != nil {
+			return err
 		}
-		out = append(out, v)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return rows.Err()
 }
 
 // closeRows closes a result set. The drivers' Close methods differ: pgx's
