@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/talaria-agent/talaria/internal/jsonnum"
 )
 
 // Validate checks raw argument text from the model against the tool's
@@ -46,7 +48,7 @@ func validateArgs(name string, s *schema, expected, args string) (json.RawMessag
 	if err := json.Unmarshal([]byte(text), &raw); err != nil {
 		return nil, fail(syntaxProblem(text, err))
 	}
-	v, err := decodeValue(raw)
+	v, err := jsonnum.Decode(raw)
 	if err != nil { // unreachable after Unmarshal validated it; kept for safety
 		return nil, fail(syntaxProblem(text, err))
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+
+	"github.com/talaria-agent/talaria/internal/jsonnum"
 )
 
 // schema is the parsed subset of JSON Schema that tool parameters use.
@@ -189,7 +191,7 @@ func (p *schemaParser) enum(s *schema) {
 		return
 	}
 	for _, it := range items {
-		v, err := decodeValue(it)
+		v, err := jsonnum.Decode(it)
 		if err != nil {
 			p.fail("enum", "has an invalid value")
 			return

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/talaria-agent/talaria/internal/jsonnum"
 )
 
 // maxProblems bounds how many findings one ArgError lists; a model that got
@@ -39,18 +40,6 @@ func (p *problems) result() []string {
 		return append(slices.Clone(p.list), fmt.Sprintf("and %d more problem(s)", p.dropped))
 	}
 	return p.list
-}
-
-// decodeValue decodes JSON keeping numbers exact (json.Number), so integer
-// checks and bounds do not suffer float rounding.
-func decodeValue(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // validate checks v against s and returns v, possibly rewritten: an integer
@@ -249,7 +238,7 @@ func typeHint(want []string, v any) string {
 	if !ok {
 		return ""
 	}
-	decoded, err := decodeValue([]byte(str))
+	decoded, err := jsonnum.Decode([]byte(str))
 	if err != nil {
 		return ""
 	}
