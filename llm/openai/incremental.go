@@ -4,6 +4,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
+	"github.com/talaria-agent/talaria/llm/internal/wiresize"
 )
 
 // encodeIncremental is encodeRequest for a request that carries a wire
@@ -37,7 +38,8 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolcache
 	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 	key := "chat\x00" + req.System
 	stable := min(req.Stable, len(req.Messages))
-	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
+	// The system prompt is the first message item.
+	hint := func(from int) int { return len(req.System) + wiresize.Messages(req.Messages[from:]) + len(tail) }
 	body, cut := req.Wire.Begin(key, head, stable, hint)
 	items := cut.Items
 	var item []byte // one message's JSON, reused
@@ -67,22 +69,4 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolcache
 	body = append(wire.Grow(body, len(tail)), tail...)
 	req.Wire.Commit(key, body, len(head), prefixEnd, wire.Cut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
 	return body, key, nil
-}
-
-// sizeHint is about the encoded size of the system prompt and the
-// messages from index from on: their text, arguments and images plus a
-// fixed allowance for the JSON around them. It only sizes buffers.
-func sizeHint(req *llm.Request, from int) int {
-	n := len(req.System) + 64
-	for i := from; i < len(req.Messages); i++ {
-		m := &req.Messages[i]
-		n += 96 + len(m.ToolCallID)
-		for _, p := range m.Content {
-			n += len(p.Text) + len(p.URL) + len(p.Data)*4/3 + 48
-		}
-		for _, c := range m.ToolCalls {
-			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 64
-		}
-	}
-	return n + n/16 // escapes
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
+	"github.com/talaria-agent/talaria/llm/internal/wiresize"
 )
 
 // encodeResponsesIncremental is encodeResponsesRequest for a request that
@@ -75,7 +76,7 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolca
 		}
 	}
 	key := "responses\x00" + strconv.FormatBool(o.replay) + "\x00" + strconv.Itoa(start)
-	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
+	hint := func(from int) int { return wiresize.Messages(req.Messages[from:]) + len(tail) }
 	body, cut := req.Wire.Begin(key, head, stable, hint)
 	items := cut.Items
 	if cut.Msgs == 0 {
