@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
@@ -46,32 +47,23 @@ func appendBlocks(dst []byte, blocks []block) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-func appendBlock(dst []byte, b block) ([]byte, error) {
-	switch b := b.(type) {
-	case *textBlock:
-		return appendKind(dst, b, (*textBlock).appendFields)
-	case *imageBlock:
-		return appendKind(dst, b, (*imageBlock).appendFields)
-	case *toolUseBlock:
-		return appendKind(dst, b, (*toolUseBlock).appendFields)
-	case *toolResultBlock:
-		return appendKind(dst, b, (*toolResultBlock).appendFields)
-	case *thinkingBlock:
-		return appendKind(dst, b, (*thinkingBlock).appendFields)
-	case *redactedThinkingBlock:
-		return appendKind(dst, b, (*redactedThinkingBlock).appendFields)
-	}
-	return wire.AppendValue(dst, b)
+// handWritten is a block kind appendBlock writes without encoding/json:
+// appendFields appends every field but the cache mark, which every kind
+// ends with, and returns the mark.
+type handWritten interface {
+	appendFields(dst []byte) ([]byte, *cacheMark, error)
 }
 
-// appendKind appends one block of a kind written by hand: null for a nil
-// pointer, as encoding/json writes it, else the fields fields writes (all
-// but the cache mark, which every kind ends with) and the mark it returns.
-func appendKind[B any](dst []byte, b *B, fields func(*B, []byte) ([]byte, *cacheMark, error)) ([]byte, error) {
-	if b == nil {
+func appendBlock(dst []byte, b block) ([]byte, error) {
+	h, ok := b.(handWritten)
+	if !ok {
+		return wire.AppendValue(dst, b)
+	}
+	if reflect.ValueOf(h).IsNil() {
+		// A nil *textBlock (or other kind), which encoding/json writes as null.
 		return append(dst, "null"...), nil
 	}
-	dst, mark, err := fields(b, dst)
+	dst, mark, err := h.appendFields(dst)
 	if err != nil {
 		return dst, err
 	}
