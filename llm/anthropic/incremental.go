@@ -48,13 +48,11 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 	if err != nil {
 		return nil, "", err
 	}
-	head, rest, ok := wire.SplitEnvelope(envelope, `"messages":[]`)
+	head, tail, ok := wire.SplitEnvelope(envelope, `"messages":[]`, tools)
 	if !ok {
 		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
 		return body, "", err
 	}
-	tail := make([]byte, 0, len(rest)+len(tools))
-	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 	const key = "anthropic"
 	hint := func(from int) int { return wiresize.Messages(req.Messages[from:]) + len(tail) }
 	var body []byte

@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"encoding/json"
+
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
@@ -19,23 +21,11 @@ import (
 // not change); the envelope is encoded without it and the list spliced in
 // after the messages, where the struct order puts it.
 func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolcache.Cache) ([]byte, string, error) {
-	tools, err := encodedTools(tc, req.Tools, chatTool)
-	if err != nil {
-		return nil, "", err
+	encode := func(r llm.Request) ([]byte, error) { return encodeRequest(&r, maxCompletionTokens) }
+	head, tail, whole, err := splitRequest(req, `"messages":[]`, true, encode, tc, chatTool)
+	if err != nil || whole != nil {
+		return whole, "", err
 	}
-	envReq := *req
-	envReq.System, envReq.Messages, envReq.Tools = "", nil, nil
-	envelope, err := encodeRequest(&envReq, maxCompletionTokens)
-	if err != nil {
-		return nil, "", err
-	}
-	head, rest, ok := wire.SplitEnvelope(envelope, `"messages":[]`)
-	if !ok {
-		body, err := encodeRequest(req, maxCompletionTokens)
-		return body, "", err
-	}
-	tail := make([]byte, 0, len(rest)+len(tools))
-	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 	key := "chat\x00" + req.System
 	stable := min(req.Stable, len(req.Messages))
 	// The system prompt is the first message item.
@@ -69,4 +59,35 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolcache
 	body = append(wire.Grow(body, len(tail)), tail...)
 	req.Wire.Commit(key, body, len(head), prefixEnd, wire.Cut{Msgs: max(stable, cut.Msgs), Items: prefixItems})
 	return body, key, nil
+}
+
+// splitRequest encodes req without its messages and tools (and without
+// its system prompt when systemItem says it is an item of the array too)
+// and splits that envelope around the item array at key, with the tool
+// list from tc (encoded by toWire, once while it does not change) spliced
+// into the tail, where the struct order puts it. When the array is not
+// found it returns the full body of req as whole instead. encode takes the
+// request by value: a pointer passed to a function value would move every
+// envelope to the heap.
+func splitRequest(req *llm.Request, key string, systemItem bool, encode func(llm.Request) ([]byte, error),
+	tc *toolcache.Cache, toWire func(llm.ToolSpec, json.RawMessage) any) (head, tail, whole []byte, err error) {
+	tools, err := encodedTools(tc, req.Tools, toWire)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	env := *req
+	env.Messages, env.Tools = nil, nil
+	if systemItem {
+		env.System = ""
+	}
+	envelope, err := encode(env)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	head, tail, ok := wire.SplitEnvelope(envelope, key, tools)
+	if !ok {
+		whole, err = encode(*req)
+		return nil, nil, whole, err
+	}
+	return head, tail, nil, nil
 }

@@ -25,23 +25,11 @@ import (
 // and its item part of the compared head, so a new checkpoint starts over.
 // It returns the cache key to Release the body under once it is sent.
 func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolcache.Cache) ([]byte, string, error) {
-	tools, err := encodedTools(tc, req.Tools, responsesTool)
-	if err != nil {
-		return nil, "", err
+	encode := func(r llm.Request) ([]byte, error) { return encodeResponsesRequest(&r, o) }
+	head, tail, whole, err := splitRequest(req, `"input":[]`, false, encode, tc, responsesTool)
+	if err != nil || whole != nil {
+		return whole, "", err
 	}
-	envReq := *req
-	envReq.Messages, envReq.Tools = nil, nil
-	envelope, err := encodeResponsesRequest(&envReq, o)
-	if err != nil {
-		return nil, "", err
-	}
-	head, rest, ok := wire.SplitEnvelope(envelope, `"input":[]`)
-	if !ok {
-		body, err := encodeResponsesRequest(req, o)
-		return body, "", err
-	}
-	tail := make([]byte, 0, len(rest)+len(tools))
-	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 
 	var enc wire.JSONEncoder
 	var scratch []byte // one item's JSON, reused
