@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/talaria-agent/talaria/llm"
 )
@@ -189,17 +190,17 @@ func providerMessage(f *facts) string {
 			msg = f.in.Message
 		}
 	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	if len(msg) > maxProviderMessage {
-		cut := maxProviderMessage
-		for cut > 0 && !utf8Start(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
-	return msg
+	return clip(strings.Join(strings.Fields(msg), " "), maxProviderMessage)
 }
 
-// utf8Start reports whether b begins a UTF-8 sequence, so truncation never
-// splits a character.
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+// clip cuts s to at most n bytes and an ellipsis, never inside a
+// character.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -41,20 +41,38 @@ func modelName(c Classified) string {
 	return c.Model
 }
 
+// providerPredicates are the summaries that are the provider, a fixed
+// predicate and the status.
+var providerPredicates = map[Class]string{
+	ClassAuthPermanent:           "account access is disabled",
+	ClassUpstreamRateLimit:       "relayed an upstream rate limit",
+	ClassOverloaded:              "overloaded",
+	ClassServerError:             "server error",
+	ClassProviderPolicyBlocked:   "account policy blocks this model",
+	ClassContentPolicyBlocked:    "content filter blocked the request",
+	ClassFormatError:             "rejected the request format",
+	ClassRoleAlternation:         "requires alternating user/assistant roles",
+	ClassThinkingSignature:       "rejected a thinking-block signature",
+	ClassInvalidEncryptedContent: "could not verify replayed encrypted reasoning",
+	ClassMultimodalToolContent:   "does not accept images in tool results",
+	ClassLongContextUnavailable:  "refused the long-context beta for this account",
+}
+
 // summary is the short status-line phrase.
 func summary(c Classified) string {
 	if c.unreachable() {
 		return unreachableSummary(c)
 	}
 	p, s := who(c), statusSuffix(c)
+	if predicate, ok := providerPredicates[c.Class]; ok {
+		return p + " " + predicate + s
+	}
 	switch c.Class {
 	case ClassAuth:
 		if c.NoKeyHint != "" {
 			return p + " wants an API key and none was sent" + s
 		}
 		return p + " rejected the credential" + s
-	case ClassAuthPermanent:
-		return p + " account access is disabled" + s
 	case ClassBilling:
 		if c.BillingUnverified {
 			return p + " reports usage exhausted, unverified" + s
@@ -62,12 +80,6 @@ func summary(c Classified) string {
 		return p + " account is out of credit" + s
 	case ClassRateLimit:
 		return "rate limited by " + p + s
-	case ClassUpstreamRateLimit:
-		return p + " relayed an upstream rate limit" + s
-	case ClassOverloaded:
-		return p + " overloaded" + s
-	case ClassServerError:
-		return p + " server error" + s
 	case ClassTimeout:
 		if c.Status == 0 {
 			return "connection to " + p + " timed out or dropped"
@@ -88,27 +100,13 @@ func summary(c Classified) string {
 		return modelName(c) + " could not read an image" + s
 	case ClassModelNotFound:
 		return modelName(c) + " not found at " + p + s
-	case ClassProviderPolicyBlocked:
-		return p + " account policy blocks this model" + s
-	case ClassContentPolicyBlocked:
-		return p + " content filter blocked the request" + s
-	case ClassFormatError:
-		return p + " rejected the request format" + s
 	case ClassOutputCap:
 		if c.OutputCapLimit > 0 {
 			return fmt.Sprintf("max_tokens above %s's limit of %d%s", modelName(c), c.OutputCapLimit, s)
 		}
 		return "max_tokens above " + modelName(c) + "'s limit" + s
-	case ClassRoleAlternation:
-		return p + " requires alternating user/assistant roles" + s
-	case ClassThinkingSignature:
-		return p + " rejected a thinking-block signature" + s
-	case ClassInvalidEncryptedContent:
-		return p + " could not verify replayed encrypted reasoning" + s
 	case ClassReasoningMandatory:
 		return modelName(c) + " requires reasoning to stay on" + s
-	case ClassMultimodalToolContent:
-		return p + " does not accept images in tool results" + s
 	case ClassLlamaCppGrammar:
 		return "llama.cpp could not compile a tool schema to a grammar" + s
 	case ClassImageUnsupported:
@@ -118,8 +116,6 @@ func summary(c Classified) string {
 			return p + " sent a malformed response" + s
 		}
 		return p + " has no such endpoint" + s
-	case ClassLongContextUnavailable:
-		return p + " refused the long-context beta for this account" + s
 	case ClassToolCallTruncated:
 		return "a tool call of " + modelName(c) + " was cut off by the output limit"
 	case ClassReasoningExhausted:

@@ -62,11 +62,9 @@ func (e *Engine) assemble(st *state) {
 // stripImages replaces image parts with a short text, for providers that
 // rejected them (too large, corrupt, or not allowed in tool results).
 func stripImages(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = m
+	return edited(msgs, func(m *llm.Message) {
 		if !m.HasImages() {
-			continue
+			return
 		}
 		parts := make([]llm.Part, 0, len(m.Content))
 		for _, p := range m.Content {
@@ -75,35 +73,37 @@ func stripImages(msgs []llm.Message) []llm.Message {
 			}
 			parts = append(parts, p)
 		}
-		out[i].Content = parts
-	}
-	return out
+		m.Content = parts
+	})
 }
 
 // stripReasoning drops replayed thinking, for providers that rejected its
 // signature or encrypted content.
 func stripReasoning(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = m
-		out[i].Reasoning = nil
-	}
-	return out
+	return edited(msgs, func(m *llm.Message) { m.Reasoning = nil })
 }
 
 // stripPatterns removes "pattern" keywords from tool schemas, which
 // llama.cpp's grammar compiler cannot always handle.
 func stripPatterns(specs []llm.ToolSpec) []llm.ToolSpec {
-	out := make([]llm.ToolSpec, len(specs))
-	for i, s := range specs {
-		out[i] = s
+	return edited(specs, func(s *llm.ToolSpec) {
 		var v any
 		if json.Unmarshal(s.Parameters, &v) != nil {
-			continue
+			return
 		}
 		if b, err := json.Marshal(dropKey(v, "pattern")); err == nil {
-			out[i].Parameters = b
+			s.Parameters = b
 		}
+	})
+}
+
+// edited returns a copy of s with edit applied to each element, leaving s
+// as it was (the projector's messages, the engine's tool list).
+func edited[T any](s []T, edit func(*T)) []T {
+	out := make([]T, len(s))
+	copy(out, s)
+	for i := range out {
+		edit(&out[i])
 	}
 	return out
 }

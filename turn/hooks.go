@@ -70,46 +70,30 @@ type SubagentEvent struct {
 // fact. Packages that run parts of a turn (the agent's subagents) emit
 // through it too.
 func (h *Hooks) Emit(u Update) {
-	if h.Sink != nil {
-		h.Sink(u)
-	}
+	notify(h.Sink, u)
 	switch u := u.(type) {
 	case TextDelta:
-		if h.TextDelta != nil {
-			h.TextDelta(u.Text)
-		}
+		notify(h.TextDelta, u.Text)
 	case ReasoningDelta:
-		if h.ReasoningDelta != nil {
-			h.ReasoningDelta(u.Text)
-		}
+		notify(h.ReasoningDelta, u.Text)
 	case Discard:
 		if h.Discard != nil {
 			h.Discard()
 		}
 	case ToolStarted:
-		if h.ToolStart != nil {
-			h.ToolStart(u.Call())
-		}
+		notify(h.ToolStart, u.Call())
 	case ToolFinished:
 		if h.ToolEnd != nil {
 			h.ToolEnd(u.Call(), tool.Result{Content: u.Result, IsError: u.IsError}, u.Took)
 		}
 	case SubagentStart:
-		if h.SubagentStarted != nil {
-			h.SubagentStarted(u.Subagent)
-		}
+		notify(h.SubagentStarted, u.Subagent)
 	case SubagentEnd:
-		if h.SubagentFinished != nil {
-			h.SubagentFinished(u.Subagent)
-		}
+		notify(h.SubagentFinished, u.Subagent)
 	case Steered:
-		if h.Steered != nil {
-			h.Steered(SteerMessage{ID: u.ID, Text: u.Text})
-		}
+		notify(h.Steered, SteerMessage{ID: u.ID, Text: u.Text})
 	case TodoChanged:
-		if h.Todo != nil {
-			h.Todo(u.Items)
-		}
+		notify(h.Todo, u.Items)
 	case Pressure:
 		if h.ContextPressure != nil {
 			h.ContextPressure(u)
@@ -122,6 +106,13 @@ func (h *Hooks) Emit(u Update) {
 				h.Status(line)
 			}
 		}
+	}
+}
+
+// notify calls the optional callback f with v.
+func notify[T any, F ~func(T)](f F, v T) {
+	if f != nil {
+		f(v)
 	}
 }
 

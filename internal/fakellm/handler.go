@@ -16,8 +16,9 @@ import (
 // wireFormat renders replies in one API's wire format.
 type wireFormat interface {
 	requestIDHeader() string
-	// errorBody is the JSON error body (or e.Body verbatim).
-	errorBody(e *ErrorReply, requestID string) []byte
+	// errorJSON is the JSON error body shaped from e's Type, Message and
+	// Code (errorBody sends e.Body instead, when set).
+	errorJSON(e *ErrorReply, requestID string) []byte
 	// errorEvent is an in-stream error event.
 	errorEvent(e *ErrorReply, requestID string) []byte
 	// message is the complete non-streaming reply.
@@ -180,8 +181,17 @@ func (s *Server) resolve(rt route, req Request, st Step, requestID string) *repl
 	}
 }
 
+// errorBody is the error body of e in w's format: e.Body verbatim when
+// set, whatever the API, else the body w shapes.
+func errorBody(w wireFormat, e *ErrorReply, requestID string) []byte {
+	if e.Body != "" {
+		return []byte(e.Body)
+	}
+	return w.errorJSON(e, requestID)
+}
+
 func (s *Server) writeError(w http.ResponseWriter, wire wireFormat, e *ErrorReply, requestID string) {
-	body := wire.errorBody(e, requestID)
+	body := errorBody(wire, e, requestID)
 	h := w.Header()
 	if e.Body == "" || json.Valid([]byte(e.Body)) {
 		h.Set("Content-Type", "application/json")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -31,6 +32,31 @@ func rawString(raw json.RawMessage) string {
 		return ""
 	}
 	return s
+}
+
+// joinText reads content that is a JSON string or a list of T: the string,
+// or the text of each element, joined. text may refuse an element; the text
+// so far comes back with its error. A list that does not decode fails with
+// badList's error.
+func joinText[T any](raw json.RawMessage, badList func(error) error, text func(T) (string, error)) (string, error) {
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var list []T
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return "", badList(err)
+	}
+	var b strings.Builder
+	for _, el := range list {
+		t, err := text(el)
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteString(t)
+	}
+	return b.String(), nil
 }
 
 // mustJSON marshals values built by this package, which always marshal.

@@ -332,26 +332,18 @@ func anResultText(raw json.RawMessage) (string, error) {
 	if isAbsent(raw) {
 		return "", nil
 	}
-	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
+	badList := func(err error) error {
+		return fmt.Errorf("Input should be a valid string or list of content blocks: %w", err)
 	}
-	var blocks []anBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", fmt.Errorf("Input should be a valid string or list of content blocks: %w", err)
-	}
-	var b strings.Builder
-	for _, bl := range blocks {
+	return joinText(raw, badList, func(bl anBlock) (string, error) {
 		if bl.Type != "text" {
-			continue
+			return "", nil
 		}
 		if bl.Text == nil || *bl.Text == "" {
-			return b.String(), fmt.Errorf("text content blocks must be non-empty")
+			return "", fmt.Errorf("text content blocks must be non-empty")
 		}
-		b.WriteString(*bl.Text)
-	}
-	return b.String(), nil
+		return *bl.Text, nil
+	})
 }
 
 // anMessageView turns one Anthropic message into normalized entries:

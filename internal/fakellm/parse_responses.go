@@ -270,24 +270,13 @@ func rsText(raw json.RawMessage) (string, error) {
 	if isAbsent(raw) {
 		return "", fmt.Errorf("expected a string or an array of content parts, got null")
 	}
-	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	}
-	var parts []rsPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, p := range parts {
+	return joinText(raw, func(err error) error { return err }, func(p rsPart) (string, error) {
 		switch p.Type {
 		case "input_text", "output_text":
-			b.WriteString(p.Text)
+			return p.Text, nil
 		case "input_image":
-		default:
-			return b.String(), fmt.Errorf("unknown content part type '%s'", p.Type)
+			return "", nil
 		}
-	}
-	return b.String(), nil
+		return "", fmt.Errorf("unknown content part type '%s'", p.Type)
+	})
 }

@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -55,14 +56,7 @@ type anDelta struct {
 
 func (anthropicWire) requestIDHeader() string { return "request-id" }
 
-func (anthropicWire) errorBody(e *ErrorReply, requestID string) []byte {
-	if e.Body != "" {
-		return []byte(e.Body)
-	}
-	typ := e.Type
-	if typ == "" {
-		typ = "api_error"
-	}
+func (anthropicWire) errorJSON(e *ErrorReply, requestID string) []byte {
 	return mustJSON(struct {
 		Type  string `json:"type"`
 		Error struct {
@@ -73,11 +67,11 @@ func (anthropicWire) errorBody(e *ErrorReply, requestID string) []byte {
 	}{Type: "error", Error: struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
-	}{typ, e.Message}, RequestID: requestID})
+	}{cmp.Or(e.Type, "api_error"), e.Message}, RequestID: requestID})
 }
 
 func (w anthropicWire) errorEvent(e *ErrorReply, requestID string) []byte {
-	return sseEvent("error", w.errorBody(e, requestID))
+	return sseEvent("error", errorBody(w, e, requestID))
 }
 
 // anStop maps a neutral finish to a stop_reason.

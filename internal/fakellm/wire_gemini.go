@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -72,14 +73,8 @@ func gmStatus(code int) string {
 	return "INTERNAL"
 }
 
-func (geminiWire) errorBody(e *ErrorReply, _ string) []byte {
-	if e.Body != "" {
-		return []byte(e.Body)
-	}
-	code := e.Status
-	if code == 0 {
-		code = http.StatusInternalServerError
-	}
+func (geminiWire) errorJSON(e *ErrorReply, _ string) []byte {
+	code := cmp.Or(e.Status, http.StatusInternalServerError)
 	status := e.Type
 	if status == "" || strings.ToUpper(status) != status {
 		status = gmStatus(code)
@@ -93,7 +88,7 @@ func (geminiWire) errorBody(e *ErrorReply, _ string) []byte {
 }
 
 func (w geminiWire) errorEvent(e *ErrorReply, requestID string) []byte {
-	return sseData(w.errorBody(e, requestID))
+	return sseData(errorBody(w, e, requestID))
 }
 
 // gmFinish maps a neutral finish to Gemini's finishReason.

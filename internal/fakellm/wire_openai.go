@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 )
@@ -97,19 +98,12 @@ const oaFingerprint = "fp_fakellm"
 
 func (openaiWire) requestIDHeader() string { return "x-request-id" }
 
-func (openaiWire) errorBody(e *ErrorReply, _ string) []byte {
-	if e.Body != "" {
-		return []byte(e.Body)
-	}
-	typ := e.Type
-	if typ == "" {
-		typ = "server_error"
-	}
-	return mustJSON(map[string]oaError{"error": {Message: e.Message, Type: typ, Param: nullable(e.Param), Code: nullable(e.Code)}})
+func (openaiWire) errorJSON(e *ErrorReply, _ string) []byte {
+	return mustJSON(map[string]oaError{"error": {Message: e.Message, Type: cmp.Or(e.Type, "server_error"), Param: nullable(e.Param), Code: nullable(e.Code)}})
 }
 
 func (w openaiWire) errorEvent(e *ErrorReply, requestID string) []byte {
-	return sseData(w.errorBody(e, requestID))
+	return sseData(errorBody(w, e, requestID))
 }
 
 // oaFinish maps a neutral finish to Chat Completions' finish_reason.

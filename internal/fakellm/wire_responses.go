@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -77,8 +78,8 @@ type rsOutCall struct {
 
 func (responsesWire) requestIDHeader() string { return "x-request-id" }
 
-func (responsesWire) errorBody(e *ErrorReply, requestID string) []byte {
-	return openaiWire{}.errorBody(e, requestID)
+func (responsesWire) errorJSON(e *ErrorReply, requestID string) []byte {
+	return openaiWire{}.errorJSON(e, requestID)
 }
 
 // errorEvent is the stream's `error` event.
@@ -86,23 +87,12 @@ func (responsesWire) errorEvent(e *ErrorReply, _ string) []byte {
 	if e.Body != "" {
 		return sseEvent("error", []byte(e.Body))
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = "server_error"
-	}
 	return sseEvent("error", mustJSON(struct {
 		Type    string  `json:"type"`
 		Code    *string `json:"code"`
 		Message string  `json:"message"`
 		Param   *string `json:"param"`
-	}{"error", nullable(orString(e.Code, typ)), e.Message, nullable(e.Param)}))
-}
-
-func orString(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	}{"error", nullable(cmp.Or(e.Code, e.Type, "server_error")), e.Message, nullable(e.Param)}))
 }
 
 // rsItemIDs derives the output item ids from the reply id, so they are

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/talaria-agent/talaria/llm/internal/wire"
 )
@@ -46,103 +47,100 @@ func appendBlocks(dst []byte, blocks []block) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
+// handWritten is a block kind appendBlock writes without encoding/json:
+// appendFields appends every field but the cache mark, which every kind
+// ends with, and returns the mark.
+type handWritten interface {
+	appendFields(dst []byte) ([]byte, *cacheMark, error)
+}
+
 func appendBlock(dst []byte, b block) ([]byte, error) {
-	var mark *cacheMark
-	switch b := b.(type) {
-	case *textBlock:
-		if b == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = appendField(dst, `{"type":`, b.Type)
-		dst = appendField(dst, `,"text":`, b.Text)
-		mark = &b.cacheMark
-	case *imageBlock:
-		if b == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = appendField(dst, `{"type":`, b.Type)
-		dst = appendField(dst, `,"source":{"type":`, b.Source.Type)
-		if b.Source.MediaType != "" {
-			dst = appendField(dst, `,"media_type":`, b.Source.MediaType)
-		}
-		if b.Source.Data != "" {
-			dst = appendField(dst, `,"data":`, b.Source.Data)
-		}
-		if b.Source.URL != "" {
-			dst = appendField(dst, `,"url":`, b.Source.URL)
-		}
-		dst = append(dst, '}')
-		mark = &b.cacheMark
-	case *toolUseBlock:
-		if b == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = appendField(dst, `{"type":`, b.Type)
-		dst = appendField(dst, `,"id":`, b.ID)
-		dst = appendField(dst, `,"name":`, b.Name)
-		dst = append(dst, `,"input":`...)
-		if b.Input == nil {
-			dst = append(dst, "null"...)
-		} else {
-			// encoding/json validates and compacts a json.RawMessage.
-			buf := bytes.NewBuffer(dst)
-			if err := json.Compact(buf, b.Input); err != nil {
-				return dst, fmt.Errorf("tool_use input: %w", err)
-			}
-			dst = buf.Bytes()
-		}
-		mark = &b.cacheMark
-	case *toolResultBlock:
-		if b == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = appendField(dst, `{"type":`, b.Type)
-		dst = appendField(dst, `,"tool_use_id":`, b.ToolUseID)
-		if b.Content != nil { // omitempty on an interface: only nil is empty
-			dst = append(dst, `,"content":`...)
-			var err error
-			if blocks, ok := b.Content.([]block); ok {
-				dst, err = appendBlocks(dst, blocks)
-			} else {
-				dst, err = wire.AppendValue(dst, b.Content)
-			}
-			if err != nil {
-				return dst, err
-			}
-		}
-		if b.IsError {
-			dst = append(dst, `,"is_error":true`...)
-		}
-		mark = &b.cacheMark
-	case *thinkingBlock:
-		if b == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = appendField(dst, `{"type":`, b.Type)
-		dst = appendField(dst, `,"thinking":`, b.Thinking)
-		dst = appendField(dst, `,"signature":`, b.Signature)
-		mark = &b.cacheMark
-	case *redactedThinkingBlock:
-		if b == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = appendField(dst, `{"type":`, b.Type)
-		dst = appendField(dst, `,"data":`, b.Data)
-		mark = &b.cacheMark
-	default:
+	h, ok := b.(handWritten)
+	if !ok {
 		return wire.AppendValue(dst, b)
 	}
+	if reflect.ValueOf(h).IsNil() {
+		// A nil *textBlock (or other kind), which encoding/json writes as null.
+		return append(dst, "null"...), nil
+	}
+	dst, mark, err := h.appendFields(dst)
+	if err != nil {
+		return dst, err
+	}
 	if mark.CacheControl != nil {
-		dst = appendField(dst, `,"cache_control":{"type":`, mark.CacheControl.Type)
+		dst = wire.AppendField(dst, `,"cache_control":{"type":`, mark.CacheControl.Type)
 		if mark.CacheControl.TTL != "" {
-			dst = appendField(dst, `,"ttl":`, mark.CacheControl.TTL)
+			dst = wire.AppendField(dst, `,"ttl":`, mark.CacheControl.TTL)
 		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil
 }
 
-// appendField appends key (with its punctuation) and s as a JSON string.
-func appendField(dst []byte, key, s string) []byte {
-	return wire.AppendString(append(dst, key...), s)
+func (b *textBlock) appendFields(dst []byte) ([]byte, *cacheMark, error) {
+	dst = wire.AppendField(dst, `{"type":`, b.Type)
+	return wire.AppendField(dst, `,"text":`, b.Text), &b.cacheMark, nil
+}
+
+func (b *imageBlock) appendFields(dst []byte) ([]byte, *cacheMark, error) {
+	dst = wire.AppendField(dst, `{"type":`, b.Type)
+	dst = wire.AppendField(dst, `,"source":{"type":`, b.Source.Type)
+	if b.Source.MediaType != "" {
+		dst = wire.AppendField(dst, `,"media_type":`, b.Source.MediaType)
+	}
+	if b.Source.Data != "" {
+		dst = wire.AppendField(dst, `,"data":`, b.Source.Data)
+	}
+	if b.Source.URL != "" {
+		dst = wire.AppendField(dst, `,"url":`, b.Source.URL)
+	}
+	return append(dst, '}'), &b.cacheMark, nil
+}
+
+func (b *toolUseBlock) appendFields(dst []byte) ([]byte, *cacheMark, error) {
+	dst = wire.AppendField(dst, `{"type":`, b.Type)
+	dst = wire.AppendField(dst, `,"id":`, b.ID)
+	dst = wire.AppendField(dst, `,"name":`, b.Name)
+	dst = append(dst, `,"input":`...)
+	if b.Input == nil {
+		return append(dst, "null"...), &b.cacheMark, nil
+	}
+	// encoding/json validates and compacts a json.RawMessage.
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, b.Input); err != nil {
+		return dst, nil, fmt.Errorf("tool_use input: %w", err)
+	}
+	return buf.Bytes(), &b.cacheMark, nil
+}
+
+func (b *toolResultBlock) appendFields(dst []byte) ([]byte, *cacheMark, error) {
+	dst = wire.AppendField(dst, `{"type":`, b.Type)
+	dst = wire.AppendField(dst, `,"tool_use_id":`, b.ToolUseID)
+	if b.Content != nil { // omitempty on an interface: only nil is empty
+		dst = append(dst, `,"content":`...)
+		var err error
+		if blocks, ok := b.Content.([]block); ok {
+			dst, err = appendBlocks(dst, blocks)
+		} else {
+			dst, err = wire.AppendValue(dst, b.Content)
+		}
+		if err != nil {
+			return dst, nil, err
+		}
+	}
+	if b.IsError {
+		dst = append(dst, `,"is_error":true`...)
+	}
+	return dst, &b.cacheMark, nil
+}
+
+func (b *thinkingBlock) appendFields(dst []byte) ([]byte, *cacheMark, error) {
+	dst = wire.AppendField(dst, `{"type":`, b.Type)
+	dst = wire.AppendField(dst, `,"thinking":`, b.Thinking)
+	return wire.AppendField(dst, `,"signature":`, b.Signature), &b.cacheMark, nil
+}
+
+func (b *redactedThinkingBlock) appendFields(dst []byte) ([]byte, *cacheMark, error) {
+	dst = wire.AppendField(dst, `{"type":`, b.Type)
+	return wire.AppendField(dst, `,"data":`, b.Data), &b.cacheMark, nil
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
+	"github.com/talaria-agent/talaria/llm/internal/wiresize"
 )
 
 // encodeIncremental is buildRequestBody for a request that carries a wire
@@ -47,15 +48,13 @@ func encodeIncremental(req *llm.Request, defaultMaxTokens, thinkingBudget int, t
 	if err != nil {
 		return nil, "", err
 	}
-	head, rest, ok := wire.SplitEnvelope(envelope, `"messages":[]`)
+	head, tail, ok := wire.SplitEnvelope(envelope, `"messages":[]`, tools)
 	if !ok {
 		body, err := buildRequestBody(req, defaultMaxTokens, thinkingBudget)
 		return body, "", err
 	}
-	tail := make([]byte, 0, len(rest)+len(tools))
-	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 	const key = "anthropic"
-	hint := func(from int) int { return sizeHint(req.Messages[from:]) + len(tail) }
+	hint := func(from int) int { return wiresize.Messages(req.Messages[from:]) + len(tail) }
 	var body []byte
 	cut := wire.Cut{}
 	if stable == 0 {
@@ -155,26 +154,4 @@ func turnCut(msgs []llm.Message, stable int) int {
 		}
 	}
 	return 0
-}
-
-// sizeHint is about the encoded size of msgs; it only sizes buffers.
-func sizeHint(msgs []llm.Message) int {
-	n := 64
-	for i := range msgs {
-		m := &msgs[i]
-		n += 64 + len(m.ToolCallID)
-		for _, p := range m.Content {
-			n += len(p.Text) + len(p.URL) + len(p.Data)*4/3 + 64
-		}
-		for _, c := range m.ToolCalls {
-			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 64
-		}
-		if r := m.Reasoning; r != nil {
-			n += len(r.Text) + len(r.Signature) + len(r.Redacted) + 64
-			for _, b := range r.Blocks {
-				n += len(b.Thinking) + len(b.Signature) + len(b.Data) + 64
-			}
-		}
-	}
-	return n + n/16
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
+	"github.com/talaria-agent/talaria/llm/internal/wiresize"
 )
 
 // encodeIncremental is encodeRequest for a request that carries a wire
@@ -29,7 +30,7 @@ func encodeIncremental(req *llm.Request, budget int, tc *toolcache.Cache) ([]byt
 	stable := modelCut(req.Messages, min(req.Stable, len(req.Messages)))
 	// The model decides which stored signatures are replayed.
 	key := "gemini\x00" + req.Model
-	hint := func(from int) int { return sizeHint(req.Messages[from:]) + len(tail) }
+	hint := func(from int) int { return wiresize.Messages(req.Messages[from:]) + len(tail) }
 	var body []byte
 	var cut wire.Cut
 	if stable == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
+	"github.com/talaria-agent/talaria/llm/internal/wiresize"
 )
 
 var (
@@ -114,7 +115,7 @@ func encodeRequest(req *llm.Request, budget int, tc *toolcache.Cache) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	w := contentWriter{body: append(wire.Grow(nil, len(contentsKey)+sizeHint(req.Messages)+len(tail)), contentsKey...), reserve: len(tail)}
+	w := contentWriter{body: append(wire.Grow(nil, len(contentsKey)+wiresize.Messages(req.Messages)+len(tail)), contentsKey...), reserve: len(tail)}
 	if err := buildContents(req.Messages, 0, len(req.Messages), req.Model, w.add); err != nil {
 		return nil, err
 	}
@@ -426,25 +427,4 @@ func appendUserParts(out []*wirePart, content []llm.Part) []*wirePart {
 		}
 	}
 	return out
-}
-
-// sizeHint is about the encoded size of msgs; it only sizes buffers.
-func sizeHint(msgs []llm.Message) int {
-	n := 64
-	for i := range msgs {
-		m := &msgs[i]
-		n += 64 + len(m.ToolName)
-		for _, p := range m.Content {
-			n += len(p.Text) + len(p.URL) + len(p.Data)*4/3 + 48
-		}
-		for _, c := range m.ToolCalls {
-			n += len(c.Name) + len(c.Arguments) + 96
-		}
-		if r := m.Reasoning; r != nil {
-			for _, it := range r.Items {
-				n += len(it)
-			}
-		}
-	}
-	return n + n/8 // escapes
 }

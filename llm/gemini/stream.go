@@ -31,20 +31,11 @@ func (a *assembler) feed(r *response) []llm.Event {
 	if r == nil {
 		return nil
 	}
-	if r.ResponseID != "" {
-		a.s.ID = r.ResponseID
-	}
-	if r.ModelVersion != "" {
-		a.s.Model = r.ModelVersion
-	}
+	a.s.Identify(r.ResponseID, r.ModelVersion)
 	if u := r.UsageMetadata; u != nil {
-		a.s.Usage = llm.Usage{
-			InputTokens:     int64(max(u.PromptTokenCount-u.CachedContentTokenCount, 0)),
-			CacheReadTokens: int64(u.CachedContentTokenCount),
-			OutputTokens:    int64(u.CandidatesTokenCount + u.ThoughtsTokenCount),
-			ReasoningTokens: int64(u.ThoughtsTokenCount),
-			Reported:        true,
-		}
+		// candidatesTokenCount leaves the thoughts out.
+		a.s.SetUsage(int64(u.PromptTokenCount), int64(u.CachedContentTokenCount),
+			int64(u.CandidatesTokenCount+u.ThoughtsTokenCount), int64(u.ThoughtsTokenCount))
 	}
 	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
 		// The prompt itself was blocked: no candidates will come.

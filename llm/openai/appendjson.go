@@ -39,33 +39,39 @@ func appendItem(dst []byte, v any, enc *wire.JSONEncoder) ([]byte, error) {
 }
 
 func (w wireMessage) appendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"role":`...)
-	dst = wire.AppendString(dst, w.Role)
-	dst = append(dst, `,"content":`...)
-	var err error
-	if parts, ok := w.Content.([]wirePart); ok {
-		dst = appendWireParts(dst, parts)
-	} else if dst, err = wire.AppendValue(dst, w.Content); err != nil {
-		return dst, fmt.Errorf("encoding request: %w", err)
+	dst = wire.AppendField(dst, `{"role":`, w.Role)
+	dst, err := appendContent(dst, w.Content, appendWireParts)
+	if err != nil {
+		return dst, err
 	}
 	if len(w.ToolCalls) > 0 {
 		dst = appendList(append(dst, `,"tool_calls":`...), w.ToolCalls, func(dst []byte, c wireToolCall) []byte {
-			dst = append(dst, `{"id":`...)
-			dst = wire.AppendString(dst, c.ID)
-			dst = append(dst, `,"type":`...)
-			dst = wire.AppendString(dst, c.Type)
-			dst = append(dst, `,"function":{"name":`...)
-			dst = wire.AppendString(dst, c.Function.Name)
-			dst = append(dst, `,"arguments":`...)
-			dst = wire.AppendString(dst, c.Function.Arguments)
+			dst = wire.AppendField(dst, `{"id":`, c.ID)
+			dst = wire.AppendField(dst, `,"type":`, c.Type)
+			dst = wire.AppendField(dst, `,"function":{"name":`, c.Function.Name)
+			dst = wire.AppendField(dst, `,"arguments":`, c.Function.Arguments)
 			return append(dst, "}}"...)
 		})
 	}
 	if w.ToolCallID != "" {
-		dst = append(dst, `,"tool_call_id":`...)
-		dst = wire.AppendString(dst, w.ToolCallID)
+		dst = wire.AppendField(dst, `,"tool_call_id":`, w.ToolCallID)
 	}
 	return append(dst, '}'), nil
+}
+
+// appendContent appends the content field of either API's message: its
+// own parts (the only non-string type it holds), written by appendParts,
+// or else a string or null, through encoding/json.
+func appendContent[P any](dst []byte, content any, appendParts func([]byte, []P) []byte) ([]byte, error) {
+	dst = append(dst, `,"content":`...)
+	if parts, ok := content.([]P); ok {
+		return appendParts(dst, parts), nil
+	}
+	dst, err := wire.AppendValue(dst, content)
+	if err != nil {
+		return dst, fmt.Errorf("encoding request: %w", err)
+	}
+	return dst, nil
 }
 
 // appendList appends a JSON array of items written by each; a nil slice
@@ -86,15 +92,12 @@ func appendList[T any](dst []byte, items []T, each func([]byte, T) []byte) []byt
 
 func appendWireParts(dst []byte, parts []wirePart) []byte {
 	return appendList(dst, parts, func(dst []byte, p wirePart) []byte {
-		dst = append(dst, `{"type":`...)
-		dst = wire.AppendString(dst, p.Type)
+		dst = wire.AppendField(dst, `{"type":`, p.Type)
 		if p.Text != "" {
-			dst = append(dst, `,"text":`...)
-			dst = wire.AppendString(dst, p.Text)
+			dst = wire.AppendField(dst, `,"text":`, p.Text)
 		}
 		if p.ImageURL != nil {
-			dst = append(dst, `,"image_url":{"url":`...)
-			dst = wire.AppendString(dst, p.ImageURL.URL)
+			dst = wire.AppendField(dst, `,"image_url":{"url":`, p.ImageURL.URL)
 			dst = append(dst, '}')
 		}
 		return append(dst, '}')
@@ -102,54 +105,44 @@ func appendWireParts(dst []byte, parts []wirePart) []byte {
 }
 
 func (m rsMessage) appendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"type":`...)
-	dst = wire.AppendString(dst, m.Type)
-	dst = append(dst, `,"role":`...)
-	dst = wire.AppendString(dst, m.Role)
-	dst = append(dst, `,"content":`...)
-	var err error
-	if parts, ok := m.Content.([]rsPart); ok {
-		dst = appendRsParts(dst, parts)
-	} else if dst, err = wire.AppendValue(dst, m.Content); err != nil {
-		return dst, fmt.Errorf("encoding request: %w", err)
+	dst = wire.AppendField(dst, `{"type":`, m.Type)
+	dst = wire.AppendField(dst, `,"role":`, m.Role)
+	dst, err := appendContent(dst, m.Content, appendRsParts)
+	if err != nil {
+		return dst, err
 	}
 	return append(dst, '}'), nil
 }
 
 func appendRsParts(dst []byte, parts []rsPart) []byte {
 	return appendList(dst, parts, func(dst []byte, p rsPart) []byte {
-		dst = append(dst, `{"type":`...)
-		dst = wire.AppendString(dst, p.Type)
+		dst = wire.AppendField(dst, `{"type":`, p.Type)
 		if p.Text != "" {
-			dst = append(dst, `,"text":`...)
-			dst = wire.AppendString(dst, p.Text)
+			dst = wire.AppendField(dst, `,"text":`, p.Text)
 		}
 		if p.ImageURL != "" {
-			dst = append(dst, `,"image_url":`...)
-			dst = wire.AppendString(dst, p.ImageURL)
+			dst = wire.AppendField(dst, `,"image_url":`, p.ImageURL)
 		}
 		return append(dst, '}')
 	})
 }
 
 func (c rsFunctionCall) appendJSON(dst []byte) []byte {
-	dst = append(dst, `{"type":`...)
-	dst = wire.AppendString(dst, c.Type)
-	dst = append(dst, `,"call_id":`...)
-	dst = wire.AppendString(dst, c.CallID)
-	dst = append(dst, `,"name":`...)
-	dst = wire.AppendString(dst, c.Name)
-	dst = append(dst, `,"arguments":`...)
-	dst = wire.AppendString(dst, c.Arguments)
-	return append(dst, '}')
+	return appendStringObject(dst, "type", c.Type, "call_id", c.CallID, "name", c.Name, "arguments", c.Arguments)
 }
 
 func (o rsFunctionOutput) appendJSON(dst []byte) []byte {
-	dst = append(dst, `{"type":`...)
-	dst = wire.AppendString(dst, o.Type)
-	dst = append(dst, `,"call_id":`...)
-	dst = wire.AppendString(dst, o.CallID)
-	dst = append(dst, `,"output":`...)
-	dst = wire.AppendString(dst, o.Output)
+	return appendStringObject(dst, "type", o.Type, "call_id", o.CallID, "output", o.Output)
+}
+
+// appendStringObject appends an object of string fields, given as name
+// and value pairs in declaration order (names are plain ASCII).
+func appendStringObject(dst []byte, fields ...string) []byte {
+	sep := byte('{')
+	for i := 0; i+1 < len(fields); i += 2 {
+		dst = append(append(dst, sep, '"'), fields[i]...)
+		dst = wire.AppendString(append(dst, '"', ':'), fields[i+1])
+		sep = ','
+	}
 	return append(dst, '}')
 }

@@ -1,9 +1,12 @@
 package openai
 
 import (
+	"encoding/json"
+
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
+	"github.com/talaria-agent/talaria/llm/internal/wiresize"
 )
 
 // encodeIncremental is encodeRequest for a request that carries a wire
@@ -18,26 +21,15 @@ import (
 // not change); the envelope is encoded without it and the list spliced in
 // after the messages, where the struct order puts it.
 func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolcache.Cache) ([]byte, string, error) {
-	tools, err := encodedTools(tc, req.Tools, chatTool)
-	if err != nil {
-		return nil, "", err
+	encode := func(r llm.Request) ([]byte, error) { return encodeRequest(&r, maxCompletionTokens) }
+	head, tail, whole, err := splitRequest(req, `"messages":[]`, true, encode, tc, chatTool)
+	if err != nil || whole != nil {
+		return whole, "", err
 	}
-	envReq := *req
-	envReq.System, envReq.Messages, envReq.Tools = "", nil, nil
-	envelope, err := encodeRequest(&envReq, maxCompletionTokens)
-	if err != nil {
-		return nil, "", err
-	}
-	head, rest, ok := wire.SplitEnvelope(envelope, `"messages":[]`)
-	if !ok {
-		body, err := encodeRequest(req, maxCompletionTokens)
-		return body, "", err
-	}
-	tail := make([]byte, 0, len(rest)+len(tools))
-	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 	key := "chat\x00" + req.System
 	stable := min(req.Stable, len(req.Messages))
-	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
+	// The system prompt is the first message item.
+	hint := func(from int) int { return len(req.System) + wiresize.Messages(req.Messages[from:]) + len(tail) }
 	body, cut := req.Wire.Begin(key, head, stable, hint)
 	items := cut.Items
 	var item []byte // one message's JSON, reused
@@ -69,20 +61,33 @@ func encodeIncremental(req *llm.Request, maxCompletionTokens bool, tc *toolcache
 	return body, key, nil
 }
 
-// sizeHint is about the encoded size of the system prompt and the
-// messages from index from on: their text, arguments and images plus a
-// fixed allowance for the JSON around them. It only sizes buffers.
-func sizeHint(req *llm.Request, from int) int {
-	n := len(req.System) + 64
-	for i := from; i < len(req.Messages); i++ {
-		m := &req.Messages[i]
-		n += 96 + len(m.ToolCallID)
-		for _, p := range m.Content {
-			n += len(p.Text) + len(p.URL) + len(p.Data)*4/3 + 48
-		}
-		for _, c := range m.ToolCalls {
-			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 64
-		}
+// splitRequest encodes req without its messages and tools (and without
+// its system prompt when systemItem says it is an item of the array too)
+// and splits that envelope around the item array at key, with the tool
+// list from tc (encoded by toWire, once while it does not change) spliced
+// into the tail, where the struct order puts it. When the array is not
+// found it returns the full body of req as whole instead. encode takes the
+// request by value: a pointer passed to a function value would move every
+// envelope to the heap.
+func splitRequest(req *llm.Request, key string, systemItem bool, encode func(llm.Request) ([]byte, error),
+	tc *toolcache.Cache, toWire func(llm.ToolSpec, json.RawMessage) any) (head, tail, whole []byte, err error) {
+	tools, err := encodedTools(tc, req.Tools, toWire)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return n + n/16 // escapes
+	env := *req
+	env.Messages, env.Tools = nil, nil
+	if systemItem {
+		env.System = ""
+	}
+	envelope, err := encode(env)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	head, tail, ok := wire.SplitEnvelope(envelope, key, tools)
+	if !ok {
+		whole, err = encode(*req)
+		return nil, nil, whole, err
+	}
+	return head, tail, nil, nil
 }

@@ -134,7 +134,9 @@ func toolParams(t llm.ToolSpec) (json.RawMessage, error) {
 func encodeMessage(m llm.Message) wireMessage {
 	switch m.Role {
 	case llm.RoleUser:
-		return wireMessage{Role: "user", Content: encodeUserContent(m.Content)}
+		return wireMessage{Role: "user", Content: userContent(m.Content,
+			func(t string) (wirePart, bool) { return wirePart{Type: "text", Text: t}, t != "" },
+			func(u string) wirePart { return wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: u}} })}
 	case llm.RoleAssistant:
 		// Reasoning is deliberately dropped: Chat Completions has no field
 		// for it, and sending it in a vendor field would vary by server.
@@ -175,29 +177,25 @@ func wireArguments(s string) string {
 	return s
 }
 
-// encodeUserContent sends plain text as a string, which every compatible
-// server accepts, and switches to content parts only when images are present.
-func encodeUserContent(parts []llm.Part) any {
-	hasImage := false
-	for _, p := range parts {
-		if p.Type == llm.PartImage {
-			hasImage = true
-			break
-		}
+// userContent sends plain text as a string, which every compatible server
+// accepts, and switches to content parts only when images are present.
+// Both APIs use it with their own part type: text makes a text part (false
+// drops it), image one of an image's URL.
+func userContent[P any](parts []llm.Part, text func(string) (P, bool), image func(url string) P) any {
+	m := llm.Message{Content: parts}
+	if !m.HasImages() {
+		return m.Text()
 	}
-	if !hasImage {
-		return llm.Message{Content: parts}.Text()
-	}
-	out := make([]wirePart, 0, len(parts))
+	out := make([]P, 0, len(parts))
 	for _, p := range parts {
 		switch p.Type {
 		case llm.PartText:
-			if p.Text != "" {
-				out = append(out, wirePart{Type: "text", Text: p.Text})
+			if w, ok := text(p.Text); ok {
+				out = append(out, w)
 			}
 		case llm.PartImage:
 			if u := imageURL(p); u != "" {
-				out = append(out, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: u}})
+				out = append(out, image(u))
 			}
 		}
 	}

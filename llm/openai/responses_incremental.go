@@ -7,6 +7,7 @@ import (
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/llm/internal/toolcache"
 	"github.com/talaria-agent/talaria/llm/internal/wire"
+	"github.com/talaria-agent/talaria/llm/internal/wiresize"
 )
 
 // encodeResponsesIncremental is encodeResponsesRequest for a request that
@@ -24,23 +25,11 @@ import (
 // and its item part of the compared head, so a new checkpoint starts over.
 // It returns the cache key to Release the body under once it is sent.
 func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolcache.Cache) ([]byte, string, error) {
-	tools, err := encodedTools(tc, req.Tools, responsesTool)
-	if err != nil {
-		return nil, "", err
+	encode := func(r llm.Request) ([]byte, error) { return encodeResponsesRequest(&r, o) }
+	head, tail, whole, err := splitRequest(req, `"input":[]`, false, encode, tc, responsesTool)
+	if err != nil || whole != nil {
+		return whole, "", err
 	}
-	envReq := *req
-	envReq.Messages, envReq.Tools = nil, nil
-	envelope, err := encodeResponsesRequest(&envReq, o)
-	if err != nil {
-		return nil, "", err
-	}
-	head, rest, ok := wire.SplitEnvelope(envelope, `"input":[]`)
-	if !ok {
-		body, err := encodeResponsesRequest(req, o)
-		return body, "", err
-	}
-	tail := make([]byte, 0, len(rest)+len(tools))
-	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
 
 	var enc wire.JSONEncoder
 	var scratch []byte // one item's JSON, reused
@@ -75,7 +64,7 @@ func encodeResponsesIncremental(req *llm.Request, o responsesOptions, tc *toolca
 		}
 	}
 	key := "responses\x00" + strconv.FormatBool(o.replay) + "\x00" + strconv.Itoa(start)
-	hint := func(from int) int { return sizeHint(req, from) + len(tail) }
+	hint := func(from int) int { return wiresize.Messages(req.Messages[from:]) + len(tail) }
 	body, cut := req.Wire.Begin(key, head, stable, hint)
 	items := cut.Items
 	if cut.Msgs == 0 {

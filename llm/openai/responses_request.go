@@ -152,7 +152,10 @@ func appendRsItems(items []any, m llm.Message, replay bool, model string) []any 
 			items = append(items, rsMessage{Type: "message", Role: "developer", Content: t})
 		}
 	case llm.RoleUser:
-		items = append(items, rsMessage{Type: "message", Role: "user", Content: rsUserContent(m.Content)})
+		items = append(items, rsMessage{Type: "message", Role: "user", Content: userContent(m.Content,
+			// Blank text is dropped.
+			func(t string) (rsPart, bool) { return rsPart{Type: "input_text", Text: t}, strings.TrimSpace(t) != "" },
+			func(u string) rsPart { return rsPart{Type: "input_image", ImageURL: u} })})
 	case llm.RoleAssistant:
 		text := m.Text()
 		if replay && (text != "" || len(m.ToolCalls) > 0) && m.Reasoning.IssuedBy(ResponsesAPI, model) {
@@ -172,30 +175,4 @@ func appendRsItems(items []any, m llm.Message, replay bool, model string) []any 
 		items = append(items, rsFunctionOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Text()})
 	}
 	return items
-}
-
-// rsUserContent sends plain text as a string and switches to parts only
-// when images are present.
-func rsUserContent(parts []llm.Part) any {
-	hasImage := false
-	for _, p := range parts {
-		hasImage = hasImage || p.Type == llm.PartImage
-	}
-	if !hasImage {
-		return llm.Message{Content: parts}.Text()
-	}
-	out := make([]rsPart, 0, len(parts))
-	for _, p := range parts {
-		switch p.Type {
-		case llm.PartText:
-			if strings.TrimSpace(p.Text) != "" {
-				out = append(out, rsPart{Type: "input_text", Text: p.Text})
-			}
-		case llm.PartImage:
-			if u := imageURL(p); u != "" {
-				out = append(out, rsPart{Type: "input_image", ImageURL: u})
-			}
-		}
-	}
-	return out
 }

@@ -167,20 +167,9 @@ func (a *rsAssembler) complete(r *rsEventResp) {
 	if r == nil {
 		return
 	}
-	if r.ID != "" {
-		a.s.ID = r.ID
-	}
-	if r.Model != "" {
-		a.s.Model = r.Model
-	}
+	a.s.Identify(r.ID, r.Model)
 	if u := r.Usage; u != nil {
-		a.s.Usage = llm.Usage{
-			InputTokens:     max(u.InputTokens-u.InputTokensDetails.CachedTokens, 0),
-			CacheReadTokens: u.InputTokensDetails.CachedTokens,
-			OutputTokens:    u.OutputTokens,
-			ReasoningTokens: u.OutputTokensDetails.ReasoningTokens,
-			Reported:        true,
-		}
+		a.s.SetUsage(u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens, u.OutputTokensDetails.ReasoningTokens)
 	}
 	a.rawFinish = r.Status
 	switch {

@@ -36,6 +36,30 @@ type Call struct {
 	Started bool
 }
 
+// Identify records the answer's id and model from a wire event that names
+// them; an empty one keeps what an earlier event said.
+func (s *Stream) Identify(id, model string) {
+	if id != "" {
+		s.ID = id
+	}
+	if model != "" {
+		s.Model = model
+	}
+}
+
+// SetUsage records usage reported as totals, as Gemini and the Responses
+// API send it: the prompt's count includes its cached tokens and the
+// output's its reasoning tokens. llm.Usage keeps the cached ones apart.
+func (s *Stream) SetUsage(prompt, cached, output, reasoning int64) {
+	s.Usage = llm.Usage{
+		InputTokens:     max(prompt-cached, 0),
+		CacheReadTokens: cached,
+		OutputTokens:    output,
+		ReasoningTokens: reasoning,
+		Reported:        true,
+	}
+}
+
 // Begin starts the events of the next wire event.
 func (s *Stream) Begin() { s.out = s.out[:0] }
 

@@ -141,13 +141,19 @@ func (c *Cache) ReleaseAfterWrite(ctx context.Context, key string, body []byte) 
 // SplitEnvelope splits a request body encoded with an empty message array
 // at key (`"messages":[]`: its first occurrence, which no encoded string
 // can contain, since a string's quotes are escaped) into the part up to
-// and including '[' and the rest; false when there is no such key.
-func SplitEnvelope(envelope []byte, key string) (head, tail []byte, ok bool) {
+// and including '[' and the rest, with tools (the encoded tool list member,
+// which the envelope was encoded without, or nothing) spliced in after the
+// array's ']', where the struct order puts it; false when there is no such
+// key.
+func SplitEnvelope(envelope []byte, key string, tools []byte) (head, tail []byte, ok bool) {
 	at := bytes.Index(envelope, []byte(key))
 	if at < 0 {
 		return nil, nil, false
 	}
-	return envelope[:at+len(key)-1], envelope[at+len(key)-1:], true
+	head, rest := envelope[:at+len(key)-1], envelope[at+len(key)-1:]
+	tail = make([]byte, 0, len(rest)+len(tools))
+	tail = append(append(append(tail, rest[0]), tools...), rest[1:]...) // rest[0] is the array's ']'
+	return head, tail, true
 }
 
 // AppendItem appends item to body as item number n (from 0) of the message

@@ -34,6 +34,12 @@ func MarshalJSON(v any) ([]byte, error) {
 	return e.Encode(v)
 }
 
+// AppendField appends key, written with its punctuation (`,"name":`), and
+// s as a JSON string: one string field of a hand-written encoder.
+func AppendField(dst []byte, key, s string) []byte {
+	return AppendString(append(dst, key...), s)
+}
+
 // AppendString appends s as a JSON string exactly as JSONEncoder writes it
 // (encoding/json without HTML escaping): \" \\ \n \r \t \b \f, other
 // control characters as \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
