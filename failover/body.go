@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/talaria-agent/talaria/internal/jsonnum"
 )
 
 // errLayer is one error object found in a response body. A wrapped error
@@ -54,18 +56,14 @@ func parseBody(body []byte) []errLayer {
 	return out
 }
 
-// decodeJSON decodes the first JSON value of b, keeping numbers exact.
+// decodeJSON decodes the first JSON value of b, keeping numbers exact,
+// when b starts an object or an array (an error body worth reading).
 func decodeJSON(b []byte) (any, bool) {
 	if len(b) == 0 || (b[0] != '{' && b[0] != '[') {
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
-	}
-	return v, true
+	v, err := jsonnum.Decode(b)
+	return v, err == nil
 }
 
 // collect appends the error layers of v, outermost first.
