@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/slicesx"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -146,7 +147,7 @@ func (c *cli) memoryList(ctx context.Context, st store.Store, q store.MemoryQuer
 		return c.fail(exitOther, "%v", err)
 	}
 	if jsonOut {
-		return c.printJSON(jsonEach(entries, func(e store.MemoryEntry) memoryOut {
+		return c.printJSON(slicesx.Map(entries, func(e store.MemoryEntry) memoryOut {
 			return memoryOut{ID: e.ID, Text: e.Text, User: e.User, SourceSession: e.SourceSession, CreatedAt: e.CreatedAt}
 		}))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/internal/apiview"
+	"github.com/talaria-agent/talaria/internal/slicesx"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/storeopen"
@@ -182,7 +183,7 @@ func (c *cli) sessionsList(ctx context.Context, st store.Store, limit int, jsonO
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if jsonOut {
-		out := jsonEach(list, sessionJSON)
+		out := slicesx.Map(list, sessionJSON)
 		for i := range out {
 			for _, u := range models[out[i].ID] {
 				out[i].Models = append(out[i].Models, api.Model(u))
@@ -244,7 +245,7 @@ func (c *cli) sessionsShow(ctx context.Context, st store.Store, id string, all, 
 	}
 	if jsonOut {
 		return c.printJSON(map[string]any{"session": sessionJSON(*s), "lineage": chain, "children": tree,
-			"spend": spend, "handoffs": hs, "messages": jsonEach(rows, messageJSON)})
+			"spend": spend, "handoffs": hs, "messages": slicesx.Map(rows, messageJSON)})
 	}
 	printSession(c.stdout, s, chain, rows, func(w io.Writer) { printChildren(w, spend, tree); printHandoffs(w, hs) })
 	return exitOK
@@ -258,7 +259,7 @@ func (c *cli) sessionsSearch(ctx context.Context, st store.Store, q, sessionFilt
 		return c.fail(exitOther, "%s", store.Describe(err))
 	}
 	if jsonOut {
-		return c.printJSON(jsonEach(hits, apiview.SearchHit))
+		return c.printJSON(slicesx.Map(hits, apiview.SearchHit))
 	}
 	if len(hits) == 0 {
 		fmt.Fprintln(c.stdout, "no matches")
@@ -345,15 +346,6 @@ func takesValue(flagName string) bool {
 }
 
 // jsonEach converts each of in to its --json form. The list is never nil,
-// so an empty one prints [] rather than null.
-func jsonEach[T, U any](in []T, conv func(T) U) []U {
-	out := make([]U, len(in))
-	for i, v := range in {
-		out[i] = conv(v)
-	}
-	return out
-}
-
 // table starts a table on stdout under header (tab-separated columns);
 // the caller flushes it.
 func (c *cli) table(header string) *tabwriter.Writer {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/talaria-agent/talaria/internal/slicesx"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -66,7 +67,7 @@ func testCooldowns(t *testing.T, s store.Cooldowns) {
 		return got
 	}
 	keys := func(cds []store.Cooldown) string {
-		return fmt.Sprint(each(cds, func(cd store.Cooldown) string { return cd.KeyID }))
+		return fmt.Sprint(slicesx.Map(cds, func(cd store.Cooldown) string { return cd.KeyID }))
 	}
 
 	k1 := store.Cooldown{Provider: "openai", KeyID: "fp-1", Until: at(1600), Reason: "rate_limit", SetAt: at(999)}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/slicesx"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -32,7 +33,7 @@ func memoryTexts(t *testing.T, s store.Memories, q store.MemoryQuery) []string {
 	if err != nil {
 		t.Fatalf("Memories: %v", err)
 	}
-	return each(got, func(e store.MemoryEntry) string { return e.Text })
+	return slicesx.Map(got, func(e store.MemoryEntry) string { return e.Text })
 }
 
 // testMemoryRoundTrip: every field comes back as written (times to the

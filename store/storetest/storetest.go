@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/slicesx"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -283,28 +284,15 @@ func getSession(t *testing.T, s store.SessionService, id string) *store.Session 
 
 // seqs lists the Seq of each row.
 func seqs(ms []store.Message) []int64 {
-	out := make([]int64, len(ms))
-	for i, m := range ms {
-		out[i] = m.Seq
-	}
-	return out
-}
-
-// each is f of every element of xs, in order.
-func each[T, V any](xs []T, f func(T) V) []V {
-	out := make([]V, len(xs))
-	for i, x := range xs {
-		out[i] = f(x)
-	}
-	return out
+	return slicesx.Map(ms, func(m store.Message) int64 { return m.Seq })
 }
 
 func texts(ms []store.Message) []string {
-	return each(ms, func(m store.Message) string { return m.Text() })
+	return slicesx.Map(ms, func(m store.Message) string { return m.Text() })
 }
 
 func sessionIDs(ss []store.Session) []string {
-	return each(ss, func(s store.Session) string { return s.ID })
+	return slicesx.Map(ss, func(s store.Session) string { return s.ID })
 }
 
 // wantKind checks that err wraps sentinel (when not nil) and carries kind.
