@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/talaria-agent/talaria/internal/ctxkey"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -50,22 +51,14 @@ func (at *activeTurn) slots(n int) chan struct{} {
 	return at.sem
 }
 
-type turnKey struct{}
-
-func withTurn(ctx context.Context, at *activeTurn) context.Context {
-	return context.WithValue(ctx, turnKey{}, at)
-}
-
-func turnFrom(ctx context.Context) *activeTurn {
-	at, _ := ctx.Value(turnKey{}).(*activeTurn)
-	return at
-}
+// turnKey carries the running turn to the subagents and reviews it starts.
+var turnKey = ctxkey.New[*activeTurn]("agent turn")
 
 // TurnPrincipal is the principal owning the turn ctx belongs to (the
 // top-level session's, for subagents and background reviews too): what
 // Config.Allow and observers charge a call to. ok is false outside a turn.
 func TurnPrincipal(ctx context.Context) (principal string, ok bool) {
-	at := turnFrom(ctx)
+	at := turnKey.From(ctx)
 	if at == nil {
 		return "", false
 	}

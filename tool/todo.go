@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/talaria-agent/talaria/internal/ctxkey"
 )
 
 // TodoToolName is the name of the plan tool (tool/builtin's Todo).
@@ -31,18 +33,13 @@ type TodoBox struct {
 	Changed bool
 }
 
-type todoKey struct{}
+var todoKey = ctxkey.New[*TodoBox]("todo")
 
 // WithTodo gives the todo tool the plan of the session it runs in.
-func WithTodo(ctx context.Context, b *TodoBox) context.Context {
-	return context.WithValue(ctx, todoKey{}, b)
-}
+func WithTodo(ctx context.Context, b *TodoBox) context.Context { return todoKey.With(ctx, b) }
 
 // TodoFrom returns the box WithTodo set, or nil outside a turn.
-func TodoFrom(ctx context.Context) *TodoBox {
-	b, _ := ctx.Value(todoKey{}).(*TodoBox)
-	return b
-}
+func TodoFrom(ctx context.Context) *TodoBox { return todoKey.From(ctx) }
 
 // TodoCounts counts the plan's items done and in total.
 func TodoCounts(items []TodoItem) (done, total int) {
