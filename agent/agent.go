@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -143,18 +144,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Holder == "" {
 		cfg.Holder = defaultHolder()
 	}
-	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = 300 * time.Second
-	}
-	if cfg.LeaseRefresh <= 0 {
-		cfg.LeaseRefresh = 60 * time.Second
-	}
+	cfg.LeaseTTL = setting.Or(cfg.LeaseTTL, 300*time.Second)
+	cfg.LeaseRefresh = setting.Or(cfg.LeaseRefresh, 60*time.Second)
 	if cfg.LeaseRefresh >= cfg.LeaseTTL {
 		cfg.LeaseRefresh = cfg.LeaseTTL / 3
 	}
-	if cfg.AdmitWait <= 0 {
-		cfg.AdmitWait = 30 * time.Minute
-	}
+	cfg.AdmitWait = setting.Or(cfg.AdmitWait, 30*time.Minute)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -301,7 +296,7 @@ func (a *Agent) runAdmitted(ctx context.Context, eng *turn.Engine, sess *store.S
 	unregister := a.kids.addTurn(sess.ID, cancel)
 	defer unregister()
 	defer func() { res.Subagents = at.subagentTotals() }()
-	turnCtx = withTurn(turnCtx, at)
+	turnCtx = turnKey.With(turnCtx, at)
 	stopped := make(chan struct{})
 	refresherDone := make(chan struct{})
 	// A rotation moves the lease to the child session (rotate.go).

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 )
@@ -26,9 +27,7 @@ type MemoryConfig struct {
 }
 
 func (c MemoryConfig) withDefaults() MemoryConfig {
-	if c.MaxTokens <= 0 {
-		c.MaxTokens = 1000
-	}
+	c.MaxTokens = setting.Or(c.MaxTokens, 1000)
 	return c
 }
 
@@ -156,7 +155,7 @@ func (m *memoryTool) Run(ctx context.Context, raw json.RawMessage) (tool.Result,
 	}
 	a := m.a
 	principal, source := "", ""
-	if at := turnFrom(ctx); at != nil {
+	if at := turnKey.From(ctx); at != nil {
 		principal, source = at.principal, at.source
 	}
 	q := a.memoryQueryFor(principal)

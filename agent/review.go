@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -28,12 +29,8 @@ type ReviewConfig struct {
 }
 
 func (c ReviewConfig) withDefaults() ReviewConfig {
-	if c.Idle <= 0 {
-		c.Idle = 2 * time.Second
-	}
-	if c.MaxIterations <= 0 {
-		c.MaxIterations = 4
-	}
+	c.Idle = setting.Or(c.Idle, 2*time.Second)
+	c.MaxIterations = setting.Or(c.MaxIterations, 4)
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -29,12 +30,8 @@ type SubagentConfig struct {
 }
 
 func (c SubagentConfig) withDefaults() SubagentConfig {
-	if c.MaxDepth <= 0 {
-		c.MaxDepth = 1
-	}
-	if c.MaxParallel <= 0 {
-		c.MaxParallel = 4
-	}
+	c.MaxDepth = setting.Or(c.MaxDepth, 1)
+	c.MaxParallel = setting.Or(c.MaxParallel, 4)
 	return c
 }
 
@@ -83,7 +80,7 @@ func (d *delegateTool) Run(ctx context.Context, raw json.RawMessage) (tool.Resul
 	if strings.TrimSpace(args.Task) == "" {
 		return tool.Errorf("delegate: the task is empty; say what the subagent must do"), nil
 	}
-	parent := turnFrom(ctx)
+	parent := turnKey.From(ctx)
 	if parent == nil {
 		return tool.Errorf("delegate can only run inside a turn"), nil
 	}
@@ -295,7 +292,7 @@ func (a *Agent) childPrompt(ctx context.Context, tools []string) string {
 	p := a.systemPrompt(a.now(), tools)
 	p = strings.TrimRight(p, "\n") + "\n\n" + subagentNote + "\n"
 	principal := ""
-	if at := turnFrom(ctx); at != nil {
+	if at := turnKey.From(ctx); at != nil {
 		principal = at.principal
 	}
 	mem, err := a.memoryBlock(ctx, principal)

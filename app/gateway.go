@@ -10,6 +10,7 @@ import (
 
 	"github.com/talaria-agent/talaria/gateway"
 	"github.com/talaria-agent/talaria/internal/config"
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/observe"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -122,9 +123,7 @@ func (g *Gateway) config(ctx context.Context, cfg *Config, o Options, gopt Gatew
 	// it by the session's principal) and writes go through approvals.
 	ac.Memory = MemoryConfig(cfg)
 	leaseTTL := gopt.LeaseTTL
-	if leaseTTL <= 0 {
-		leaseTTL = time.Duration(sc.LeaseTTL)
-	}
+	leaseTTL = setting.Or(leaseTTL, time.Duration(sc.LeaseTTL))
 	metrics, err := gateway.SharedMetrics(promReader, tel)
 	if err != nil {
 		return gateway.Config{}, err

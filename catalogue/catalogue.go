@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/llm"
 )
 
@@ -156,12 +157,12 @@ func applyOverride(base Model, key string, o Model) Model {
 	m := base
 	m.Model = key
 	m.Known = true
-	setPositive(&m.Window, o.Window)
-	setPositive(&m.MaxOutput, o.MaxOutput)
-	setPositive(&m.InputPerMTok, o.InputPerMTok)
-	setPositive(&m.OutputPerMTok, o.OutputPerMTok)
-	setPositive(&m.CacheReadPerMTok, o.CacheReadPerMTok)
-	setPositive(&m.CacheWritePerMTok, o.CacheWritePerMTok)
+	m.Window = setting.Or(o.Window, m.Window)
+	m.MaxOutput = setting.Or(o.MaxOutput, m.MaxOutput)
+	m.InputPerMTok = setting.Or(o.InputPerMTok, m.InputPerMTok)
+	m.OutputPerMTok = setting.Or(o.OutputPerMTok, m.OutputPerMTok)
+	m.CacheReadPerMTok = setting.Or(o.CacheReadPerMTok, m.CacheReadPerMTok)
+	m.CacheWritePerMTok = setting.Or(o.CacheWritePerMTok, m.CacheWritePerMTok)
 	if o.PriceKnown || o.InputPerMTok > 0 || o.OutputPerMTok > 0 {
 		m.PriceKnown = true
 	}
@@ -169,13 +170,6 @@ func applyOverride(base Model, key string, o Model) Model {
 		m.CompressionRatio, m.CompressionTokens = o.CompressionRatio, o.CompressionTokens
 	}
 	return m
-}
-
-// setPositive sets *dst to v when the override gives one (above zero).
-func setPositive[T int | float64](dst *T, v T) {
-	if v > 0 {
-		*dst = v
-	}
 }
 
 // Lookup finds a model by name, case-insensitively: the exact name; then with

@@ -1,6 +1,9 @@
 package compact
 
-import "github.com/talaria-agent/talaria/catalogue"
+import (
+	"github.com/talaria-agent/talaria/catalogue"
+	"github.com/talaria-agent/talaria/internal/setting"
+)
 
 // DefaultRatio is the share of the window at which compression triggers.
 const DefaultRatio = 0.5
@@ -21,16 +24,12 @@ type Threshold struct {
 // (catalogue.UnknownWindow when window is not positive). The result never exceeds the
 // window, since a trigger above it could only fire after an overflow.
 func (t Threshold) Limit(window int) int {
-	if window <= 0 {
-		window = catalogue.UnknownWindow
-	}
+	window = setting.Or(window, catalogue.UnknownWindow)
 	if t.Tokens > 0 {
 		return min(t.Tokens, window)
 	}
 	r := t.Ratio
-	if r <= 0 {
-		r = DefaultRatio
-	}
+	r = setting.Or(r, DefaultRatio)
 	if r > 1 {
 		r = 1
 	}

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -145,24 +146,14 @@ func (c *Compressor) settings() settings {
 		timeout: c.Timeout, minTail: c.MinTailMessages, pruneOver: c.PruneOver,
 		onFailure: c.OnFailure, summaryMaxTokens: c.SummaryMaxTokens, maxInput: c.MaxSummaryInput,
 	}
-	if s.timeout <= 0 {
-		s.timeout = DefaultSummaryTimeout
-	}
-	if s.minTail <= 0 {
-		s.minTail = DefaultMinTailMessages
-	}
-	if s.pruneOver <= 0 {
-		s.pruneOver = DefaultPruneOver
-	}
+	s.timeout = setting.Or(s.timeout, DefaultSummaryTimeout)
+	s.minTail = setting.Or(s.minTail, DefaultMinTailMessages)
+	s.pruneOver = setting.Or(s.pruneOver, DefaultPruneOver)
 	if s.onFailure == "" {
 		s.onFailure = FailPlaceholder
 	}
-	if s.summaryMaxTokens <= 0 {
-		s.summaryMaxTokens = DefaultSummaryMaxTokens
-	}
-	if s.maxInput <= 0 {
-		s.maxInput = DefaultMaxSummaryInput
-	}
+	s.summaryMaxTokens = setting.Or(s.summaryMaxTokens, DefaultSummaryMaxTokens)
+	s.maxInput = setting.Or(s.maxInput, DefaultMaxSummaryInput)
 	return s
 }
 

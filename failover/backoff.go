@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/talaria-agent/talaria/internal/setting"
 )
 
 // Backoff computes the wait before a retry. Zero fields take the defaults
@@ -56,18 +58,12 @@ func (b Backoff) Delay(attempt int, c Classified) time.Duration {
 }
 
 func (b Backoff) withDefaults() Backoff {
-	if b.Base <= 0 {
-		b.Base = DefaultBase
-	}
-	if b.Max <= 0 {
-		b.Max = DefaultMax
-	}
+	b.Base = setting.Or(b.Base, DefaultBase)
+	b.Max = setting.Or(b.Max, DefaultMax)
 	if b.Max < b.Base {
 		b.Max = b.Base
 	}
-	if b.RetryAfterCap <= 0 {
-		b.RetryAfterCap = DefaultRetryAfterCap
-	}
+	b.RetryAfterCap = setting.Or(b.RetryAfterCap, DefaultRetryAfterCap)
 	if b.Jitter == nil {
 		b.Jitter = rand.Float64
 	}

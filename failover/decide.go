@@ -1,5 +1,7 @@
 package failover
 
+import "github.com/talaria-agent/talaria/internal/setting"
+
 // Action is the one recovery the retry loop takes after a failure.
 type Action int
 
@@ -74,9 +76,7 @@ type Attempt struct {
 //     canceled terminate.
 func Decide(c Classified, a Attempt) Action {
 	maxRetries := a.MaxRetries
-	if maxRetries <= 0 {
-		maxRetries = DefaultMaxRetries
-	}
+	maxRetries = setting.Or(maxRetries, DefaultMaxRetries)
 	if a.NoRetries {
 		maxRetries = 0
 	}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -232,20 +233,6 @@ type turnRef struct {
 	unqueue func()
 }
 
-// positive are the numeric settings where zero or below means "unset".
-type positive interface {
-	~int | ~int64 | ~float64
-}
-
-// positiveOr is cmp.Or for the numeric settings, where only a value above
-// zero is set: v if set, else def.
-func positiveOr[T positive](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
 // New builds a Gateway.
 func New(cfg Config) (*Gateway, error) {
 	if cfg.Store == nil {
@@ -261,16 +248,16 @@ func New(cfg Config) (*Gateway, error) {
 	default:
 		return nil, fmt.Errorf("gateway: busy mode %q: use queue, interrupt, reject or steer", cfg.Busy)
 	}
-	cfg.ApprovalTimeout = positiveOr(cfg.ApprovalTimeout, 5*time.Minute)
-	cfg.QueueLimit = positiveOr(cfg.QueueLimit, 16)
-	cfg.MaxConcurrentTurns = positiveOr(cfg.MaxConcurrentTurns, 64)
-	cfg.MaxBodyBytes = positiveOr(cfg.MaxBodyBytes, 1<<20)
-	cfg.ReadTimeout = positiveOr(cfg.ReadTimeout, DefaultReadTimeout)
-	cfg.MaxAgents = positiveOr(cfg.MaxAgents, 64)
-	cfg.MaxIdleSessions = positiveOr(cfg.MaxIdleSessions, 4096)
-	cfg.SubscriberBuffer = positiveOr(cfg.SubscriberBuffer, 1024)
-	cfg.RingSize = positiveOr(cfg.RingSize, 4096)
-	cfg.Heartbeat = positiveOr(cfg.Heartbeat, 15*time.Second)
+	cfg.ApprovalTimeout = setting.Or(cfg.ApprovalTimeout, 5*time.Minute)
+	cfg.QueueLimit = setting.Or(cfg.QueueLimit, 16)
+	cfg.MaxConcurrentTurns = setting.Or(cfg.MaxConcurrentTurns, 64)
+	cfg.MaxBodyBytes = setting.Or(cfg.MaxBodyBytes, 1<<20)
+	cfg.ReadTimeout = setting.Or(cfg.ReadTimeout, DefaultReadTimeout)
+	cfg.MaxAgents = setting.Or(cfg.MaxAgents, 64)
+	cfg.MaxIdleSessions = setting.Or(cfg.MaxIdleSessions, 4096)
+	cfg.SubscriberBuffer = setting.Or(cfg.SubscriberBuffer, 1024)
+	cfg.RingSize = setting.Or(cfg.RingSize, 4096)
+	cfg.Heartbeat = setting.Or(cfg.Heartbeat, 15*time.Second)
 	if cfg.AuthFailures == 0 {
 		cfg.AuthFailures = 10
 	}
@@ -281,7 +268,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Handoff = cmp.Or(cfg.Handoff, HandoffContinue)
-	cfg.HandoffMax = positiveOr(cfg.HandoffMax, 2)
+	cfg.HandoffMax = setting.Or(cfg.HandoffMax, 2)
 	for who, l := range map[string]string{"serve.handoff": cfg.Handoff, "default limits": cfg.Limits.Default.Handoff} {
 		if l != "" && l != HandoffContinue && l != HandoffInterrupt {
 			return nil, fmt.Errorf("gateway: %s is %q; want %q or %q", who, l, HandoffContinue, HandoffInterrupt)
@@ -305,9 +292,9 @@ func New(cfg Config) (*Gateway, error) {
 		if cfg.Holder == "" {
 			cfg.Holder = agent.HolderName()
 		}
-		cfg.LeaseTTL = positiveOr(cfg.LeaseTTL, 300*time.Second)
-		cfg.Sweep = positiveOr(cfg.Sweep, min(max(cfg.LeaseTTL/10, 100*time.Millisecond), time.Second))
-		cfg.EventRetention = positiveOr(cfg.EventRetention, time.Hour)
+		cfg.LeaseTTL = setting.Or(cfg.LeaseTTL, 300*time.Second)
+		cfg.Sweep = setting.Or(cfg.Sweep, min(max(cfg.LeaseTTL/10, 100*time.Millisecond), time.Second))
+		cfg.EventRetention = setting.Or(cfg.EventRetention, time.Hour)
 	}
 	g := &Gateway{
 		cfg:      cfg,

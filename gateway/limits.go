@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -98,14 +99,14 @@ type Limits struct {
 func (g *Gateway) limitFor(principal string) Limit {
 	l := g.cfg.Limits.Default
 	if p, ok := g.cfg.Limits.Principals[principal]; ok {
-		l.Turns = positiveOr(p.Turns, l.Turns)
-		l.Queued = positiveOr(p.Queued, l.Queued)
-		l.Sessions = positiveOr(p.Sessions, l.Sessions)
-		l.Streams = positiveOr(p.Streams, l.Streams)
-		l.RequestsPerSecond = positiveOr(p.RequestsPerSecond, l.RequestsPerSecond)
-		l.Burst = positiveOr(p.Burst, l.Burst)
-		l.Searches = positiveOr(p.Searches, l.Searches)
-		l.SpendUSDPerDay = positiveOr(p.SpendUSDPerDay, l.SpendUSDPerDay)
+		l.Turns = setting.Or(p.Turns, l.Turns)
+		l.Queued = setting.Or(p.Queued, l.Queued)
+		l.Sessions = setting.Or(p.Sessions, l.Sessions)
+		l.Streams = setting.Or(p.Streams, l.Streams)
+		l.RequestsPerSecond = setting.Or(p.RequestsPerSecond, l.RequestsPerSecond)
+		l.Burst = setting.Or(p.Burst, l.Burst)
+		l.Searches = setting.Or(p.Searches, l.Searches)
+		l.SpendUSDPerDay = setting.Or(p.SpendUSDPerDay, l.SpendUSDPerDay)
 		if p.Models != nil {
 			l.Models = p.Models
 		}
@@ -114,15 +115,15 @@ func (g *Gateway) limitFor(principal string) Limit {
 			l.Network = p.Network
 		}
 		l.Handoff = cmp.Or(p.Handoff, l.Handoff)
-		l.HandoffMax = positiveOr(p.HandoffMax, l.HandoffMax)
+		l.HandoffMax = setting.Or(p.HandoffMax, l.HandoffMax)
 	}
-	l.Turns = min(positiveOr(l.Turns, 16), g.cfg.MaxConcurrentTurns)
-	l.Queued = positiveOr(l.Queued, 256)
-	l.Sessions = positiveOr(l.Sessions, 10000)
-	l.Streams = positiveOr(l.Streams, 64)
-	l.RequestsPerSecond = positiveOr(l.RequestsPerSecond, 50)
-	l.Burst = positiveOr(l.Burst, int(math.Ceil(2*l.RequestsPerSecond)))
-	l.Searches = positiveOr(l.Searches, 2)
+	l.Turns = min(setting.Or(l.Turns, 16), g.cfg.MaxConcurrentTurns)
+	l.Queued = setting.Or(l.Queued, 256)
+	l.Sessions = setting.Or(l.Sessions, 10000)
+	l.Streams = setting.Or(l.Streams, 64)
+	l.RequestsPerSecond = setting.Or(l.RequestsPerSecond, 50)
+	l.Burst = setting.Or(l.Burst, int(math.Ceil(2*l.RequestsPerSecond)))
+	l.Searches = setting.Or(l.Searches, 2)
 	return l
 }
 

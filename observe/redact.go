@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/internal/textcut"
 )
 
@@ -90,9 +91,7 @@ type Scrubber struct {
 // ordinary text, and no provider issues such keys). max bounds content in
 // redacted mode (0: DefaultMaxContent).
 func NewScrubber(mode Capture, max int, ownKeys []string) *Scrubber {
-	if max <= 0 {
-		max = DefaultMaxContent
-	}
+	max = setting.Or(max, DefaultMaxContent)
 	var pairs []string
 	for _, k := range ownKeys {
 		if k = strings.TrimSpace(k); len(k) >= 8 {

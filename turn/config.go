@@ -10,6 +10,7 @@ import (
 	"github.com/talaria-agent/talaria/catalogue"
 	"github.com/talaria-agent/talaria/compact"
 	"github.com/talaria-agent/talaria/failover"
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/tool"
@@ -179,18 +180,12 @@ type Limits struct {
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxIterations <= 0 {
-		l.MaxIterations = DefaultMaxIterations
-	}
+	l.MaxIterations = setting.Or(l.MaxIterations, DefaultMaxIterations)
 	if l.MaxRetries <= 0 && !l.NoRetries {
 		l.MaxRetries = failover.DefaultMaxRetries
 	}
-	if l.LengthContinuations <= 0 {
-		l.LengthContinuations = DefaultLengthContinuations
-	}
-	if l.ToolConcurrency <= 0 {
-		l.ToolConcurrency = DefaultToolConcurrency
-	}
+	l.LengthContinuations = setting.Or(l.LengthContinuations, DefaultLengthContinuations)
+	l.ToolConcurrency = setting.Or(l.ToolConcurrency, DefaultToolConcurrency)
 	return l
 }
 

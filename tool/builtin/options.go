@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/tool/sandbox"
 )
@@ -64,12 +65,8 @@ func (o Options) withDefaults() Options {
 	if o.Root != "" {
 		o.Root = filepath.Clean(o.Root)
 	}
-	if o.ShellTimeout <= 0 {
-		o.ShellTimeout = DefaultShellTimeout
-	}
-	if o.MaxOutput <= 0 {
-		o.MaxOutput = DefaultMaxOutput
-	}
+	o.ShellTimeout = setting.Or(o.ShellTimeout, DefaultShellTimeout)
+	o.MaxOutput = setting.Or(o.MaxOutput, DefaultMaxOutput)
 	o.MaxOutput = max(o.MaxOutput, minMaxOutput)
 	if o.Shell == "" {
 		o.Shell = DefaultShell
