@@ -135,6 +135,27 @@ func (tm *term) screen() string {
 	return strip(tm.out.String())
 }
 
+// rendered is the terminal as a VT emulator of the pty's size shows it
+// after everything written so far: the scrollback, then the screen.
+func (tm *term) rendered() string {
+	tm.mu.Lock()
+	raw := bytes.Clone(tm.out.Bytes())
+	tm.mu.Unlock()
+	emu := vt.NewEmulator(100, 30)
+	go func() { _, _ = io.Copy(io.Discard, emu) }() // answers to the UI's queries
+	_, _ = emu.Write(raw)
+	var kept strings.Builder
+	if sb := emu.Scrollback(); sb != nil {
+		for _, l := range sb.Lines() {
+			kept.WriteString(l.String() + "\n")
+		}
+	}
+	shown := kept.String() + emu.String()
+	// Ends the drain; Emulator.Close would race with its Read.
+	_ = emu.InputPipe().(io.Closer).Close()
+	return shown
+}
+
 func (tm *term) send(s string) {
 	tm.t.Helper()
 	if _, err := tm.tty.WriteString(s); err != nil {
@@ -147,12 +168,15 @@ func (tm *term) wait(want string) {
 	tm.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if strings.Contains(tm.screen(), want) {
+		// The raw stream, stripped of escapes, holds what was written;
+		// the emulated terminal holds what is shown, where the renderer
+		// rewrote only the cells of a line that changed.
+		if strings.Contains(tm.screen(), want) || strings.Contains(tm.rendered(), want) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	tm.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, tm.screen())
+	tm.t.Fatalf("the terminal never showed %q; it shows:\n%s\n--- written (escapes stripped):\n%s", want, tm.rendered(), tm.screen())
 }
 
 func (tm *term) exit() int {
@@ -541,23 +565,9 @@ func TestEarlyFrameRedrawnInPlace(t *testing.T) {
 	var shown string
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		tm.mu.Lock()
-		raw := tm.out.Bytes()
-		tm.mu.Unlock()
-		emu := vt.NewEmulator(100, 30)
-		go func() { _, _ = io.Copy(io.Discard, emu) }() // answers to the UI's queries
-		_, _ = emu.Write(raw)
 		// What scrolled off the top counts too: a line printed above the UI
 		// before its first frame may push the screen up.
-		var kept strings.Builder
-		if sb := emu.Scrollback(); sb != nil {
-			for _, l := range sb.Lines() {
-				kept.WriteString(l.String() + "\n")
-			}
-		}
-		shown = kept.String() + emu.String()
-		// Ends the drain; Emulator.Close would race with its Read.
-		_ = emu.InputPipe().(io.Closer).Close()
+		shown = tm.rendered()
 		if strings.Contains(shown, "new session") {
 			break
 		}
