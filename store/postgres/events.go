@@ -20,7 +20,7 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	for _, e := range evs {
-		_, err := tx.Exec(ctx, turnEventSQL, sqlrows.TurnEventArgs(&e)...)
+		_, err := tx.Exec(ctx, turnEventSQL, sqlrows.TurnEventArgs(new([9]any), &e)...)
 		if err != nil {
 			return s.sessionWrite(op, e.SessionID, err)
 		}

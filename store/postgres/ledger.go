@@ -27,7 +27,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 		return err
 	}
 	rec.StartedAt = sqlrows.OrNow(rec.StartedAt)
-	tag, err := s.pool.Exec(ctx, toolStartedSQL, sqlrows.ToolStartedArgs(rec)...)
+	tag, err := s.pool.Exec(ctx, toolStartedSQL, sqlrows.ToolStartedArgs(new([11]any), rec)...)
 	if err != nil {
 		return s.sessionWrite(op, rec.SessionID, err)
 	}
@@ -54,7 +54,7 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT (session_id, call_id) DO UPDATE SET state = excluded.state, result_id = excluded.result_id,
 			is_error = excluded.is_error, after_hash = excluded.after_hash, finished_at = excluded.finished_at`,
-		sqlrows.ToolFinishedArgs(rec)...)
+		sqlrows.ToolFinishedArgs(new([15]any), rec)...)
 	if err != nil {
 		return s.sessionWrite(op, rec.SessionID, err)
 	}

@@ -61,7 +61,7 @@ func (s *Store) AppendSpend(ctx context.Context, f store.Fence, sp store.Spend, 
 		if _, err := s.admit(ctx, tx, op, f, 0); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, addUsageSQL, sqlrows.AddUsageArgs(f.SessionID, sp)...)
+		_, err := tx.Exec(ctx, addUsageSQL, sqlrows.AddUsageArgs(new([10]any), f.SessionID, sp)...)
 		return err
 	})
 }

@@ -23,7 +23,7 @@ func (s *Store) AppendTurnEvents(ctx context.Context, evs ...store.TurnEvent) er
 				}
 				checked[e.SessionID] = true
 			}
-			if _, err := tx.ExecContext(ctx, sqlrows.TurnEventSQL, sqlrows.TurnEventArgs(&e)...); err != nil {
+			if _, err := tx.ExecContext(ctx, sqlrows.TurnEventSQL, sqlrows.TurnEventArgs(new([9]any), &e)...); err != nil {
 				return err
 			}
 		}

@@ -114,8 +114,10 @@ func (s *Store) RefreshLease(ctx context.Context, l store.Lease, ttl time.Durati
 	out := l
 	err := s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
 		out.ExpiresAt = sqlrows.Now().Add(ttl)
-		return execOne(ctx, tx, &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.path,
-			Err: fmt.Errorf("session %s, token %d: taken over or released", l.SessionID, l.Token)},
+		return execOne(ctx, tx, func() error {
+			return &store.Error{Op: op, Kind: store.KindLeaseLost, Path: s.path,
+				Err: fmt.Errorf("session %s, token %d: taken over or released", l.SessionID, l.Token)}
+		},
 			`UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ? AND holder = ? AND released = 0`,
 			sqlrows.Nanos(out.ExpiresAt), l.SessionID, l.Token, l.Holder)
 	})

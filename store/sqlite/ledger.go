@@ -23,7 +23,7 @@ func (s *Store) ToolStarted(ctx context.Context, rec *store.ToolCallRecord) erro
 				node = excluded.node, fence = excluded.fence, args_hash = excluded.args_hash, state = excluded.state,
 				result_id = 0, is_error = 0, path = excluded.path, before_hash = excluded.before_hash, after_hash = '',
 				started_at = excluded.started_at, finished_at = 0`,
-			sqlrows.ToolStartedArgs(rec)...))
+			sqlrows.ToolStartedArgs(new([11]any), rec)...))
 		if err != nil {
 			return err
 		}
@@ -45,14 +45,14 @@ func (s *Store) ToolFinished(ctx context.Context, rec *store.ToolCallRecord) err
 	const op = "tool finished"
 	rec.FillFinished(sqlrows.Now())
 	return s.write(ctx, op, func(ctx context.Context, tx *wtx) error {
-		err := execOne(ctx, tx, s.notFound(op, "session "+rec.SessionID), `INSERT INTO tool_calls
+		err := execOne(ctx, tx, func() error { return s.notFound(op, "session "+rec.SessionID) }, `INSERT INTO tool_calls
 			(session_id, call_id, turn_id, tool, node, fence, args_hash, state, result_id, is_error, path, before_hash,
 			 after_hash, started_at, finished_at, ord)
 			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?14
 			WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1)
 			ON CONFLICT (session_id, call_id) DO UPDATE SET state = excluded.state, result_id = excluded.result_id,
 				is_error = excluded.is_error, after_hash = excluded.after_hash, finished_at = excluded.finished_at`,
-			sqlrows.ToolFinishedArgs(rec)...)
+			sqlrows.ToolFinishedArgs(new([15]any), rec)...)
 		if err == nil {
 			rec.State = store.ToolCallFinished
 		}

@@ -85,7 +85,7 @@ func (s *Store) appendRows(ctx context.Context, op string, f store.Fence, msgs [
 			}
 		}
 		if !sp.IsZero() {
-			if _, err := tx.spend.ExecContext(ctx, sqlrows.AddUsageArgs(f.SessionID, sp)...); err != nil {
+			if _, err := tx.spend.ExecContext(ctx, sqlrows.AddUsageArgs(new([10]any), f.SessionID, sp)...); err != nil {
 				return err
 			}
 		}

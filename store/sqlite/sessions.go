@@ -157,7 +157,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 				return err
 			}
 		}
-		return execOne(ctx, tx, s.notFound(op, "session "+id), `DELETE FROM sessions WHERE id = ?`, id)
+		return execOne(ctx, tx, func() error { return s.notFound(op, "session "+id) }, `DELETE FROM sessions WHERE id = ?`, id)
 	})
 }
 

@@ -202,10 +202,10 @@ func isBadConn(err error) bool {
 
 // execOne runs one statement in tx that must touch a row; when it touches
 // none, the write fails with missing.
-func execOne(ctx context.Context, tx *wtx, missing error, query string, args ...any) error {
+func execOne(ctx context.Context, tx *wtx, missing func() error, query string, args ...any) error {
 	n, err := affected(tx.ExecContext(ctx, query, args...))
 	if err == nil && n == 0 {
-		return missing
+		return missing()
 	}
 	return err
 }

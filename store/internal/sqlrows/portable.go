@@ -156,7 +156,7 @@ func (p *Portable) SetTitle(ctx context.Context, id, title string) error {
 // may be booked after the session rotated.
 func (p *Portable) AddUsage(ctx context.Context, id string, u llm.Usage, costUSD float64, apiCalls int64) error {
 	return p.execOne(ctx, "add usage", "session "+id, addUsage,
-		AddUsageArgs(id, store.Spend{Usage: u, CostUSD: costUSD, APICalls: apiCalls})...)
+		AddUsageArgs(new([10]any), id, store.Spend{Usage: u, CostUSD: costUSD, APICalls: apiCalls})...)
 }
 
 // SetCooldown benches one credential, replacing any earlier cooldown of the

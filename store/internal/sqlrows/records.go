@@ -142,17 +142,23 @@ func ScanToolCall(sc Scanner) (store.ToolCallRecord, error) {
 
 // ToolStartedArgs are a started call's tool_calls values, in the order both
 // backends' statements number them: session_id, call_id, turn_id, tool,
-// node, fence, args_hash, state, path, before_hash, started_at.
-func ToolStartedArgs(rec *store.ToolCallRecord) []any {
-	return []any{rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash,
+// node, fence, args_hash, state, path, before_hash, started_at. They are
+// written into the caller's array a, which stays on the caller's stack as
+// a literal argument list would (a returned []any would be one more
+// allocation per call, on every tool call of every turn); the same holds
+// for the other ...Args functions.
+func ToolStartedArgs(a *[11]any, rec *store.ToolCallRecord) []any {
+	*a = [11]any{rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash,
 		string(store.ToolCallStarted), rec.Path, rec.BeforeHash, Nanos(rec.StartedAt)}
+	return a[:]
 }
 
 // ToolFinishedArgs are a finished call's, likewise: session_id, call_id,
 // turn_id, tool, node, fence, args_hash, state, result_id, is_error, path,
 // before_hash, after_hash, started_at, finished_at.
-func ToolFinishedArgs(rec *store.ToolCallRecord) []any {
-	return []any{rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash,
+func ToolFinishedArgs(a *[15]any, rec *store.ToolCallRecord) []any {
+	*a = [15]any{rec.SessionID, rec.CallID, rec.TurnID, rec.Tool, rec.Node, rec.Fence, rec.ArgsHash,
 		string(store.ToolCallFinished), rec.ResultID, rec.IsError, rec.Path, rec.BeforeHash, rec.AfterHash,
 		Nanos(rec.StartedAt), Nanos(rec.FinishedAt)}
+	return a[:]
 }

@@ -22,10 +22,11 @@ const AddUsageSQL = `UPDATE sessions SET
 	WHERE id = ?`
 
 // AddUsageArgs are AddUsageSQL's values for adding sp to session id now.
-func AddUsageArgs(id string, sp store.Spend) []any {
+func AddUsageArgs(a *[10]any, id string, sp store.Spend) []any {
 	u := sp.Usage
-	return []any{u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
+	*a = [10]any{u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
 		u.Reported, sp.CostUSD, sp.APICalls, Nanos(Now()), id}
+	return a[:]
 }
 
 // TurnEventSQL inserts one turn event (TurnEventArgs), inside a backend's
@@ -35,8 +36,9 @@ const TurnEventSQL = `INSERT INTO turn_events
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // TurnEventArgs are TurnEventSQL's values for e.
-func TurnEventArgs(e *store.TurnEvent) []any {
-	return []any{e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail}
+func TurnEventArgs(a *[9]any, e *store.TurnEvent) []any {
+	*a = [9]any{e.SessionID, e.TurnID, e.Seq, e.Kind, e.Name, Nanos(e.Start), int64(e.Duration), e.CostUSD, e.Detail}
+	return a[:]
 }
 
 // LeaseSQL reads the lease of session ? (holder, token, expires_at,
