@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +107,11 @@ func wantUnavailable(t *testing.T, what string, res turn.Result) {
 // next one.
 func TestKilledConnectionsRecover(t *testing.T) {
 	dsn := pgtest.New(t)
-	st := openAt(t, dsn)
+	// The kills pick this store's connections by their application name:
+	// other packages' tests share the server (and its database) and must
+	// keep theirs.
+	app := fmt.Sprintf("talaria_killtest_%d", time.Now().UnixNano())
+	st := openAt(t, dsn+"&application_name="+app)
 	sess := &store.Session{}
 	if err := st.CreateSession(t.Context(), sess); err != nil {
 		t.Fatal(err)
@@ -134,7 +139,7 @@ func TestKilledConnectionsRecover(t *testing.T) {
 			}
 		}
 		if _, err := kill.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+			WHERE application_name = $1`, app); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -143,7 +148,7 @@ func TestKilledConnectionsRecover(t *testing.T) {
 		t.Fatalf("GetSession after killed connections: %v", err)
 	}
 	if _, err := kill.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		WHERE application_name = $1`, app); err != nil {
 		t.Fatal(err)
 	}
 	ok := false
