@@ -130,6 +130,10 @@ func TestAPIContract(t *testing.T) {
 			if x.(map[string]any)["session_id"] != sid {
 				t.Fatalf("alice's search found another principal's session: %v", x)
 			}
+			// api.SearchHit, the CLI's shape too: the row's id to fetch it by.
+			if id, _ := x.(map[string]any)["message_id"].(float64); id <= 0 {
+				t.Fatalf("hit without message_id: %v", x)
+			}
 		}
 	})
 	t.Run("openapi", func(t *testing.T) {
