@@ -44,7 +44,8 @@ if [ -n "$BEFORE" ]; then
   git worktree add --detach "$tmp/before" "$BEFORE" >/dev/null
   # The generator and the benchmarks are new; the old tree gets copies (they
   # use only the store's public API), so both trees run the same code.
-  mkdir -p "$tmp/before/bench/gendb" && cp bench/gendb/main.go "$tmp/before/bench/gendb/"
+  mkdir -p "$tmp/before/bench/gendb" "$tmp/before/bench/internal/benchmain" && cp bench/gendb/main.go "$tmp/before/bench/gendb/"
+  cp bench/internal/benchmain/*.go "$tmp/before/bench/internal/benchmain/"
   cp store/sqlite/bench_test.go "$tmp/before/store/sqlite/bench_test.go"
   mkdir -p "$tmp/before/internal/testing/transcriptgen" && cp internal/testing/transcriptgen/*.go "$tmp/before/internal/testing/transcriptgen/"
   trees+=("$tmp/before")

@@ -17,41 +17,45 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/talaria-agent/talaria/bench/internal/benchmain"
 )
 
 func main() {
 	bin := flag.String("bin", "", "the talaria binary")
 	n := flag.Int("n", 20, "runs of each")
-	flag.Parse()
-	if *bin == "" {
-		fmt.Fprintln(os.Stderr, "usage: firstframe -bin TALARIA [-n 20]")
-		os.Exit(2)
-	}
+	benchmain.Run("firstframe", "-bin TALARIA [-n 20]", []string{"bin"}, func() error { return measure(*bin, *n) })
+}
+
+// measure interleaves n first-frame runs with n `talaria version` runs and
+// reports both.
+func measure(bin string, n int) error {
 	home, err := os.MkdirTemp("", "firstframe")
 	if err != nil {
-		fail(err)
+		return err
 	}
 	defer os.RemoveAll(home)
 	ws := filepath.Join(home, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
-		fail(err)
+		return err
 	}
 	env := []string{"TALARIA_HOME=" + home, "HOME=" + home, "TERM=xterm-256color", "PATH=" + os.Getenv("PATH")}
 	var frames, versions []time.Duration
-	for i := 0; i < *n; i++ {
-		d, err := firstFrame(*bin, ws, env)
+	for i := 0; i < n; i++ {
+		d, err := firstFrame(bin, ws, env)
 		if err != nil {
-			fail(err)
+			return err
 		}
 		frames = append(frames, d)
-		v, err := version(*bin, env)
+		v, err := version(bin, env)
 		if err != nil {
-			fail(err)
+			return err
 		}
 		versions = append(versions, v)
 	}
 	report("chat first frame", frames)
 	report("talaria version ", versions)
+	return nil
 }
 
 // firstFrame starts chat in a pty and waits for the prompt's "›".
@@ -105,9 +109,4 @@ func report(name string, ds []time.Duration) {
 	slices.Sort(ds)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 	fmt.Printf("%s: median %s (min %s, max %s, n=%d)\n", name, ms(ds[len(ds)/2]), ms(ds[0]), ms(ds[len(ds)-1]), len(ds))
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "firstframe:", err)
-	os.Exit(1)
 }

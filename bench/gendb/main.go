@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/talaria-agent/talaria/bench/internal/benchmain"
 	"github.com/talaria-agent/talaria/internal/testing/transcriptgen"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -24,16 +25,13 @@ func main() {
 	out := flag.String("out", "", "database file to create (must not exist)")
 	n := flag.Int("messages", 50_000, "messages in all")
 	per := flag.Int("per-session", 1_000, "messages per session")
-	flag.Parse()
-	if err := run(*out, *n, *per); err != nil {
-		fmt.Fprintln(os.Stderr, "gendb:", err)
-		os.Exit(1)
-	}
+	benchmain.Run("gendb", "-out FILE [-messages 50000] [-per-session 1000]", []string{"out"},
+		func() error { return run(*out, *n, *per) })
 }
 
 func run(path string, n, per int) error {
-	if path == "" || per <= 0 {
-		return fmt.Errorf("-out and a positive -per-session are required")
+	if per <= 0 {
+		return fmt.Errorf("-per-session must be positive")
 	}
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s exists", path)

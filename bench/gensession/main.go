@@ -10,10 +10,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/talaria-agent/talaria/bench/benchscript"
+	"github.com/talaria-agent/talaria/bench/internal/benchmain"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/store/sqlite"
 )
@@ -21,15 +21,8 @@ import (
 func main() {
 	db := flag.String("db", "", "database file to create (required)")
 	n := flag.Int("messages", 10_000, "messages in the session")
-	flag.Parse()
-	if *db == "" {
-		fmt.Fprintln(os.Stderr, "gensession: -db is required")
-		os.Exit(2)
-	}
-	if err := generate(context.Background(), *db, *n); err != nil {
-		fmt.Fprintln(os.Stderr, "gensession:", err)
-		os.Exit(1)
-	}
+	benchmain.Run("gensession", "-db FILE [-messages 10000]", []string{"db"},
+		func() error { return generate(context.Background(), *db, *n) })
 }
 
 func generate(ctx context.Context, path string, n int) error {
