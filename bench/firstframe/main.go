@@ -21,12 +21,6 @@ import (
 	"github.com/talaria-agent/talaria/bench/internal/benchmain"
 )
 
-func main() {
-	bin := flag.String("bin", "", "the talaria binary")
-	n := flag.Int("n", 20, "runs of each")
-	benchmain.Run("firstframe", "-bin TALARIA [-n 20]", []string{"bin"}, func() error { return measure(*bin, *n) })
-}
-
 // measure interleaves n first-frame runs with n `talaria version` runs and
 // reports both.
 func measure(bin string, n int) error {
@@ -109,4 +103,10 @@ func report(name string, ds []time.Duration) {
 	slices.Sort(ds)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 	fmt.Printf("%s: median %s (min %s, max %s, n=%d)\n", name, ms(ds[len(ds)/2]), ms(ds[0]), ms(ds[len(ds)-1]), len(ds))
+}
+
+func main() {
+	bin := flag.String("bin", "", "the talaria binary")
+	n := flag.Int("n", 20, "runs of each")
+	benchmain.Run("firstframe", "-bin TALARIA [-n 20]", []string{"bin"}, func() error { return measure(*bin, *n) })
 }

@@ -21,14 +21,6 @@ import (
 	"github.com/talaria-agent/talaria/store/sqlite"
 )
 
-func main() {
-	out := flag.String("out", "", "database file to create (must not exist)")
-	n := flag.Int("messages", 50_000, "messages in all")
-	per := flag.Int("per-session", 1_000, "messages per session")
-	benchmain.Run("gendb", "-out FILE [-messages 50000] [-per-session 1000]", []string{"out"},
-		func() error { return run(*out, *n, *per) })
-}
-
 func run(path string, n, per int) error {
 	if per <= 0 {
 		return fmt.Errorf("-per-session must be positive")
@@ -70,4 +62,12 @@ func Row(i int) *store.Message {
 		m.Content = []llm.Part{llm.TextPart(m.Text() + " Also peel the kumquat.")}
 	}
 	return m
+}
+
+func main() {
+	out := flag.String("out", "", "database file to create (must not exist)")
+	n := flag.Int("messages", 50_000, "messages in all")
+	per := flag.Int("per-session", 1_000, "messages per session")
+	benchmain.Run("gendb", "-out FILE [-messages 50000] [-per-session 1000]", []string{"out"},
+		func() error { return run(*out, *n, *per) })
 }

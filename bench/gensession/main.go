@@ -18,13 +18,6 @@ import (
 	"github.com/talaria-agent/talaria/store/sqlite"
 )
 
-func main() {
-	db := flag.String("db", "", "database file to create (required)")
-	n := flag.Int("messages", 10_000, "messages in the session")
-	benchmain.Run("gensession", "-db FILE [-messages 10000]", []string{"db"},
-		func() error { return generate(context.Background(), *db, *n) })
-}
-
 func generate(ctx context.Context, path string, n int) error {
 	st, err := sqlite.Open(ctx, path, sqlite.Options{})
 	if err != nil {
@@ -56,4 +49,11 @@ func generate(ctx context.Context, path string, n int) error {
 // row is message i of the session.
 func row(i int) *store.Message {
 	return &store.Message{TurnID: fmt.Sprint("t", i/4), Message: benchscript.SessionMessage(i), Provider: "custom", Model: "bench-model"}
+}
+
+func main() {
+	db := flag.String("db", "", "database file to create (required)")
+	n := flag.Int("messages", 10_000, "messages in the session")
+	benchmain.Run("gensession", "-db FILE [-messages 10000]", []string{"db"},
+		func() error { return generate(context.Background(), *db, *n) })
 }
