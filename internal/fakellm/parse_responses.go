@@ -12,15 +12,6 @@ import (
 // APIResponses names the OpenAI Responses route in Request.API.
 const APIResponses = "openai-responses"
 
-// Messages after the real Responses API's wording.
-const (
-	rsOrphanOutput = "No tool call found for function call output with call_id %s."
-	rsUnanswered   = "No tool output found for function call %s."
-	rsBadEncrypted = "The encrypted content for item %s could not be verified. Reason: Encrypted content could not be decrypted or parsed."
-	rsNotPersisted = "Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
-	rsNoFollower   = "Item '%s' of type 'reasoning' was provided without its required following item."
-)
-
 type rsBody struct {
 	Model        string          `json:"model"`
 	Instructions string          `json:"instructions"`
@@ -134,6 +125,16 @@ func parseResponses(req *Request) *ErrorReply {
 	}
 	return v
 }
+
+// The item-rule refusals normalizeResponses gives, in the real Responses
+// API's wording.
+const (
+	rsOrphanOutput = "No tool call found for function call output with call_id %s."
+	rsUnanswered   = "No tool output found for function call %s."
+	rsBadEncrypted = "The encrypted content for item %s could not be verified. Reason: Encrypted content could not be decrypted or parsed."
+	rsNotPersisted = "Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+	rsNoFollower   = "Item '%s' of type 'reasoning' was provided without its required following item."
+)
 
 // normalizeResponses builds req.Messages and checks the item rules.
 func normalizeResponses(req *Request, items []rsItem, stored bool) *ErrorReply {
