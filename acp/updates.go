@@ -103,15 +103,7 @@ func (w *turnWatch) hooks() turn.Hooks {
 		ToolStart: w.toolStart,
 		ToolEnd:   w.toolEnd,
 		Todo: func(items []tool.TodoItem) {
-			entries := make([]PlanEntry, len(items))
-			for i, it := range items {
-				st := it.Status
-				if st != "in_progress" && st != "completed" {
-					st = "pending"
-				}
-				entries[i] = PlanEntry{Content: it.Text, Priority: "medium", Status: st}
-			}
-			w.s.update(id, SessionUpdate{SessionUpdate: "plan", Entries: entries})
+			w.s.update(id, SessionUpdate{SessionUpdate: "plan", Entries: planEntries(items)})
 		},
 	}
 }
@@ -156,4 +148,21 @@ func (w *turnWatch) toolEnd(c llm.ToolCall, res tool.Result, _ time.Duration) {
 		}
 	}
 	w.s.update(w.ss.id, SessionUpdate{SessionUpdate: "tool_call_update", ToolCall: &tc})
+}
+
+// planEntries is the todo plan as ACP's plan entries. ACP calls a finished
+// entry "completed" where the todo tool says "done".
+func planEntries(items []tool.TodoItem) []PlanEntry {
+	entries := make([]PlanEntry, len(items))
+	for i, it := range items {
+		st := StatusPending
+		switch it.Status {
+		case tool.TodoInProgress:
+			st = StatusInProgress
+		case tool.TodoDone:
+			st = StatusCompleted
+		}
+		entries[i] = PlanEntry{Content: it.Text, Priority: "medium", Status: st}
+	}
+	return entries
 }

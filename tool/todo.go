@@ -11,18 +11,30 @@ import (
 // TodoToolName is the name of the plan tool (tool/builtin's Todo).
 const TodoToolName = "todo"
 
+// TodoStatus is where a plan item stands.
+type TodoStatus string
+
 // Todo item statuses.
 const (
-	TodoPending    = "pending"
-	TodoInProgress = "in_progress"
-	TodoDone       = "done"
+	TodoPending    TodoStatus = "pending"
+	TodoInProgress TodoStatus = "in_progress"
+	TodoDone       TodoStatus = "done"
 )
+
+// Valid reports whether s is one of the three statuses.
+func (s TodoStatus) Valid() bool {
+	switch s {
+	case TodoPending, TodoInProgress, TodoDone:
+		return true
+	}
+	return false
+}
 
 // TodoItem is one step of the plan the model keeps with the todo tool.
 type TodoItem struct {
-	ID     string `json:"id"`
-	Text   string `json:"text"`
-	Status string `json:"status"`
+	ID     string     `json:"id"`
+	Text   string     `json:"text"`
+	Status TodoStatus `json:"status"`
 }
 
 // TodoBox carries a session's plan to the todo tool and its new state

@@ -137,11 +137,10 @@ func todoUpdate(cur, changes []tool.TodoItem) ([]tool.TodoItem, error) {
 }
 
 func checkTodoItem(it *tool.TodoItem) error {
-	switch it.Status {
-	case "":
+	if it.Status == "" {
 		it.Status = tool.TodoPending
-	case tool.TodoPending, tool.TodoInProgress, tool.TodoDone:
-	default:
+	}
+	if !it.Status.Valid() {
 		return fmt.Errorf("item %q: status %q is not pending, in_progress or done", it.ID, it.Status)
 	}
 	if len(it.Text) > todoMaxText {
