@@ -5,9 +5,6 @@ import "encoding/json"
 // The subset of the ACP schema v1 (@agentclientprotocol/sdk 2.4.0,
 // schema/v1/schema.json) Talaria speaks. Field names follow the schema.
 
-// ProtocolVersion is the ACP major version this agent speaks.
-const ProtocolVersion = 1
-
 // Method names.
 const (
 	MethodInitialize        = "initialize"
@@ -23,6 +20,9 @@ const (
 	MethodReadTextFile      = "fs/read_text_file"
 	MethodWriteTextFile     = "fs/write_text_file"
 )
+
+// ProtocolVersion is the ACP major version this agent speaks.
+const ProtocolVersion = 1
 
 type Implementation struct {
 	Name    string `json:"name"`

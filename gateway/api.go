@@ -33,7 +33,7 @@ func (g *Gateway) Handler() http.Handler {
 	}
 	mux.Handle("GET /metrics", g.adminOnly(g.m.handler().ServeHTTP))
 	mux.HandleFunc("/v1/", a(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, errf(http.StatusNotFound, CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
+		writeError(w, errf(http.StatusNotFound, api.CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	}))
 	mux.Handle("/", webHandler())
 	return g.m.instrument(g.withLimits(mux))
@@ -86,7 +86,7 @@ func (g *Gateway) withLimits(next http.Handler) http.Handler {
 			w.Header().Set("Connection", "close")
 		}
 		if r.ContentLength > g.cfg.MaxBodyBytes {
-			writeError(w, errf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than the limit"))
+			writeError(w, errf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the request body is larger than the limit"))
 			return
 		}
 		if r.Body != nil {
@@ -100,11 +100,11 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := g.ready.check(r.Context(), g); err != nil {
 		// Anyone may ask, so the answer names no path, DSN, user or host;
 		// the log has the whole error.
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeStoreFailure, "message": "the database cannot be read or written"}})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": errf(http.StatusServiceUnavailable, api.CodeStoreFailure, "the database cannot be read or written")})
 		return
 	}
 	if g.draining.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": map[string]string{"code": CodeShuttingDown, "message": "draining"}})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": errf(http.StatusServiceUnavailable, api.CodeShuttingDown, "draining")})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
@@ -164,7 +164,7 @@ func (g *Gateway) owned(r *http.Request) (*store.Session, error) {
 	id := r.PathValue("id")
 	s, err := g.store.GetSession(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && s.Principal != principalOf(r.Context()) {
-		return nil, errf(http.StatusNotFound, CodeNotFound, "no session "+id)
+		return nil, errf(http.StatusNotFound, api.CodeNotFound, "no session "+id)
 	}
 	if err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !g.modelAllowed(principal, provider, model) {
-			writeError(w, errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+strconv.Quote(provider+"/"+model)+" is not available to this principal (serve.limits models)"))
+			writeError(w, errf(http.StatusBadRequest, api.CodeModelNotAllowed, "model "+strconv.Quote(provider+"/"+model)+" is not available to this principal (serve.limits models)"))
 			return
 		}
 	}
@@ -233,7 +233,7 @@ func intParam(r *http.Request, name string, def, maxV int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, errf(http.StatusBadRequest, CodeBadRequest, name+" must be a non-negative integer")
+		return 0, errf(http.StatusBadRequest, api.CodeBadRequest, name+" must be a non-negative integer")
 	}
 	return min(n, maxV), nil
 }
@@ -297,7 +297,7 @@ func (g *Gateway) deleteSession(w http.ResponseWriter, r *http.Request) {
 	busy := st.running != nil || st.pending > 0
 	st.mu.Unlock()
 	if busy {
-		writeError(w, errf(http.StatusConflict, CodeSessionBusy, "the session has a running or queued turn; interrupt it first"))
+		writeError(w, errf(http.StatusConflict, api.CodeSessionBusy, "the session has a running or queued turn; interrupt it first"))
 		return
 	}
 	if err := g.store.DeleteSession(r.Context(), s.ID); err != nil {
@@ -377,7 +377,7 @@ const (
 // duplicate words (case-insensitive) folded.
 func searchQuery(q string) (string, error) {
 	if len(q) > maxSearchBytes {
-		return "", errf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("q is longer than %d bytes", maxSearchBytes))
+		return "", errf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("q is longer than %d bytes", maxSearchBytes))
 	}
 	seen := map[string]bool{}
 	var words []string
@@ -390,10 +390,10 @@ func searchQuery(q string) (string, error) {
 		words = append(words, w)
 	}
 	if len(words) == 0 {
-		return "", errf(http.StatusBadRequest, CodeBadRequest, "q is required")
+		return "", errf(http.StatusBadRequest, api.CodeBadRequest, "q is required")
 	}
 	if len(words) > maxSearchTerms {
-		return "", errf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("q has more than %d distinct words", maxSearchTerms))
+		return "", errf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("q has more than %d distinct words", maxSearchTerms))
 	}
 	return strings.Join(words, " "), nil
 }
@@ -416,13 +416,13 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.TrimSpace(req.Text) == "" {
-		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, `"text" must not be empty`))
+		writeError(w, errf(http.StatusBadRequest, api.CodeBadRequest, `"text" must not be empty`))
 		return
 	}
 	switch req.Busy {
 	case "", BusyQueue, BusyInterrupt, BusyReject, BusySteer:
 	default:
-		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, `"busy" must be queue, interrupt, reject or steer`))
+		writeError(w, errf(http.StatusBadRequest, api.CodeBadRequest, `"busy" must be queue, interrupt, reject or steer`))
 		return
 	}
 	s, err := g.owned(r)
@@ -432,7 +432,7 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.Live() {
 		if tip, terr := store.ResolveTip(r.Context(), g.store, s.ID); terr != nil || tip.ID == s.ID {
-			writeError(w, errf(http.StatusConflict, CodeSessionEnded, "session "+s.ID+" has ended; start a new one"))
+			writeError(w, errf(http.StatusConflict, api.CodeSessionEnded, "session "+s.ID+" has ended; start a new one"))
 			return
 		}
 	}
@@ -569,12 +569,12 @@ func (g *Gateway) explainError(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Provider == "" {
-		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, `"provider" is required`))
+		writeError(w, errf(http.StatusBadRequest, api.CodeBadRequest, `"provider" is required`))
 		return
 	}
 	c, err := explain(req)
 	if err != nil {
-		writeError(w, errf(http.StatusBadRequest, CodeBadRequest, err.Error()))
+		writeError(w, errf(http.StatusBadRequest, api.CodeBadRequest, err.Error()))
 		return
 	}
 	writeJSON(w, http.StatusOK, c)

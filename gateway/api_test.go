@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
 )
 
-func errCode(out map[string]any) string {
+func errCode(out map[string]any) api.ErrorCode {
 	e, _ := out["error"].(map[string]any)
 	c, _ := e["code"].(string)
-	return c
+	return api.ErrorCode(c)
 }
 
 // TestAPIContract checks every route's answers, including the error cases,
@@ -31,34 +32,34 @@ func TestAPIContract(t *testing.T) {
 		name, method, path, token string
 		body                      any
 		status                    int
-		code                      string
+		code                      api.ErrorCode
 	}{
-		{"no token", "GET", "/v1/sessions", "", nil, 401, CodeUnauthorized},
-		{"wrong token", "GET", "/v1/sessions", "tal_wrong", nil, 401, CodeUnauthorized},
-		{"metrics needs token", "GET", "/metrics", "", nil, 401, CodeUnauthorized},
-		{"metrics needs an admin token", "GET", "/metrics", h.token, nil, 403, CodeForbidden},
-		{"openapi needs token", "GET", "/v1/openapi.json", "", nil, 401, CodeUnauthorized},
-		{"other principal get", "GET", "/v1/sessions/" + sid, h.other, nil, 404, CodeNotFound},
-		{"other principal delete", "DELETE", "/v1/sessions/" + sid, h.other, nil, 404, CodeNotFound},
-		{"other principal usage", "GET", "/v1/sessions/" + sid + "/usage", h.other, nil, 404, CodeNotFound},
-		{"other principal messages", "GET", "/v1/sessions/" + sid + "/messages", h.other, nil, 404, CodeNotFound},
-		{"other principal events", "GET", "/v1/sessions/" + sid + "/events", h.other, nil, 404, CodeNotFound},
-		{"other principal post", "POST", "/v1/sessions/" + sid + "/messages", h.other, map[string]any{"text": "hi"}, 404, CodeNotFound},
-		{"other principal interrupt", "POST", "/v1/turns/" + tid + "/interrupt", h.other, nil, 404, CodeNotFound},
-		{"unknown session", "GET", "/v1/sessions/nope", h.token, nil, 404, CodeNotFound},
-		{"unknown session post", "POST", "/v1/sessions/nope/messages", h.token, map[string]any{"text": "hi"}, 404, CodeNotFound},
-		{"unknown route", "GET", "/v1/nothing", h.token, nil, 404, CodeNotFound},
-		{"malformed json", "POST", "/v1/sessions/" + sid + "/messages", h.token, `{"text": `, 400, CodeInvalidJSON},
-		{"unknown field", "POST", "/v1/sessions/" + sid + "/messages", h.token, `{"txt": "a"}`, 400, CodeInvalidJSON},
-		{"empty text", "POST", "/v1/sessions/" + sid + "/messages", h.token, `{"text": " "}`, 400, CodeBadRequest},
-		{"oversized body", "POST", "/v1/sessions/" + sid + "/messages", h.token, big, 413, CodeBodyTooLarge},
-		{"bad decision", "POST", "/v1/turns/" + tid + "/approvals/c1", h.token, map[string]any{"decision": "maybe"}, 400, CodeBadRequest},
-		{"approval of finished turn", "POST", "/v1/turns/" + tid + "/approvals/c1", h.token, map[string]any{"decision": "allow"}, 404, CodeNotFound},
-		{"interrupt finished turn", "POST", "/v1/turns/" + tid + "/interrupt", h.token, nil, 404, CodeNotFound},
-		{"search needs q", "GET", "/v1/search", h.token, nil, 400, CodeBadRequest},
-		{"bad limit", "GET", "/v1/sessions?limit=x", h.token, nil, 400, CodeBadRequest},
-		{"explain needs provider", "POST", "/v1/explain-error", h.token, map[string]any{"status": 429}, 400, CodeBadRequest},
-		{"bad Last-Event-ID", "GET", "/v1/sessions/" + sid + "/events?after=x", h.token, nil, 400, CodeBadRequest},
+		{"no token", "GET", "/v1/sessions", "", nil, 401, api.CodeUnauthorized},
+		{"wrong token", "GET", "/v1/sessions", "tal_wrong", nil, 401, api.CodeUnauthorized},
+		{"metrics needs token", "GET", "/metrics", "", nil, 401, api.CodeUnauthorized},
+		{"metrics needs an admin token", "GET", "/metrics", h.token, nil, 403, api.CodeForbidden},
+		{"openapi needs token", "GET", "/v1/openapi.json", "", nil, 401, api.CodeUnauthorized},
+		{"other principal get", "GET", "/v1/sessions/" + sid, h.other, nil, 404, api.CodeNotFound},
+		{"other principal delete", "DELETE", "/v1/sessions/" + sid, h.other, nil, 404, api.CodeNotFound},
+		{"other principal usage", "GET", "/v1/sessions/" + sid + "/usage", h.other, nil, 404, api.CodeNotFound},
+		{"other principal messages", "GET", "/v1/sessions/" + sid + "/messages", h.other, nil, 404, api.CodeNotFound},
+		{"other principal events", "GET", "/v1/sessions/" + sid + "/events", h.other, nil, 404, api.CodeNotFound},
+		{"other principal post", "POST", "/v1/sessions/" + sid + "/messages", h.other, map[string]any{"text": "hi"}, 404, api.CodeNotFound},
+		{"other principal interrupt", "POST", "/v1/turns/" + tid + "/interrupt", h.other, nil, 404, api.CodeNotFound},
+		{"unknown session", "GET", "/v1/sessions/nope", h.token, nil, 404, api.CodeNotFound},
+		{"unknown session post", "POST", "/v1/sessions/nope/messages", h.token, map[string]any{"text": "hi"}, 404, api.CodeNotFound},
+		{"unknown route", "GET", "/v1/nothing", h.token, nil, 404, api.CodeNotFound},
+		{"malformed json", "POST", "/v1/sessions/" + sid + "/messages", h.token, `{"text": `, 400, api.CodeInvalidJSON},
+		{"unknown field", "POST", "/v1/sessions/" + sid + "/messages", h.token, `{"txt": "a"}`, 400, api.CodeInvalidJSON},
+		{"empty text", "POST", "/v1/sessions/" + sid + "/messages", h.token, `{"text": " "}`, 400, api.CodeBadRequest},
+		{"oversized body", "POST", "/v1/sessions/" + sid + "/messages", h.token, big, 413, api.CodeBodyTooLarge},
+		{"bad decision", "POST", "/v1/turns/" + tid + "/approvals/c1", h.token, map[string]any{"decision": "maybe"}, 400, api.CodeBadRequest},
+		{"approval of finished turn", "POST", "/v1/turns/" + tid + "/approvals/c1", h.token, map[string]any{"decision": "allow"}, 404, api.CodeNotFound},
+		{"interrupt finished turn", "POST", "/v1/turns/" + tid + "/interrupt", h.token, nil, 404, api.CodeNotFound},
+		{"search needs q", "GET", "/v1/search", h.token, nil, 400, api.CodeBadRequest},
+		{"bad limit", "GET", "/v1/sessions?limit=x", h.token, nil, 400, api.CodeBadRequest},
+		{"explain needs provider", "POST", "/v1/explain-error", h.token, map[string]any{"status": 429}, 400, api.CodeBadRequest},
+		{"bad Last-Event-ID", "GET", "/v1/sessions/" + sid + "/events?after=x", h.token, nil, 400, api.CodeBadRequest},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -196,11 +197,11 @@ func TestSessionOverrides(t *testing.T) {
 	if last.Model != "other-model" || !strings.Contains(last.System, "Always answer in haiku.") {
 		t.Fatalf("request went to model %q with system %q", last.Model, last.System)
 	}
-	if code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"provider": "elsewhere"}); code != 400 || errCode(out) != CodeNotImplemented {
+	if code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"provider": "elsewhere"}); code != 400 || errCode(out) != api.CodeNotImplemented {
 		t.Fatalf("create with a provider = %d %v", code, out)
 	}
 	// A workspace is chosen by name; a path is no name.
-	if code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"workspace": t.TempDir()}); code != 400 || errCode(out) != CodeBadRequest {
+	if code, out := h.do("POST", "/v1/sessions", h.token, map[string]any{"workspace": t.TempDir()}); code != 400 || errCode(out) != api.CodeBadRequest {
 		t.Fatalf("create with a path = %d %v", code, out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/tool"
 	"github.com/talaria-agent/talaria/turn"
@@ -96,7 +97,7 @@ func (g *Gateway) answer(ctx context.Context, turnID, callID, principal string, 
 	switch d.verdict {
 	case DecisionAllow, DecisionDeny, DecisionAlways:
 	default:
-		return errf(http.StatusBadRequest, CodeBadRequest, `decision must be "allow", "deny" or "always"`)
+		return errf(http.StatusBadRequest, api.CodeBadRequest, `decision must be "allow", "deny" or "always"`)
 	}
 	run, err := g.runningTurn(ctx, turnID, principal)
 	if err != nil {
@@ -109,7 +110,7 @@ func (g *Gateway) answer(ctx context.Context, turnID, callID, principal string, 
 	}
 	run.mu.Unlock()
 	if !ok {
-		return errf(http.StatusNotFound, CodeNoApproval, "turn "+turnID+" is not waiting for an approval of call "+callID)
+		return errf(http.StatusNotFound, api.CodeNoApproval, "turn "+turnID+" is not waiting for an approval of call "+callID)
 	}
 	ch <- d
 	return nil
@@ -134,10 +135,10 @@ func (g *Gateway) runningTurn(ctx context.Context, turnID, principal string) (*t
 		ok = false
 	}
 	if !ok {
-		return nil, errf(http.StatusNotFound, CodeNotFound, "no running turn "+turnID)
+		return nil, errf(http.StatusNotFound, api.CodeNotFound, "no running turn "+turnID)
 	}
 	if run == nil {
-		return nil, errf(http.StatusConflict, CodeNotRunning, "turn "+turnID+" is queued, not running")
+		return nil, errf(http.StatusConflict, api.CodeNotRunning, "turn "+turnID+" is queued, not running")
 	}
 	return run, nil
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -88,7 +89,7 @@ func bearer(h string) (string, bool) {
 func (g *Gateway) authenticate(r *http.Request) (caller, error) {
 	secret, ok := bearer(r.Header.Get("Authorization"))
 	if !ok {
-		return caller{}, errf(http.StatusUnauthorized, CodeUnauthorized, "send Authorization: Bearer <token> (create one with `talaria serve token create NAME`)")
+		return caller{}, errf(http.StatusUnauthorized, api.CodeUnauthorized, "send Authorization: Bearer <token> (create one with `talaria serve token create NAME`)")
 	}
 	addr := clientAddr(r)
 	if wait := g.authFail.blocked(addr, g.cfg.Now()); wait > 0 {
@@ -100,7 +101,7 @@ func (g *Gateway) authenticate(r *http.Request) (caller, error) {
 	// as "every principal".
 	if errors.Is(err, store.ErrNotFound) || err == nil && strings.TrimSpace(t.Principal) == "" {
 		g.authFail.failed(addr, g.cfg.Now())
-		return caller{}, errf(http.StatusUnauthorized, CodeUnauthorized, "the token is unknown or revoked")
+		return caller{}, errf(http.StatusUnauthorized, api.CodeUnauthorized, "the token is unknown or revoked")
 	}
 	if err != nil {
 		return caller{}, storeError(err)
@@ -131,7 +132,7 @@ func (g *Gateway) authCaller(w http.ResponseWriter, r *http.Request, writeErr fu
 	var rl *rateLimited
 	if errors.As(err, &rl) {
 		w.Header().Set("Retry-After", strconv.Itoa(int((rl.wait+time.Second-1)/time.Second)))
-		writeErr(w, errf(http.StatusTooManyRequests, CodeTooManyFailures, "too many failed authentications from this address; retry later"))
+		writeErr(w, errf(http.StatusTooManyRequests, api.CodeTooManyFailures, "too many failed authentications from this address; retry later"))
 		return caller{}, false
 	}
 	if err != nil {
@@ -146,7 +147,7 @@ func (g *Gateway) authCaller(w http.ResponseWriter, r *http.Request, writeErr fu
 func (g *Gateway) adminOnly(next http.HandlerFunc) http.HandlerFunc {
 	return g.authed(func(w http.ResponseWriter, r *http.Request) {
 		if callerOf(r.Context()).scope != store.ScopeAdmin {
-			writeError(w, errf(http.StatusForbidden, CodeForbidden, "this route needs an admin token (`talaria serve token create NAME --admin`)"))
+			writeError(w, errf(http.StatusForbidden, api.CodeForbidden, "this route needs an admin token (`talaria serve token create NAME --admin`)"))
 			return
 		}
 		next(w, r)

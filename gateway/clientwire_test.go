@@ -20,9 +20,6 @@ func TestClientWireNamesMatchServer(t *testing.T) {
 		{client.EventTurnFinished, string(EventTurnFinished)},
 		{client.DecisionAllow, DecisionAllow},
 		{client.DecisionDeny, DecisionDeny},
-		{client.CodeSessionBusy, CodeSessionBusy},
-		{client.CodeQueueFull, CodeQueueFull},
-		{client.CodeNoApproval, CodeNoApproval},
 	} {
 		if tc.client != tc.server {
 			t.Errorf("client reads %q, server sends %q", tc.client, tc.server)

@@ -5,41 +5,20 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/store"
-)
-
-// Error codes: stable strings clients branch on (the message may change).
-const (
-	CodeUnauthorized   = "unauthorized"
-	CodeNotFound       = "not_found"
-	CodeBadRequest     = "bad_request"
-	CodeInvalidJSON    = "invalid_json"
-	CodeBodyTooLarge   = "body_too_large"
-	CodeSessionBusy    = "session_busy"
-	CodeQueueFull      = "queue_full"
-	CodeShuttingDown   = "shutting_down"
-	CodeNotRunning     = "turn_not_running"
-	CodeNoApproval     = "approval_not_found"
-	CodeSessionEnded   = "session_ended"
-	CodeStoreFailure   = "store_failure"
-	CodeInternal       = "internal"
-	CodeNotImplemented = "not_supported"
-	CodeForbidden      = "forbidden"
-	// CodeTooManyFailures: too many failed authentications from one
-	// client address (429 with Retry-After).
-	CodeTooManyFailures = "too_many_auth_failures"
 )
 
 // apiError is an error answer: {"error": {"code": ..., "message": ...}}.
 type apiError struct {
-	Status  int    `json:"-"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Status  int           `json:"-"`
+	Code    api.ErrorCode `json:"code"`
+	Message string        `json:"message"`
 }
 
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+func (e *apiError) Error() string { return string(e.Code) + ": " + e.Message }
 
-func errf(status int, code, msg string) *apiError {
+func errf(status int, code api.ErrorCode, msg string) *apiError {
 	return &apiError{Status: status, Code: code, Message: msg}
 }
 
@@ -68,16 +47,16 @@ func writeError(w http.ResponseWriter, err error) {
 func storeError(err error) *apiError {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return errf(http.StatusNotFound, CodeNotFound, "not found")
+		return errf(http.StatusNotFound, api.CodeNotFound, "not found")
 	case errors.Is(err, store.ErrEnded):
-		return errf(http.StatusConflict, CodeSessionEnded, err.Error())
+		return errf(http.StatusConflict, api.CodeSessionEnded, err.Error())
 	}
 	var se *store.Error
 	if errors.As(err, &se) {
 		// The cause, never the database's path or DSN.
-		return errf(http.StatusServiceUnavailable, CodeStoreFailure, "the database failed ("+se.Op+"): "+se.Kind.Hint())
+		return errf(http.StatusServiceUnavailable, api.CodeStoreFailure, "the database failed ("+se.Op+"): "+se.Kind.Hint())
 	}
-	return errf(http.StatusInternalServerError, CodeInternal, err.Error())
+	return errf(http.StatusInternalServerError, api.CodeInternal, err.Error())
 }
 
 // decodeBody reads a JSON body into v, mapping oversized and malformed
@@ -89,12 +68,12 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than the limit")
+			return errf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the request body is larger than the limit")
 		}
-		return errf(http.StatusBadRequest, CodeInvalidJSON, "the body is not the JSON this route takes: "+err.Error())
+		return errf(http.StatusBadRequest, api.CodeInvalidJSON, "the body is not the JSON this route takes: "+err.Error())
 	}
 	if dec.More() {
-		return errf(http.StatusBadRequest, CodeInvalidJSON, "trailing data after the JSON body")
+		return errf(http.StatusBadRequest, api.CodeInvalidJSON, "trailing data after the JSON body")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/internal/testing/testenv"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
@@ -127,7 +128,7 @@ func TestFactoryWithoutApplyIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = g.agentFor("alice", t.TempDir(), "", "")
-	if e, ok := errors.AsType[*apiError](err); !ok || e.Code != CodeBadRequest || !strings.Contains(e.Message, "AgentSpec.Apply") {
+	if e, ok := errors.AsType[*apiError](err); !ok || e.Code != api.CodeBadRequest || !strings.Contains(e.Message, "AgentSpec.Apply") {
 		t.Fatalf("a workspace's agent built without the spec: %v", err)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -378,9 +379,9 @@ func (g *Gateway) agentFor(principal, workspace, provider, model string) (*agent
 	var u *UnsupportedError
 	switch {
 	case errors.As(err, &u):
-		return nil, errf(http.StatusBadRequest, CodeNotImplemented, u.Error())
+		return nil, errf(http.StatusBadRequest, api.CodeNotImplemented, u.Error())
 	case err != nil:
-		return nil, errf(http.StatusBadRequest, CodeBadRequest, err.Error())
+		return nil, errf(http.StatusBadRequest, api.CodeBadRequest, err.Error())
 	}
 	return a, nil
 }

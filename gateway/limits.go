@@ -14,16 +14,10 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/internal/setting"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
-)
-
-// Error codes of the per-principal limits.
-const (
-	CodeRateLimited     = "rate_limited"      // requests per second (429, Retry-After)
-	CodeLimitReached    = "limit_reached"     // sessions, queued messages, streams, searches (429)
-	CodeModelNotAllowed = "model_not_allowed" // provider/model outside the principal's allow-list (400)
 )
 
 // Limit is what one principal may use. A zero field takes the default's
@@ -196,7 +190,7 @@ func (g *Gateway) rateLimited(next http.HandlerFunc) http.HandlerFunc {
 		if !ok {
 			g.m.principalRequest(p, "limited")
 			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
-			writeError(w, errf(http.StatusTooManyRequests, CodeRateLimited, "too many requests for this principal; slow down"))
+			writeError(w, errf(http.StatusTooManyRequests, api.CodeRateLimited, "too many requests for this principal; slow down"))
 			return
 		}
 		g.m.principalRequest(p, "ok")
@@ -228,7 +222,7 @@ func (g *Gateway) hold(principal string, what string) (release func(), err error
 		panic("gateway: unknown limit " + what)
 	}
 	if *n >= limit {
-		return nil, errf(http.StatusTooManyRequests, CodeLimitReached, fmt.Sprintf("this principal already has %d %s (its limit)", *n, what))
+		return nil, errf(http.StatusTooManyRequests, api.CodeLimitReached, fmt.Sprintf("this principal already has %d %s (its limit)", *n, what))
 	}
 	*n++
 	g.m.principalUsage(principal, what, 1)
@@ -270,7 +264,7 @@ func (g *Gateway) sessionAdded(ctx context.Context, principal string) error {
 	defer g.use.mu.Unlock()
 	u := g.use.get(principal)
 	if u.sessions >= l.Sessions {
-		return errf(http.StatusTooManyRequests, CodeLimitReached, fmt.Sprintf("this principal already has %d sessions (its limit); delete some first", u.sessions))
+		return errf(http.StatusTooManyRequests, api.CodeLimitReached, fmt.Sprintf("this principal already has %d sessions (its limit); delete some first", u.sessions))
 	}
 	u.sessions++
 	g.m.principalUsage(principal, "sessions", 1)
@@ -360,10 +354,10 @@ func (g *Gateway) resolveModel(provider, model string) (string, string, error) {
 	a, err := g.agent(g.spec("", SessionSandbox{}, provider, ""))
 	var u *UnsupportedError
 	if errors.As(err, &u) {
-		return "", "", errf(http.StatusBadRequest, CodeNotImplemented, u.Error())
+		return "", "", errf(http.StatusBadRequest, api.CodeNotImplemented, u.Error())
 	}
 	if err != nil {
-		return "", "", errf(http.StatusBadRequest, CodeModelNotAllowed, "provider "+strconv.Quote(provider)+" is not available to this principal")
+		return "", "", errf(http.StatusBadRequest, api.CodeModelNotAllowed, "provider "+strconv.Quote(provider)+" is not available to this principal")
 	}
 	return provider, a.Routes()[0].Model, nil
 }
@@ -421,7 +415,7 @@ func (g *Gateway) subagentModel(ctx context.Context, provider, model string) err
 	if !ok || g.modelAllowed(p, provider, model) {
 		return nil
 	}
-	return errf(http.StatusBadRequest, CodeModelNotAllowed, provider+"/"+model+" is not allowed for this principal; use the session's model")
+	return errf(http.StatusBadRequest, api.CodeModelNotAllowed, provider+"/"+model+" is not allowed for this principal; use the session's model")
 }
 
 // spendObserver accounts each priced call to the turn's principal.

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -63,11 +64,14 @@ type oaiError struct {
 
 func (e *oaiError) Error() string { return e.Type + ": " + e.Message }
 
-func strp(s string) *string {
+// strp is s as an optional JSON string (nil when empty); it takes the
+// native error codes as they are.
+func strp[S ~string](s S) *string {
 	if s == "" {
 		return nil
 	}
-	return &s
+	v := string(s)
+	return &v
 }
 
 // badParam is a 400 about one request parameter.
@@ -92,7 +96,7 @@ func toOAI(err error) *oaiError {
 		e.Code = strp("invalid_api_key")
 	case ae.Status == http.StatusTooManyRequests:
 		e.Type = "requests"
-		if ae.Code == CodeRateLimited || ae.Code == CodeTooManyFailures {
+		if ae.Code == api.CodeRateLimited || ae.Code == api.CodeTooManyFailures {
 			e.Code = strp("rate_limit_exceeded")
 		}
 	case ae.Status >= 500:
@@ -123,7 +127,7 @@ func (g *Gateway) oaiAuthed(next http.HandlerFunc) http.HandlerFunc {
 		if !ok {
 			g.m.principalRequest(c.principal, "limited")
 			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
-			writeOAIError(w, errf(http.StatusTooManyRequests, CodeRateLimited, "too many requests for this principal; slow down"))
+			writeOAIError(w, errf(http.StatusTooManyRequests, api.CodeRateLimited, "too many requests for this principal; slow down"))
 			return
 		}
 		g.m.principalRequest(c.principal, "ok")
@@ -138,9 +142,9 @@ func oaiDecode(w http.ResponseWriter, r *http.Request, limit int64, v any) error
 	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &oaiError{Status: http.StatusRequestEntityTooLarge, Message: "the request body is larger than the limit", Type: "invalid_request_error", Code: strp(CodeBodyTooLarge)}
+			return &oaiError{Status: http.StatusRequestEntityTooLarge, Message: "the request body is larger than the limit", Type: "invalid_request_error", Code: strp(api.CodeBodyTooLarge)}
 		}
-		return badParam("", CodeInvalidJSON, "the body is not valid JSON: "+err.Error())
+		return badParam("", string(api.CodeInvalidJSON), "the body is not valid JSON: "+err.Error())
 	}
 	return nil
 }
@@ -266,7 +270,7 @@ func (g *Gateway) oaiSession(ctx context.Context, req *oaiTurnRequest) (sess *st
 	if req.sessionID != "" {
 		s, err := g.store.GetSession(ctx, req.sessionID)
 		if errors.Is(err, store.ErrNotFound) || err == nil && s.Principal != principal {
-			return nil, false, &oaiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: strp(CodeNotFound),
+			return nil, false, &oaiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: strp(api.CodeNotFound),
 				Message: "no session " + req.sessionID}
 		}
 		if err != nil {
@@ -274,7 +278,7 @@ func (g *Gateway) oaiSession(ctx context.Context, req *oaiTurnRequest) (sess *st
 		}
 		if !s.Live() {
 			if tip, terr := store.ResolveTip(ctx, g.store, s.ID); terr != nil || tip.ID == s.ID {
-				return nil, false, &oaiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: strp(CodeSessionEnded),
+				return nil, false, &oaiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: strp(api.CodeSessionEnded),
 					Message: "session " + s.ID + " has ended; send the request without " + SessionHeader + " to start a new one"}
 			}
 		}
@@ -421,7 +425,7 @@ func (g *Gateway) followTurn(ctx context.Context, sess *store.Session, text stri
 						return *res, nil
 					}
 				default:
-					return turn.Result{}, errf(http.StatusServiceUnavailable, CodeShuttingDown, "the server shut down before the turn ended")
+					return turn.Result{}, errf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the server shut down before the turn ended")
 				}
 			}
 		case <-sb.dropped:
@@ -461,7 +465,7 @@ func failedTurn(res turn.Result) *oaiError {
 	case turn.ExitSpendLimit:
 		e.Status, e.Type, e.Code = http.StatusTooManyRequests, "insufficient_quota", strp("insufficient_quota")
 	case turn.ExitBusy:
-		e.Status, e.Type, e.Code = http.StatusConflict, "invalid_request_error", strp(CodeSessionBusy)
+		e.Status, e.Type, e.Code = http.StatusConflict, "invalid_request_error", strp(api.CodeSessionBusy)
 	case turn.ExitFailed:
 		if res.Failure != nil {
 			e.Code = strp(string(res.Failure.Class))

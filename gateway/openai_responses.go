@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -94,7 +95,7 @@ func (g *Gateway) responses(w http.ResponseWriter, r *http.Request) {
 	if req.Previous != "" {
 		prev, ok := sessionOfResponse(req.Previous)
 		if !ok {
-			writeOAIError(w, &oaiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("previous_response_id"), Code: strp(CodeNotFound),
+			writeOAIError(w, &oaiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("previous_response_id"), Code: strp(api.CodeNotFound),
 				Message: "no response " + req.Previous})
 			return
 		}

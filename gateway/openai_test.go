@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testing/testenv"
 )
@@ -196,13 +197,13 @@ func TestOpenAIErrors(t *testing.T) {
 		code   string
 	}{
 		{"wrong token", "tal_wrong", openai.ChatCompletionNewParams{Messages: user}, "", 401, "invalid_api_key"},
-		{"another principal's session", h.other, openai.ChatCompletionNewParams{Messages: user}, alices, 404, CodeNotFound},
+		{"another principal's session", h.other, openai.ChatCompletionNewParams{Messages: user}, alices, 404, string(api.CodeNotFound)},
 		{"unknown model", h.token, openai.ChatCompletionNewParams{Model: "nope/gpt-99", Messages: user}, "", 404, "model_not_found"},
 		{"client tools", h.token, openai.ChatCompletionNewParams{Messages: user, Tools: []openai.ChatCompletionToolUnionParam{
 			openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "f"})}}, "", 400, "unsupported_parameter"},
 		{"no user message", h.token, openai.ChatCompletionNewParams{Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("x")}}, "", 400, ""},
 		{"bob's first session", h.other, openai.ChatCompletionNewParams{Messages: user}, "", 200, ""},
-		{"bob's session limit", h.other, openai.ChatCompletionNewParams{Messages: user}, "", 429, CodeLimitReached},
+		{"bob's session limit", h.other, openai.ChatCompletionNewParams{Messages: user}, "", 429, string(api.CodeLimitReached)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
@@ -57,7 +58,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 		mode = g.cfg.Busy
 	}
 	if g.draining.Load() {
-		return submitted{}, errf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down; send the message again to another node or after the restart")
+		return submitted{}, errf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the server is shutting down; send the message again to another node or after the restart")
 	}
 	st := g.state(sess.ID)
 	st.mu.Lock()
@@ -79,7 +80,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 	if busy {
 		switch mode {
 		case BusyReject:
-			return submitted{}, errf(http.StatusConflict, CodeSessionBusy, "the session is busy with another turn; try again when it ends (busy: reject)")
+			return submitted{}, errf(http.StatusConflict, api.CodeSessionBusy, "the session is busy with another turn; try again when it ends (busy: reject)")
 		case BusyInterrupt:
 			if st.running != nil {
 				st.running.cancel(errors.New("interrupted by a newer message (busy: interrupt)"))
@@ -87,7 +88,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 		}
 	}
 	if pending >= g.cfg.QueueLimit {
-		return submitted{}, errf(http.StatusTooManyRequests, CodeQueueFull, fmt.Sprintf("the session already has %d queued messages", pending))
+		return submitted{}, errf(http.StatusTooManyRequests, api.CodeQueueFull, fmt.Sprintf("the session already has %d queued messages", pending))
 	}
 	unqueue, err := g.hold(principal, "queued")
 	if err != nil {
@@ -386,7 +387,7 @@ func (g *Gateway) runTurn(ctx context.Context, sessionID string, q store.QueuedM
 		}
 	}
 	if sess.Principal != "" && !g.modelAllowed(sess.Principal, provider, model) {
-		err := errf(http.StatusBadRequest, CodeModelNotAllowed, "model "+sess.Provider+"/"+sess.Model+" is not available to this principal")
+		err := errf(http.StatusBadRequest, api.CodeModelNotAllowed, "model "+sess.Provider+"/"+sess.Model+" is not available to this principal")
 		return g.failedEarly(ctx, q, failedResult(sessionID, q.TurnID, turn.ExitConfigurationFailed, "This session's model is no longer allowed for its principal (serve.limits models); start a new session.")), err
 	}
 	a, err := g.agentFor(sess.Principal, sess.Cwd, sess.Provider, sess.Model)
@@ -471,12 +472,12 @@ func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (stri
 	}
 	g.mu.Unlock()
 	if !ok || ref.principal != "" && ref.principal != principal {
-		return "", errf(http.StatusNotFound, CodeNotFound, "no running or queued turn "+turnID)
+		return "", errf(http.StatusNotFound, api.CodeNotFound, "no running or queued turn "+turnID)
 	}
 	if ref.principal == "" {
 		sess, err := g.store.GetSession(ctx, ref.sessionID)
 		if err != nil || sess.Principal != principal {
-			return "", errf(http.StatusNotFound, CodeNotFound, "no running or queued turn "+turnID)
+			return "", errf(http.StatusNotFound, api.CodeNotFound, "no running or queued turn "+turnID)
 		}
 	}
 	st := g.state(ref.sessionID)
@@ -495,7 +496,7 @@ func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (stri
 		}
 		for _, q := range list {
 			if q.ID == ref.queueID && !q.StartedAt.IsZero() {
-				return "", errf(http.StatusConflict, CodeSessionBusy, "turn "+turnID+" runs on another node; send the interrupt to that node")
+				return "", errf(http.StatusConflict, api.CodeSessionBusy, "turn "+turnID+" runs on another node; send the interrupt to that node")
 			}
 		}
 	}

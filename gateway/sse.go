@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/internal/apiview"
 	"github.com/talaria-agent/talaria/store"
 )
@@ -32,7 +33,7 @@ func lastEventID(r *http.Request) (int64, error) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil || n < 0 {
-		return 0, errf(http.StatusBadRequest, CodeBadRequest, "Last-Event-ID/after must be an event id")
+		return 0, errf(http.StatusBadRequest, api.CodeBadRequest, "Last-Event-ID/after must be an event id")
 	}
 	return n, nil
 }

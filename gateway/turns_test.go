@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testing/telemetrytest"
 	"github.com/talaria-agent/talaria/llm"
@@ -274,7 +275,7 @@ func TestBusyModes(t *testing.T) {
 			code, out := h.do("POST", "/v1/sessions/"+sid+"/messages", h.token, map[string]any{"text": "second"})
 			switch mode {
 			case BusyReject:
-				if code != 409 || errCode(out) != CodeSessionBusy {
+				if code != 409 || errCode(out) != api.CodeSessionBusy {
 					t.Fatalf("busy reject = %d %v", code, out)
 				}
 				h.gate.open()
@@ -505,7 +506,7 @@ func TestGracefulShutdown(t *testing.T) {
 	for !h.g.draining.Load() {
 		time.Sleep(time.Millisecond)
 	}
-	if code, out := h.do("POST", "/v1/sessions/"+sid+"/messages", h.token, map[string]any{"text": "x"}); code != 503 || errCode(out) != CodeShuttingDown {
+	if code, out := h.do("POST", "/v1/sessions/"+sid+"/messages", h.token, map[string]any{"text": "x"}); code != 503 || errCode(out) != api.CodeShuttingDown {
 		t.Fatalf("post while draining = %d %v", code, out)
 	}
 	if err := <-done; err != nil {

@@ -4,6 +4,8 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+
+	"github.com/talaria-agent/talaria/api"
 )
 
 //go:embed web
@@ -18,7 +20,7 @@ func webHandler() http.Handler {
 	files := http.FileServerFS(sub)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeError(w, errf(http.StatusMethodNotAllowed, CodeBadRequest, "the web page only answers GET"))
+			writeError(w, errf(http.StatusMethodNotAllowed, api.CodeBadRequest, "the web page only answers GET"))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")

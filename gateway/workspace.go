@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"slices"
+
+	"github.com/talaria-agent/talaria/api"
 )
 
 // DefaultWorkspace names the server's own workspace: that of the agent
@@ -21,7 +23,7 @@ type Workspace struct {
 // errWorkspace is the one answer for a workspace that is not the caller's
 // to choose: it says nothing about the host's file system, not even
 // whether a name exists for another principal.
-var errWorkspace = errf(http.StatusBadRequest, CodeBadRequest,
+var errWorkspace = errf(http.StatusBadRequest, api.CodeBadRequest,
 	`"workspace" must be the name of a workspace this server offers you (or empty for the default)`)
 
 // workspaceRoot resolves the workspace name a request chose to its root;

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/llm"
 	"github.com/talaria-agent/talaria/tool"
@@ -41,7 +42,7 @@ func (c *cli) remoteExit(err error) int {
 		switch {
 		case ae.Status == 401:
 			return c.fail(exitAuth, "the server refused the token (TALARIA_TOKEN): %s", ae.Message)
-		case ae.Code == client.CodeSessionBusy || ae.Code == client.CodeQueueFull:
+		case ae.Code == api.CodeSessionBusy || ae.Code == api.CodeQueueFull:
 			return c.fail(exitBusy, "%s", ae.Message)
 		case ae.Status == 404 || ae.Status == 400:
 			return c.fail(exitUsage, "%s", ae.Message)

@@ -35,7 +35,7 @@ type Client struct {
 // APIError is an error answer of the server.
 type APIError struct {
 	Status  int
-	Code    string
+	Code    api.ErrorCode
 	Message string
 }
 
@@ -77,7 +77,10 @@ func (c *Client) request(ctx context.Context, method, path string, body any, acc
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
 		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
+			Error struct {
+				Code    api.ErrorCode
+				Message string
+			} `json:"error"`
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 		_ = json.Unmarshal(b, &e)
@@ -209,7 +212,7 @@ func (c *Client) follow(ctx context.Context, body io.Reader, turnID string, last
 			}
 			if err := c.Do(ctx, "POST", "/v1/turns/"+turnID+"/approvals/"+u.CallID, map[string]string{"decision": decision, "reason": reason}, nil); err != nil {
 				var ae *APIError
-				if !errors.As(err, &ae) || ae.Code != CodeNoApproval {
+				if !errors.As(err, &ae) || ae.Code != api.CodeNoApproval {
 					perr = err
 					return false
 				}
@@ -293,10 +296,6 @@ const (
 
 	DecisionAllow = "allow"
 	DecisionDeny  = "deny"
-
-	CodeSessionBusy = "session_busy"
-	CodeQueueFull   = "queue_full"
-	CodeNoApproval  = "approval_not_found"
 )
 
 // ParseSSE reads Server-Sent Events from r and calls fn for each until fn
