@@ -1,9 +1,9 @@
 // Package api holds Talaria's public JSON shapes: the one form of a
-// session, its usage, a transcript row, a search hit and an error code
-// that the HTTP API (/v1/sessions…, /v1/search, message events, error
-// answers), the Go client (gateway/client) and the CLI's --json output
-// (sessions list/show/search) all speak, so a script written against one
-// reads the others.
+// session, its usage, a transcript row, a search hit, an error code, an
+// event type and an approval answer that the HTTP API (/v1/sessions…,
+// /v1/search, the event stream, error answers, approvals), the Go client
+// (gateway/client) and the CLI's --json output (sessions list/show/search)
+// all speak, so a script written against one reads the others.
 //
 // It imports nothing but the standard library: a client links it without
 // the server.

@@ -526,13 +526,8 @@ func (g *Gateway) interruptTurn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"turn_id": r.PathValue("id"), "state": state})
 }
 
-type approvalRequest struct {
-	Decision string `json:"decision"`
-	Reason   string `json:"reason"`
-}
-
 func (g *Gateway) approve(w http.ResponseWriter, r *http.Request) {
-	var req approvalRequest
+	var req api.ApprovalAnswer
 	if err := decodeBody(w, r, g.cfg.MaxBodyBytes, &req); err != nil {
 		writeError(w, err)
 		return

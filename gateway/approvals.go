@@ -12,15 +12,8 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-// Decisions on an approval.
-const (
-	DecisionAllow  = "allow"
-	DecisionDeny   = "deny"
-	DecisionAlways = "always" // allow this tool for the rest of the session
-)
-
 type decision struct {
-	verdict string
+	verdict api.Decision
 	reason  string
 }
 
@@ -56,7 +49,7 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 	}
 	timeout := g.cfg.ApprovalTimeout
 	if herr == nil {
-		h.publishData(EventApprovalRequired, run.id, encodeUpdate(EventApprovalRequired, run.id, turn.ApprovalRequired{
+		h.publishData(api.EventApprovalRequired, run.id, encodeUpdate(api.EventApprovalRequired, run.id, turn.ApprovalRequired{
 			CallID: call.ID, Name: call.Name, Arguments: call.Arguments, TimeoutMS: timeout.Milliseconds(), Description: info.Description}))
 	}
 	g.m.approval("asked")
@@ -68,22 +61,22 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 	case d = <-ch:
 	case <-t.C:
 		by = "timeout"
-		d = decision{verdict: DecisionDeny, reason: fmt.Sprintf(
+		d = decision{verdict: api.DecisionDeny, reason: fmt.Sprintf(
 			"Refused: no one approved this call of %s within %s, so it did not run. Do not retry it unchanged; tell the user what you wanted to do and why.",
 			call.Name, timeout)}
 	case <-ctx.Done():
 		by = "interrupt"
-		d = decision{verdict: DecisionDeny, reason: "Refused: the turn was interrupted while waiting for approval."}
+		d = decision{verdict: api.DecisionDeny, reason: "Refused: the turn was interrupted while waiting for approval."}
 	}
-	publish(EventApprovalResolved, map[string]any{"call_id": call.ID, "name": call.Name, "decision": d.verdict, "by": by})
-	g.m.approval(d.verdict + "_" + by)
+	publish(api.EventApprovalResolved, map[string]any{"call_id": call.ID, "name": call.Name, "decision": d.verdict, "by": by})
+	g.m.approval(string(d.verdict) + "_" + by)
 	switch d.verdict {
-	case DecisionAlways:
+	case api.DecisionAlways:
 		st.mu.Lock()
 		st.always[call.Name] = true
 		st.mu.Unlock()
 		return true, ""
-	case DecisionAllow:
+	case api.DecisionAllow:
 		return true, ""
 	}
 	if d.reason == "" {
@@ -95,7 +88,7 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 // answer delivers a decision to a waiting approval.
 func (g *Gateway) answer(ctx context.Context, turnID, callID, principal string, d decision) error {
 	switch d.verdict {
-	case DecisionAllow, DecisionDeny, DecisionAlways:
+	case api.DecisionAllow, api.DecisionDeny, api.DecisionAlways:
 	default:
 		return errf(http.StatusBadRequest, api.CodeBadRequest, `decision must be "allow", "deny" or "always"`)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/store"
 	"github.com/talaria-agent/talaria/turn"
 )
@@ -316,7 +317,7 @@ func (g *Gateway) claim(st *sessionState) (store.Claim, *turn.Handoff, bool) {
 			// Its node died before saying how the turn ended: say it, so
 			// every stream that saw it start sees it end.
 			if h, herr := g.hubs.get(g.turnCtx, st.id); herr == nil {
-				h.publish(EventTurnFinished, c.Message.TurnID, map[string]any{"result": co.res})
+				h.publish(api.EventTurnFinished, c.Message.TurnID, map[string]any{"result": co.res})
 			}
 		}
 		g.release(c.Lease)

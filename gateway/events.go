@@ -13,40 +13,9 @@ import (
 	"github.com/talaria-agent/talaria/store"
 )
 
-// EventType names a Server-Sent Event. Clients must ignore types they do not
-// know: new ones are added over time (subagent events, for example).
-type EventType string
-
-const (
-	// EventMessage is a stored transcript row (user message, assistant
-	// answer, tool result, failure row). Its id is built from the row's seq,
-	// so a reconnecting client gets rows it missed from the database.
-	EventMessage        EventType = "message"
-	EventMessageDeleted EventType = "message_deleted"
-	EventTurnQueued     EventType = "turn_queued"
-	// EventTurnSteered: a message posted with busy: steer joined the
-	// running turn (turn_id) as a user message; steered_turn_id is the id
-	// it was queued under, which never runs as a turn of its own.
-	EventTurnSteered    EventType = "turn_steered"
-	EventTurnStarted    EventType = "turn_started"
-	EventTextDelta      EventType = "text_delta"
-	EventReasoningDelta EventType = "reasoning_delta"
-	// EventDiscard voids the text streamed since the current API call
-	// began (the stream died and is retried).
-	EventDiscard          EventType = "discard"
-	EventToolStarted      EventType = "tool_started"
-	EventToolFinished     EventType = "tool_finished"
-	EventApprovalRequired EventType = "approval_required"
-	EventApprovalResolved EventType = "approval_resolved"
-	// EventStatus is a one-line progress note: retries, fallback,
-	// compression, guards.
-	EventStatus       EventType = "status"
-	EventTurnFinished EventType = "turn_finished"
-	// EventSubagentStarted and EventSubagentFinished bracket a child
-	// session the turn runs (the delegate tool); several may overlap.
-	EventSubagentStarted  EventType = "subagent_started"
-	EventSubagentFinished EventType = "subagent_finished"
-)
+// EventType names a Server-Sent Event (api.EventType, the one list of
+// them, which the Go client reads too).
+type EventType = api.EventType
 
 // Event ids: a stored row's event has id seq<<seqShift; live events that
 // follow it take the next ids below the next row's. So ids only grow within
@@ -154,9 +123,9 @@ func (h *hub) publishRow(m *store.Message) {
 	if !shown(m) {
 		return
 	}
-	data := encode(EventMessage, m.TurnID, map[string]any{"message": apiview.Message(m)})
+	data := encode(api.EventMessage, m.TurnID, map[string]any{"message": apiview.Message(m)})
 	if h.shared != nil {
-		h.shared.publish(h, EventMessage, m.TurnID, data, m.Seq<<seqShift)
+		h.shared.publish(h, api.EventMessage, m.TurnID, data, m.Seq<<seqShift)
 		return
 	}
 	h.mu.Lock()
@@ -165,7 +134,7 @@ func (h *hub) publishRow(m *store.Message) {
 		return // an older row (should not happen: appends are serialised)
 	}
 	h.seq, h.k = m.Seq, 0
-	h.deliver(Event{ID: m.Seq << seqShift, Type: EventMessage, TurnID: m.TurnID, Data: data})
+	h.deliver(Event{ID: m.Seq << seqShift, Type: api.EventMessage, TurnID: m.TurnID, Data: data})
 }
 
 func (h *hub) deliver(ev Event) {
@@ -266,7 +235,7 @@ func (h *hub) trim() {
 	kept := h.ring[:0]
 	for _, ev := range h.ring {
 		switch ev.Type {
-		case EventTextDelta, EventReasoningDelta, EventDiscard, EventMessage:
+		case api.EventTextDelta, api.EventReasoningDelta, api.EventDiscard, api.EventMessage:
 			h.floor = max(h.floor, ev.ID)
 		default:
 			kept = append(kept, ev)

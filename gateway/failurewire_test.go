@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/failover"
 	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/internal/fakellm"
@@ -60,7 +61,7 @@ func TestFailureTravelsTyped(t *testing.T) {
 			}
 
 			// The same turn's turn_finished event, as any SSE client reads it.
-			evs := h.follow(sid, 0, 10*time.Second, func(e sseEvent) bool { return e.Type == string(EventTurnFinished) })
+			evs := h.follow(sid, 0, 10*time.Second, func(e sseEvent) bool { return e.Type == string(api.EventTurnFinished) })
 			r, _ := evs[len(evs)-1].Data["result"].(map[string]any)
 			w, _ := r["failure"].(map[string]any)
 			if w["outcome"] != "failed" || w["class"] != string(tc.class) || w["status"] != float64(tc.status) ||

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/talaria-agent/talaria/agent"
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/gateway/client"
 	"github.com/talaria-agent/talaria/internal/fakellm"
 	"github.com/talaria-agent/talaria/internal/testing/testenv"
@@ -247,7 +248,7 @@ func BenchmarkSSEFanOut(b *testing.B) {
 			defer close(refDone)
 			for ev := range ref.ch {
 				published.Store(ev.ID, time.Now())
-				if ev.Type == EventTurnFinished {
+				if ev.Type == api.EventTurnFinished {
 					return
 				}
 			}
@@ -274,7 +275,7 @@ func BenchmarkSSEFanOut(b *testing.B) {
 				defer resp.Body.Close()
 				_ = client.ParseSSE(resp.Body, func(id int64, typ string, _ []byte) bool {
 					recs[i] = append(recs[i], rec{id, time.Now()})
-					return typ != string(EventTurnFinished)
+					return typ != string(api.EventTurnFinished)
 				})
 			}()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/store"
 )
 
@@ -71,7 +72,7 @@ func (o *observedStore) Replace(ctx context.Context, f store.Fence, throughSeq i
 	if err := o.Store.Replace(ctx, f, throughSeq, msgs...); err != nil {
 		return err
 	}
-	h.publish(EventStatus, "", map[string]any{"line": "the conversation was compressed", "kind": "compression", "archived_through": throughSeq})
+	h.publish(api.EventStatus, "", map[string]any{"line": "the conversation was compressed", "kind": "compression", "archived_through": throughSeq})
 	for _, m := range msgs {
 		h.publishRow(m)
 	}
@@ -83,7 +84,7 @@ func (o *observedStore) Delete(ctx context.Context, f store.Fence, ids ...int64)
 		return err
 	}
 	if h, err := o.hubs.get(ctx, f.SessionID); err == nil && len(ids) > 0 {
-		h.publish(EventMessageDeleted, "", map[string]any{"ids": ids})
+		h.publish(api.EventMessageDeleted, "", map[string]any{"ids": ids})
 	}
 	return nil
 }

@@ -389,7 +389,7 @@ func (g *Gateway) followTurn(ctx context.Context, sess *store.Session, text stri
 		if err := json.Unmarshal(ev.Data, &te); err != nil {
 			return nil, false
 		}
-		if ev.Type == EventTurnFinished {
+		if ev.Type == api.EventTurnFinished {
 			if te.Result == nil {
 				te.Result = &turn.Result{SessionID: sess.ID, TurnID: sub.TurnID, Exit: turn.ExitFailed}
 			}
@@ -599,14 +599,14 @@ func (j *textJoin) tool() { j.gap = true }
 // so the stream (and its headers) goes out.
 func (j *textJoin) event(typ EventType, ev turnEvent, begin func(), text func(string)) {
 	switch typ {
-	case EventTextDelta:
+	case api.EventTextDelta:
 		if s := j.delta(ev.Text); s != "" {
 			text(s)
 		}
-	case EventToolStarted:
+	case api.EventToolStarted:
 		j.tool()
 		begin()
-	case EventReasoningDelta, EventApprovalRequired, EventSubagentStarted:
+	case api.EventReasoningDelta, api.EventApprovalRequired, api.EventSubagentStarted:
 		begin()
 	}
 }

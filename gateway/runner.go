@@ -113,7 +113,7 @@ func (g *Gateway) submit(ctx context.Context, sess *store.Session, principal, te
 	g.turns[turnID] = &turnRef{sessionID: sess.ID, principal: principal, queueID: q.ID, text: text, queued: g.cfg.Now(), unqueue: unqueue}
 	g.mu.Unlock()
 	if h, err := g.hubs.get(ctx, sess.ID); err == nil {
-		h.publish(EventTurnQueued, turnID, map[string]any{"position": pos, "text": text})
+		h.publish(api.EventTurnQueued, turnID, map[string]any{"position": pos, "text": text})
 	}
 	sub := submitted{TurnID: turnID, SessionID: sess.ID, Position: pos}
 	// Steering: the message stays queued (durable) until it joins the
@@ -317,7 +317,7 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	g.m.turnsRunning(1)
 	g.m.principalUsage(run.principal, "turns", 1)
 	if run.handoff == nil {
-		publish(EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
+		publish(api.EventTurnStarted, map[string]any{"text": q.Text, "session_id": st.id})
 	}
 
 	publishData := func(typ EventType, data []byte) {
@@ -337,7 +337,7 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	if g.cluster != nil {
 		// Before the message leaves the queue: the next turn, on whichever
 		// node claims it, starts after this event.
-		publish(EventTurnFinished, map[string]any{"result": res})
+		publish(api.EventTurnFinished, map[string]any{"result": res})
 	}
 	// The turn is over: its message leaves the queue.
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -362,7 +362,7 @@ func (g *Gateway) runQueued(st *sessionState, q store.QueuedMessage) {
 	g.mu.Unlock()
 	g.sched.release(run.principal)
 	if g.cluster == nil {
-		publish(EventTurnFinished, map[string]any{"result": res})
+		publish(api.EventTurnFinished, map[string]any{"result": res})
 	}
 	if herr == nil {
 		h.trim()
@@ -438,7 +438,7 @@ func (g *Gateway) steered(sessionID, into string, m turn.Steered, publish func(E
 		}
 		st.mu.Unlock()
 	}
-	publish(EventTurnSteered, map[string]any{"steered_turn_id": m.ID, "text": m.Text, "into": into})
+	publish(api.EventTurnSteered, map[string]any{"steered_turn_id": m.ID, "text": m.Text, "into": into})
 }
 
 // failedEarly reports a turn that failed before an engine ran it to the
@@ -520,7 +520,7 @@ func (g *Gateway) interrupt(ctx context.Context, turnID, principal string) (stri
 	if h, err := g.hubs.get(ctx, ref.sessionID); err == nil {
 		res := turn.Result{SessionID: ref.sessionID, TurnID: turnID, Exit: turn.ExitInterrupted,
 			Explanation: "Cancelled before it started; the message was not sent: " + ref.text}
-		h.publish(EventTurnFinished, turnID, map[string]any{"result": res})
+		h.publish(api.EventTurnFinished, turnID, map[string]any{"result": res})
 	}
 	return "cancelled", nil
 }

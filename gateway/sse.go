@@ -93,7 +93,7 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 		if err := sw.event(ev); err != nil {
 			return false
 		}
-		if opt.turnID != "" && ev.Type == EventTurnFinished {
+		if opt.turnID != "" && ev.Type == api.EventTurnFinished {
 			finished = true
 		}
 		return true
@@ -115,8 +115,8 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, sessionID s
 			if !shown(m) || id <= opt.after || id > bl.upto {
 				continue
 			}
-			stored = append(stored, Event{ID: id, Type: EventMessage, TurnID: m.TurnID,
-				Data: encode(EventMessage, m.TurnID, map[string]any{"message": apiview.Message(m)})})
+			stored = append(stored, Event{ID: id, Type: api.EventMessage, TurnID: m.TurnID,
+				Data: encode(api.EventMessage, m.TurnID, map[string]any{"message": apiview.Message(m)})})
 		}
 		if g.cluster != nil {
 			// A cluster also keeps the live events (deltas, tool and turn

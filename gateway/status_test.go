@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -38,7 +39,7 @@ func TestStatusEventsFromUpdates(t *testing.T) {
 			"subagent c1: the model announced an action but stopped; nudging it to continue", "guard"},
 	} {
 		typ, data, ok := updateEvent("t1", c.u)
-		if !ok || typ != EventStatus {
+		if !ok || typ != api.EventStatus {
 			t.Fatalf("%T: event %q (%v), want status", c.u, typ, ok)
 		}
 		var fields map[string]json.RawMessage

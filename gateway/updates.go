@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
+	"github.com/talaria-agent/talaria/api"
 	"github.com/talaria-agent/talaria/turn"
 )
 
@@ -30,7 +31,7 @@ func updateEvent(turnID string, u turn.Update) (typ EventType, data []byte, ok b
 			return "", nil, false // the decision another update says (a fallback)
 		}
 		k := turn.KindOf(u)
-		return EventStatus, encode(EventStatus, turnID, map[string]any{"line": line, "kind": u.StatusKind(), "update": k, k: u}), true
+		return api.EventStatus, encode(api.EventStatus, turnID, map[string]any{"line": line, "kind": u.StatusKind(), "update": k, k: u}), true
 	case turn.TextDelta, turn.ReasoningDelta, turn.Discard, turn.ToolStarted, turn.ToolFinished,
 		turn.ApprovalRequired, turn.SubagentStart, turn.SubagentEnd:
 		typ = EventType(turn.KindOf(u))

@@ -202,15 +202,15 @@ func (c *Client) follow(ctx context.Context, body io.Reader, turnID string, last
 			hooks.Emit(u)
 			return true
 		case turn.ApprovalRequired:
-			decision, reason := DecisionDeny, ""
+			decision, reason := api.DecisionDeny, ""
 			if approver != nil {
 				ok, why := approver.Approve(ctx, u.Call(), tool.Info{Name: u.Name, Description: u.Description})
 				if ok {
-					decision = DecisionAllow
+					decision = api.DecisionAllow
 				}
 				reason = why
 			}
-			if err := c.Do(ctx, "POST", "/v1/turns/"+turnID+"/approvals/"+u.CallID, map[string]string{"decision": decision, "reason": reason}, nil); err != nil {
+			if err := c.Do(ctx, "POST", "/v1/turns/"+turnID+"/approvals/"+u.CallID, api.ApprovalAnswer{Decision: decision, Reason: reason}, nil); err != nil {
 				var ae *APIError
 				if !errors.As(err, &ae) || ae.Code != api.CodeNoApproval {
 					perr = err
@@ -247,7 +247,7 @@ func decodeEvent(typ string, data []byte, turnID string) (turn.Update, bool) {
 	if json.Unmarshal(data, &head) != nil || head.TurnID != turnID {
 		return nil, false
 	}
-	if typ != EventStatus {
+	if typ != string(api.EventStatus) {
 		u, err := turn.DecodeUpdate(typ, data)
 		return u, err == nil
 	}
@@ -280,23 +280,6 @@ func (c *Client) Session(ctx context.Context, id string) (api.Session, error) {
 type session struct {
 	ID string `json:"id"`
 }
-
-// The API's wire names the client reads: event types (gateway's
-// EventType), approval decisions and error codes. gateway's tests check
-// that they match the server's.
-const (
-	EventTextDelta        = "text_delta"
-	EventReasoningDelta   = "reasoning_delta"
-	EventDiscard          = "discard"
-	EventStatus           = "status"
-	EventToolStarted      = "tool_started"
-	EventToolFinished     = "tool_finished"
-	EventApprovalRequired = "approval_required"
-	EventTurnFinished     = "turn_finished"
-
-	DecisionAllow = "allow"
-	DecisionDeny  = "deny"
-)
 
 // ParseSSE reads Server-Sent Events from r and calls fn for each until fn
 // returns false or the stream ends.
