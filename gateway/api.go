@@ -532,8 +532,7 @@ func (g *Gateway) approve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	d := decision{verdict: req.Decision, reason: req.Reason}
-	if err := g.answer(r.Context(), r.PathValue("id"), r.PathValue("call"), principalOf(r.Context()), d); err != nil {
+	if err := g.answer(r.Context(), r.PathValue("id"), r.PathValue("call"), principalOf(r.Context()), req); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -12,11 +12,6 @@ import (
 	"github.com/talaria-agent/talaria/turn"
 )
 
-type decision struct {
-	verdict api.Decision
-	reason  string
-}
-
 // Approve implements turn.Approver for turns the gateway runs: it emits
 // approval_required and waits for an answer over the API. No answer within
 // ApprovalTimeout is a refusal the model is told about.
@@ -32,7 +27,7 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 	if always {
 		return true, ""
 	}
-	ch := make(chan decision, 1)
+	ch := make(chan api.ApprovalAnswer, 1)
 	run.mu.Lock()
 	run.approvals[call.ID] = ch
 	run.mu.Unlock()
@@ -55,22 +50,22 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 	g.m.approval("asked")
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	var d decision
+	var d api.ApprovalAnswer
 	by := "user"
 	select {
 	case d = <-ch:
 	case <-t.C:
 		by = "timeout"
-		d = decision{verdict: api.DecisionDeny, reason: fmt.Sprintf(
+		d = api.ApprovalAnswer{Decision: api.DecisionDeny, Reason: fmt.Sprintf(
 			"Refused: no one approved this call of %s within %s, so it did not run. Do not retry it unchanged; tell the user what you wanted to do and why.",
 			call.Name, timeout)}
 	case <-ctx.Done():
 		by = "interrupt"
-		d = decision{verdict: api.DecisionDeny, reason: "Refused: the turn was interrupted while waiting for approval."}
+		d = api.ApprovalAnswer{Decision: api.DecisionDeny, Reason: "Refused: the turn was interrupted while waiting for approval."}
 	}
-	publish(api.EventApprovalResolved, map[string]any{"call_id": call.ID, "name": call.Name, "decision": d.verdict, "by": by})
-	g.m.approval(string(d.verdict) + "_" + by)
-	switch d.verdict {
+	publish(api.EventApprovalResolved, map[string]any{"call_id": call.ID, "name": call.Name, "decision": d.Decision, "by": by})
+	g.m.approval(string(d.Decision) + "_" + by)
+	switch d.Decision {
 	case api.DecisionAlways:
 		st.mu.Lock()
 		st.always[call.Name] = true
@@ -79,15 +74,15 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 	case api.DecisionAllow:
 		return true, ""
 	}
-	if d.reason == "" {
-		d.reason = "Refused: the user did not approve this call of " + call.Name + "; do not retry it unchanged."
+	if d.Reason == "" {
+		d.Reason = "Refused: the user did not approve this call of " + call.Name + "; do not retry it unchanged."
 	}
-	return false, d.reason
+	return false, d.Reason
 }
 
 // answer delivers a decision to a waiting approval.
-func (g *Gateway) answer(ctx context.Context, turnID, callID, principal string, d decision) error {
-	switch d.verdict {
+func (g *Gateway) answer(ctx context.Context, turnID, callID, principal string, d api.ApprovalAnswer) error {
+	switch d.Decision {
 	case api.DecisionAllow, api.DecisionDeny, api.DecisionAlways:
 	default:
 		return errf(http.StatusBadRequest, api.CodeBadRequest, `decision must be "allow", "deny" or "always"`)

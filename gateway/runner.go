@@ -33,7 +33,7 @@ type turnRun struct {
 	handoff *turn.Handoff
 
 	mu        sync.Mutex
-	approvals map[string]chan decision
+	approvals map[string]chan api.ApprovalAnswer
 }
 
 // errInterrupted is the cause of an interrupt over the API.
@@ -217,7 +217,7 @@ func (g *Gateway) next(st *sessionState) (store.QueuedMessage, bool) {
 			return store.QueuedMessage{}, false
 		}
 	}
-	run := &turnRun{id: q.TurnID, sessionID: st.id, principal: principal, claim: claim, done: make(chan struct{}), approvals: map[string]chan decision{},
+	run := &turnRun{id: q.TurnID, sessionID: st.id, principal: principal, claim: claim, done: make(chan struct{}), approvals: map[string]chan api.ApprovalAnswer{},
 		steer: turn.NewSteering(), handoff: handoff}
 	run.ctx, run.cancel = context.WithCancelCause(context.WithValue(context.WithValue(g.turnCtx, runKey{}, run), turnPrincipalKey{}, principal))
 	st.running = run
