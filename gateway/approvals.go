@@ -61,7 +61,7 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 			call.Name, timeout)}
 	case <-ctx.Done():
 		by = "interrupt"
-		d = api.ApprovalAnswer{Decision: api.DecisionDeny, Reason: "Refused: the turn was interrupted while waiting for approval."}
+		d = api.ApprovalAnswer{Decision: api.DecisionDeny, Reason: refusedInterrupted}
 	}
 	publish(api.EventApprovalResolved, map[string]any{"call_id": call.ID, "name": call.Name, "decision": d.Decision, "by": by})
 	g.m.approval(string(d.Decision) + "_" + by)
@@ -79,6 +79,10 @@ func (g *Gateway) Approve(ctx context.Context, call llm.ToolCall, info tool.Info
 	}
 	return false, d.Reason
 }
+
+// refusedInterrupted is what the model reads of a call whose approval the
+// turn's interruption cut short.
+const refusedInterrupted = "Refused: the turn was interrupted while waiting for approval."
 
 // answer delivers a decision to a waiting approval.
 func (g *Gateway) answer(ctx context.Context, turnID, callID, principal string, d api.ApprovalAnswer) error {
